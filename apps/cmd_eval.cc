@@ -1,0 +1,55 @@
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "directgnn/error.h"
+#include "graph/splits.h"
+#include "options.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+
+namespace directgnn::cli {
+
+void register_eval(CLI::App& app) {
+  struct Args {
+    std::string checkpoint, dataset;
+    bool keep_self_loops = false;
+    int threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* c = app.add_subcommand("eval", "evaluate a checkpoint on its dataset's split");
+  c->add_option("--checkpoint", args->checkpoint, "checkpoint directory")->required();
+  c->add_option("--dataset", args->dataset,
+                "dataset directory or .npz (omit for the built-in synthetic graph)");
+  c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
+  add_threads_option(c, &args->threads);
+  c->callback([args] {
+    const nlohmann::json meta = read_checkpoint_meta(args->checkpoint);
+    const std::string where = args->checkpoint + "/checkpoint.pt";
+    ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
+    const Dataset ds = dataset_or_default(args->dataset, {args->keep_self_loops});
+    DGNN_CHECK(ds.feat_dim() == config.in_dim && ds.num_classes == config.num_classes,
+               where, ": the checkpoint was trained on ", config.in_dim, " features and ",
+               config.num_classes, " classes, but ", ds.source, " has ", ds.feat_dim(), " and ",
+               ds.num_classes, "; pass the dataset it was trained on");
+    GnnModel model(config);
+    load_checkpoint(args->checkpoint, model, nullptr);
+    const ChosenSplit split = choose_split(ds, meta.value("split", int64_t{0}),
+                                           meta.value("seed", uint64_t{0}));
+    const EvalResult r = evaluate(model, ds, split.split);
+    std::printf("Split: %s\nCheckpoint epoch %lld | Val Acc %.4f | Test Acc %.4f",
+                split.description.c_str(), static_cast<long long>(meta.value("epoch", int64_t{-1})),
+                r.val_acc, r.test_acc);
+    if (ds.num_classes == 2) std::printf(" | Test ROC-AUC %.4f", r.test_roc_auc);
+    std::printf("\n");
+    const double recorded = meta.value("test_acc", -1.0);
+    if (std::abs(recorded - r.test_acc) < 1e-9) {
+      std::printf("Matches the test accuracy recorded at training time.\n");
+    } else {
+      std::printf("Training recorded Test Acc %.4f for this checkpoint.\n", recorded);
+    }
+  });
+}
+
+}  // namespace directgnn::cli

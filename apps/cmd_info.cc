@@ -1,0 +1,57 @@
+#include <ATen/ATen.h>
+
+#include <cstdio>
+
+#include "options.h"
+
+namespace directgnn::cli {
+
+void register_info(CLI::App& app) {
+  struct Args {
+    std::string path;
+    bool keep_self_loops = false;
+    int threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* c = app.add_subcommand("info", "describe a dataset");
+  c->add_option("PATH", args->path, "dataset directory or .npz file")->required();
+  c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
+  add_threads_option(c, &args->threads);
+  c->callback([args] {
+    const Dataset ds = load_dataset(args->path, {args->keep_self_loops});
+    const at::Tensor deg = ds.graph.degrees();
+    const at::Tensor sorted = std::get<0>(deg.sort());
+    const int64_t n = ds.num_nodes();
+    std::printf("Dataset:    %s (%s)\n", ds.name.c_str(), ds.source.c_str());
+    std::printf("Nodes:      %lld\n", static_cast<long long>(n));
+    std::printf("Edges:      %lld directed (%s)\n", static_cast<long long>(ds.graph.num_edges()),
+                ds.directed ? "directed graph" : "both directions stored");
+    std::printf("Degree:     min %lld, mean %.2f, median %lld, max %lld, isolated %lld\n",
+                static_cast<long long>(sorted[0].item<int64_t>()),
+                deg.to(at::kDouble).mean().item<double>(),
+                static_cast<long long>(sorted[n / 2].item<int64_t>()),
+                static_cast<long long>(sorted[n - 1].item<int64_t>()),
+                static_cast<long long>(deg.eq(0).sum().item<int64_t>()));
+    std::printf("Features:   [%lld, %lld] %s\n", static_cast<long long>(ds.features.size(0)),
+                static_cast<long long>(ds.features.size(1)),
+                ds.features.scalar_type() == at::kHalf ? "float16" : "float32");
+    const at::Tensor labelled = ds.labels.ge(0);
+    const at::Tensor counts = at::bincount(ds.labels.masked_select(labelled), {}, ds.num_classes);
+    std::printf("Classes:    %lld (nodes per class:", static_cast<long long>(ds.num_classes));
+    for (int64_t k = 0; k < ds.num_classes; ++k) {
+      std::printf(" %lld", static_cast<long long>(counts[k].item<int64_t>()));
+    }
+    std::printf("; unlabelled %lld)\n", static_cast<long long>(n - labelled.sum().item<int64_t>()));
+    if (ds.splits.empty()) {
+      std::printf("Splits:     none stored (training uses a seeded random split)\n");
+    }
+    for (size_t k = 0; k < ds.splits.size(); ++k) {
+      std::printf("Split %zu:    train %lld, validation %lld, test %lld\n", k,
+                  static_cast<long long>(ds.splits[k].train.numel()),
+                  static_cast<long long>(ds.splits[k].val.numel()),
+                  static_cast<long long>(ds.splits[k].test.numel()));
+    }
+  });
+}
+
+}  // namespace directgnn::cli

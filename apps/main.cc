@@ -1,0 +1,36 @@
+// directgnn: GNN training with feature tables in host memory.
+#include <c10/util/Exception.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "options.h"
+
+int main(int argc, char** argv) {
+  directgnn::configure_allocator();
+  directgnn::configure_threads(0);
+  CLI::App app{"directgnn: train graph neural networks whose features live in host memory"};
+  app.require_subcommand(1);
+  directgnn::cli::register_train(app);
+  directgnn::cli::register_eval(app);
+  directgnn::cli::register_convert(app);
+  directgnn::cli::register_info(app);
+  directgnn::cli::register_bench(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const directgnn::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const c10::Error& e) {
+    std::fprintf(stderr, "error: internal error in PyTorch: %s\n", e.what_without_backtrace());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,35 @@
+#include "options.h"
+
+#include "core/threads.h"
+#include "graph/planted_partition.h"
+
+namespace directgnn::cli {
+
+void add_threads_option(CLI::App* command, int* threads) {
+  command->add_option("--threads", *threads, "CPU threads used everywhere (0 = all cores)")
+      ->default_val(0);
+  command->parse_complete_callback([threads] { configure_threads(*threads); });
+}
+
+void add_training_options(CLI::App* c, TrainOptions* o) {
+  c->add_option("--model", o->model.arch, "sage (GraphSAGE, mean) or gcn")->default_val("sage");
+  c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
+  c->add_option("--hidden", o->model.hidden, "hidden units per layer")->default_val(256);
+  c->add_option("--dropout", o->model.dropout, "dropout between layers")->default_val(0.5);
+  c->add_option("--lr", o->lr, "Adam learning rate")->default_val(0.01);
+  c->add_option("--weight-decay", o->weight_decay, "Adam weight decay")->default_val(0.0);
+  c->add_option("--epochs", o->epochs, "training epochs")->default_val(100);
+  c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);
+  c->add_option("--fan-out", o->fanout,
+                "neighbours sampled per hop, seed hop first, -1 = all (default 10 per layer)");
+  c->add_option("--eval-every", o->eval_every, "evaluate every N epochs")->default_val(1);
+  c->add_option("--seed", o->seed, "random seed (split, sampling, initialisation)")->default_val(0);
+  c->add_option("--split", o->split, "which of the dataset's splits to use")->default_val(0);
+}
+
+Dataset dataset_or_default(const std::string& path, const ImportOptions& import) {
+  if (path.empty()) return make_planted_partition({});
+  return load_dataset(path, import);
+}
+
+}  // namespace directgnn::cli

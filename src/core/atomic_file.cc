@@ -1,0 +1,106 @@
+#include "core/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace fs = std::filesystem;
+namespace {
+
+std::string parent_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+std::string unique_suffix() {
+  static int counter = 0;
+  return ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+}  // namespace
+
+void sync_directory(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;  // Best effort: some filesystems do not allow opening directories.
+  fsync(fd);
+  close(fd);
+}
+
+void write_file_atomic(const std::string& path, std::initializer_list<std::string_view> parts) {
+  const std::string temp = path + unique_suffix();
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fail("cannot write ", path, ": ", std::strerror(errno),
+         " (check that the directory exists and is writable)");
+  }
+  for (std::string_view data : parts) {
+    size_t written = 0;
+    while (written < data.size()) {
+      // Bounded chunks: some kernels refuse single writes above 2 GiB.
+      const size_t chunk = std::min<size_t>(data.size() - written, size_t{1} << 30);
+      const ssize_t n = ::write(fd, data.data() + written, chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int saved = n < 0 ? errno : ENOSPC;
+        close(fd);
+        unlink(temp.c_str());
+        fail("cannot write ", path, ": ", std::strerror(saved),
+             saved == ENOSPC ? " (the disk is full; free space and retry)" : "");
+      }
+      written += static_cast<size_t>(n);
+    }
+  }
+  if (fsync(fd) != 0 || close(fd) != 0) {
+    const int saved = errno;
+    unlink(temp.c_str());
+    fail("cannot flush ", path, ": ", std::strerror(saved));
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    unlink(temp.c_str());
+    fail("cannot rename ", temp, " to ", path, ": ", std::strerror(saved));
+  }
+  sync_directory(parent_of(path));
+}
+
+TempDir::TempDir(const std::string& final_path) : final_path_(final_path) {
+  std::string trimmed = final_path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  final_path_ = trimmed;
+  temp_path_ = trimmed + unique_suffix();
+  std::error_code ec;
+  fs::create_directories(temp_path_, ec);
+  if (ec) fail("cannot create directory ", temp_path_, ": ", ec.message());
+}
+
+TempDir::~TempDir() {
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(temp_path_, ec);
+  }
+}
+
+void TempDir::commit() {
+  std::error_code ec;
+  if (fs::exists(final_path_, ec)) {
+    if (!fs::is_directory(final_path_) || !fs::is_empty(final_path_)) {
+      fail("output ", final_path_, " already exists; remove it or choose another path");
+    }
+    fs::remove(final_path_, ec);
+  }
+  sync_directory(temp_path_);
+  if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    fail("cannot rename ", temp_path_, " to ", final_path_, ": ", std::strerror(errno));
+  }
+  committed_ = true;
+  sync_directory(parent_of(final_path_));
+}
+
+}  // namespace directgnn

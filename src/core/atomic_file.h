@@ -1,0 +1,40 @@
+// Crash-safe writes: data goes to a temporary name in the destination's directory, is
+// flushed to disk, and only then renamed over the destination, so a reader sees the old
+// complete file or the new complete one, never a torn one.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace directgnn {
+
+// Writes the concatenation of `parts` to `path` atomically. Throws directgnn::Error naming
+// the path on failure (disk full, unwritable directory), leaving any previous file intact.
+void write_file_atomic(const std::string& path, std::initializer_list<std::string_view> parts);
+inline void write_file_atomic(const std::string& path, std::string_view data) {
+  write_file_atomic(path, {data});
+}
+
+// A temporary directory beside `final_path`; `commit()` renames it onto `final_path`
+// (which must not exist, or be an empty directory). Removed recursively if never committed.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& final_path);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return temp_path_; }
+  void commit();
+
+ private:
+  std::string final_path_;
+  std::string temp_path_;
+  bool committed_ = false;
+};
+
+// fsyncs a directory so a rename inside it survives a crash.
+void sync_directory(const std::string& dir);
+
+}  // namespace directgnn

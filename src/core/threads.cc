@@ -1,0 +1,44 @@
+#include "core/threads.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <malloc.h>
+
+#include <thread>
+
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace {
+
+int g_num_threads = 1;
+
+// Looked up at run time: Debian links OpenBLAS, pip torch links MKL, either may be absent.
+void set_blas_threads(int n) {
+  using SetThreads = void (*)(int);
+  for (const char* name : {"openblas_set_num_threads", "mkl_set_num_threads"}) {
+    if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name))) fn(n);
+  }
+}
+
+}  // namespace
+
+void configure_threads(int num_threads) {
+  DGNN_CHECK(num_threads >= 0, "--threads must be 0 (all cores) or positive, got ", num_threads);
+  if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  g_num_threads = num_threads;
+  at::set_num_threads(num_threads);
+  set_blas_threads(1);
+}
+
+int num_threads() { return g_num_threads; }
+
+void configure_allocator() {
+  // Serve large blocks from the heap (mmap'd chunks are unmapped on every free) and never
+  // trim: the next minibatch reuses the same pages.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
+  mallopt(M_TOP_PAD, 64 << 20);
+}
+
+}  // namespace directgnn

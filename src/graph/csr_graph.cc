@@ -1,0 +1,80 @@
+#include "graph/csr_graph.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <limits>
+
+#include "directgnn/error.h"
+
+namespace directgnn {
+
+at::ScalarType index_type_for(int64_t num_nodes) {
+  return num_nodes < std::numeric_limits<int32_t>::max() ? at::kInt : at::kLong;
+}
+
+at::Tensor CsrGraph::degrees() const {
+  return indptr.narrow(0, 1, num_nodes()) - indptr.narrow(0, 0, num_nodes());
+}
+
+namespace {
+
+// The smallest index i in [0, n) where `bad(i)` holds, or -1; scanned in parallel.
+template <typename Pred>
+int64_t first_bad(int64_t n, Pred bad) {
+  std::atomic<int64_t> found{std::numeric_limits<int64_t>::max()};
+  at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end && i < found.load(std::memory_order_relaxed); ++i) {
+      if (bad(i)) {
+        int64_t current = found.load();
+        while (i < current && !found.compare_exchange_weak(current, i)) {
+        }
+        return;
+      }
+    }
+  });
+  const int64_t value = found.load();
+  return value == std::numeric_limits<int64_t>::max() ? -1 : value;
+}
+
+}  // namespace
+
+void validate_csr(CsrGraph& graph, const std::string& where) {
+  DGNN_CHECK(graph.indptr.defined() && graph.indptr.dim() == 1 && graph.indptr.numel() >= 1,
+             where, ": indptr must be a 1-D array of num_nodes + 1 entries");
+  DGNN_CHECK(graph.indptr.scalar_type() == at::kLong || graph.indptr.scalar_type() == at::kInt,
+             where, ": indptr has dtype ", graph.indptr.scalar_type(),
+             "; it must be int64 (or int32, widened on load)");
+  if (graph.indptr.scalar_type() != at::kLong) graph.indptr = graph.indptr.to(at::kLong);
+  graph.indptr = graph.indptr.contiguous();
+  DGNN_CHECK(graph.indices.defined() && graph.indices.dim() == 1, where,
+             ": indices must be a 1-D array");
+  DGNN_CHECK(graph.indices.scalar_type() == at::kLong || graph.indices.scalar_type() == at::kInt,
+             where, ": indices has dtype ", graph.indices.scalar_type(), "; use int32 or int64");
+  const int64_t n = graph.num_nodes();
+  const int64_t* ptr = graph.indptr.data_ptr<int64_t>();
+  DGNN_CHECK(ptr[0] == 0, where, ": indptr[0] is ", ptr[0], " but must be 0");
+  const int64_t bad_ptr = first_bad(n, [&](int64_t i) { return ptr[i + 1] < ptr[i]; });
+  DGNN_CHECK(bad_ptr < 0, where, ": indptr is not monotone: indptr[", bad_ptr + 1, "] = ",
+             bad_ptr < 0 ? 0 : ptr[bad_ptr + 1], " < indptr[", bad_ptr, "] = ",
+             bad_ptr < 0 ? 0 : ptr[bad_ptr]);
+  DGNN_CHECK(ptr[n] == graph.num_edges(), where, ": indptr[-1] = ", ptr[n],
+             " but indices holds ", graph.num_edges(), " entries; the two arrays must match");
+  graph.indices = graph.indices.contiguous();
+  auto check_ids = [&](auto* ids) {
+    const int64_t bad = first_bad(graph.num_edges(), [&](int64_t e) {
+      return ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n;
+    });
+    DGNN_CHECK(bad < 0, where, ": indices[", bad, "] = ", bad < 0 ? 0 : static_cast<int64_t>(ids[bad]),
+               " is out of range for ", n, " nodes");
+  };
+  if (graph.indices.scalar_type() == at::kInt) {
+    check_ids(graph.indices.data_ptr<int32_t>());
+  } else {
+    check_ids(graph.indices.data_ptr<int64_t>());
+    if (index_type_for(n) == at::kInt) graph.indices = graph.indices.to(at::kInt);
+  }
+}
+
+}  // namespace directgnn

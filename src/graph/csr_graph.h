@@ -1,0 +1,30 @@
+// Compressed sparse row graph: row v lists the neighbours of v (for an undirected graph,
+// both directions are stored). `indptr` is int64 [N+1] on the CPU; `indices` is int32 when
+// N < 2^31 (the usual case: half the memory of int64) and int64 otherwise.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+namespace directgnn {
+
+struct CsrGraph {
+  at::Tensor indptr;   // int64 [num_nodes + 1], indptr[0] = 0, non-decreasing
+  at::Tensor indices;  // int32 or int64 [num_edges], each in [0, num_nodes)
+
+  int64_t num_nodes() const { return indptr.numel() - 1; }
+  int64_t num_edges() const { return indices.numel(); }
+  // Degree of every node as int64 [N].
+  at::Tensor degrees() const;
+};
+
+// The index dtype for a graph of `num_nodes` nodes.
+at::ScalarType index_type_for(int64_t num_nodes);
+
+// Checks every invariant above and throws naming `where`, the field and the first bad entry.
+// Converts an int64 `indices` of a small graph to int32.
+void validate_csr(CsrGraph& graph, const std::string& where);
+
+}  // namespace directgnn

@@ -1,0 +1,79 @@
+#include "graph/splits.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "core/threads.h"
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace {
+
+constexpr int64_t kPerClass = 20, kVal = 500, kTest = 1000;
+
+at::Tensor to_tensor(std::vector<int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  return at::tensor(ids, at::kLong);
+}
+
+}  // namespace
+
+ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t seed) {
+  const int64_t* lab = labels.data_ptr<int64_t>();
+  std::vector<int64_t> order(labels.numel());
+  std::iota(order.begin(), order.end(), 0);
+  SplitRng rng(mix64(seed, 0x5b17));
+  for (int64_t i = static_cast<int64_t>(order.size()) - 1; i > 0; --i) {
+    std::swap(order[i], order[rng.below(i + 1)]);
+  }
+  std::vector<int64_t> taken(num_classes, 0), train, rest;
+  for (int64_t v : order) {
+    if (lab[v] < 0) continue;
+    if (taken[lab[v]] < kPerClass) {
+      ++taken[lab[v]];
+      train.push_back(v);
+    } else {
+      rest.push_back(v);
+    }
+  }
+  int64_t val = kVal, test = kTest;
+  if (static_cast<int64_t>(rest.size()) < kVal + kTest) {
+    val = static_cast<int64_t>(rest.size()) / 3;
+    test = static_cast<int64_t>(rest.size()) - val;
+  }
+  DGNN_CHECK(!train.empty() && val > 0 && test > 0,
+             "too few labelled nodes for a train/validation/test split (", train.size() + rest.size(),
+             " labelled); label more nodes or supply a split");
+  ChosenSplit out;
+  out.split.train = to_tensor(train);
+  out.split.val = to_tensor({rest.begin(), rest.begin() + val});
+  out.split.test = to_tensor({rest.begin() + val, rest.begin() + val + test});
+  out.description = "random split (seed " + std::to_string(seed) + "): " +
+                    std::to_string(train.size()) + " train (" + std::to_string(kPerClass) +
+                    " per class), " + std::to_string(val) + " validation, " +
+                    std::to_string(test) + " test nodes";
+  return out;
+}
+
+ChosenSplit choose_split(const Dataset& dataset, int64_t index, uint64_t seed) {
+  if (dataset.splits.empty()) {
+    DGNN_CHECK(index == 0, dataset.source, ": has no stored splits, so --split ", index,
+               " does not exist (omit --split to use a seeded random split)");
+    return random_split(dataset.labels, dataset.num_classes, seed);
+  }
+  const auto count = static_cast<int64_t>(dataset.splits.size());
+  DGNN_CHECK(index >= 0 && index < count, dataset.source, ": --split ", index,
+             " is out of range; the dataset has ", count, " split(s): use 0..", count - 1);
+  ChosenSplit out;
+  out.split = dataset.splits[index];
+  out.description = "dataset split " + std::to_string(index) + " of " + std::to_string(count) +
+                    ": " + std::to_string(out.split.train.numel()) + " train, " +
+                    std::to_string(out.split.val.numel()) + " validation, " +
+                    std::to_string(out.split.test.numel()) + " test nodes";
+  return out;
+}
+
+}  // namespace directgnn

@@ -1,0 +1,124 @@
+#include "io/dataset.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace fs = std::filesystem;
+namespace {
+
+at::Tensor check_ids(const at::Tensor& ids, int64_t num_nodes, const at::Tensor& labels,
+                     const std::string& field, const std::string& where) {
+  DGNN_CHECK(ids.defined() && ids.dim() == 1, where, ": ", field, " must be a 1-D array of node ids");
+  DGNN_CHECK(ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt, where, ": ", field,
+             " has dtype ", ids.scalar_type(), "; node ids must be int32 or int64");
+  DGNN_CHECK(ids.numel() > 0, where, ": ", field,
+             " is empty; every split needs at least one node (pick another --split or split)");
+  at::Tensor out = ids.to(at::kLong).contiguous();
+  const int64_t* p = out.data_ptr<int64_t>();
+  const int64_t* lab = labels.data_ptr<int64_t>();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    DGNN_CHECK(p[i] >= 0 && p[i] < num_nodes, where, ": ", field, "[", i, "] = ", p[i],
+               " is out of range for ", num_nodes, " nodes");
+    DGNN_CHECK(lab[p[i]] >= 0, where, ": ", field, "[", i, "] = node ", p[i],
+               " has no label (-1); splits may hold labelled nodes only");
+  }
+  return out;
+}
+
+template <typename T>
+void check_finite(const at::Tensor& features, const std::string& where) {
+  const int64_t rows = features.size(0), cols = features.size(1);
+  const T* data = features.data_ptr<T>();
+  std::atomic<int64_t> bad{std::numeric_limits<int64_t>::max()};
+  at::parallel_for(0, rows, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end && r < bad.load(std::memory_order_relaxed); ++r) {
+      const T* row = data + r * cols;
+      for (int64_t c = 0; c < cols; ++c) {
+        if (!std::isfinite(static_cast<float>(row[c]))) {
+          int64_t cur = bad.load();
+          while (r < cur && !bad.compare_exchange_weak(cur, r)) {
+          }
+          return;
+        }
+      }
+    }
+  });
+  const int64_t row = bad.load();
+  if (row == std::numeric_limits<int64_t>::max()) return;
+  int64_t col = 0;
+  while (std::isfinite(static_cast<float>(data[row * cols + col]))) ++col;
+  fail(where, ": features row ", row, " column ", col, " is ",
+       static_cast<float>(data[row * cols + col]),
+       "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
+}
+
+}  // namespace
+
+void validate_dataset(Dataset& ds, const std::string& where) {
+  validate_csr(ds.graph, where);
+  const int64_t n = ds.graph.num_nodes();
+  DGNN_CHECK(n > 0, where, ": the graph has no nodes");
+  DGNN_CHECK(ds.features.defined() && ds.features.dim() == 2, where,
+             ": features must be a 2-D array [num_nodes, feat_dim]");
+  DGNN_CHECK(ds.features.size(0) == n, where, ": features has ", ds.features.size(0),
+             " rows but the graph has ", n, " nodes");
+  DGNN_CHECK(ds.features.size(1) > 0, where, ": features has no columns");
+  DGNN_CHECK(ds.features.scalar_type() == at::kFloat || ds.features.scalar_type() == at::kHalf,
+             where, ": features has dtype ", ds.features.scalar_type(),
+             "; use float32 or float16 (arr.astype('float32'))");
+  if (!ds.features.is_contiguous()) ds.features = ds.features.contiguous();
+  if (ds.features.scalar_type() == at::kFloat) {
+    check_finite<float>(ds.features, where);
+  } else {
+    check_finite<at::Half>(ds.features, where);
+  }
+  DGNN_CHECK(ds.labels.defined() && ds.labels.dim() == 1, where,
+             ": labels must be a 1-D array with one entry per node");
+  DGNN_CHECK(at::isIntegralType(ds.labels.scalar_type(), /*includeBool=*/false), where,
+             ": labels has dtype ", ds.labels.scalar_type(), "; class labels must be integers");
+  DGNN_CHECK(ds.labels.numel() == n, where, ": labels has ", ds.labels.numel(),
+             " entries but the graph has ", n, " nodes");
+  ds.labels = ds.labels.to(at::kLong).contiguous();
+  const int64_t* lab = ds.labels.data_ptr<int64_t>();
+  int64_t max_label = -1;
+  for (int64_t v = 0; v < n; ++v) {
+    DGNN_CHECK(lab[v] >= -1, where, ": labels[", v, "] = ", lab[v],
+               " is negative (use -1 for an unlabelled node)");
+    max_label = std::max(max_label, lab[v]);
+  }
+  if (ds.num_classes <= 0) ds.num_classes = max_label + 1;
+  DGNN_CHECK(ds.num_classes >= 2, where, ": needs at least 2 classes, found ", ds.num_classes);
+  for (int64_t v = 0; v < n; ++v) {
+    DGNN_CHECK(lab[v] < ds.num_classes, where, ": labels[", v, "] = ", lab[v],
+               " is not below num_classes = ", ds.num_classes);
+  }
+  for (size_t k = 0; k < ds.splits.size(); ++k) {
+    const std::string suffix = ds.splits.size() > 1 ? " (split " + std::to_string(k) + ")" : "";
+    Split& s = ds.splits[k];
+    s.train = check_ids(s.train, n, ds.labels, "train split" + suffix, where);
+    s.val = check_ids(s.val, n, ds.labels, "validation split" + suffix, where);
+    s.test = check_ids(s.test, n, ds.labels, "test split" + suffix, where);
+  }
+}
+
+Dataset load_dataset(const std::string& path, const ImportOptions& options) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    fail(path, ": no such file or directory (give a dataset directory or an .npz file)");
+  }
+  if (fs::is_directory(status)) return load_dataset_dir(path);
+  if (fs::path(path).extension() == ".npz") return import_npz(path, options);
+  fail(path, ": not a dataset directory or .npz file (see docs/formats.md; convert other "
+       "formats with `directgnn convert`)");
+}
+
+}  // namespace directgnn

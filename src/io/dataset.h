@@ -1,0 +1,50 @@
+// A node-classification dataset in memory: graph, feature table, labels and splits.
+// Loaded from a dataset directory (docs/formats.md; arrays memory-mapped, not copied) or
+// imported from an .npz file; every array is validated on load.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "graph/csr_graph.h"
+
+namespace directgnn {
+
+struct Split {
+  at::Tensor train, val, test;  // int64 node ids
+};
+
+struct Dataset {
+  std::string name;
+  std::string source;    // where it came from, for messages
+  CsrGraph graph;
+  at::Tensor features;   // [N, F] float32 or float16, C order (may be a memory mapping)
+  at::Tensor labels;     // int64 [N]; -1 marks an unlabelled node
+  int64_t num_classes = 0;
+  bool directed = false;
+  std::vector<Split> splits;  // the dataset's own splits; empty when it ships none
+
+  int64_t num_nodes() const { return graph.num_nodes(); }
+  int64_t feat_dim() const { return features.size(1); }
+};
+
+struct ImportOptions {
+  bool keep_self_loops = false;
+};
+
+// Reads a dataset directory or an .npz file (gnn-benchmark CSR layout, or numpy savez layout
+// with edges / node_features / node_labels / *_masks). Throws naming the file and field.
+Dataset load_dataset(const std::string& path, const ImportOptions& options = {});
+
+// Checks shapes, dtypes, label range, split ids and that features are finite; normalises
+// dtypes (labels to int64, split ids to int64). `where` names the source in errors.
+void validate_dataset(Dataset& dataset, const std::string& where);
+
+// Writes `dataset` as a dataset directory at `out` (atomically: temp directory, then rename).
+void save_dataset_dir(const Dataset& dataset, const std::string& out);
+Dataset load_dataset_dir(const std::string& dir);
+Dataset import_npz(const std::string& path, const ImportOptions& options);
+
+}  // namespace directgnn

@@ -1,0 +1,303 @@
+#include "io/npy.h"
+
+#include <ATen/ATen.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "core/atomic_file.h"
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+// A cursor over the header's Python dict literal, e.g.
+// {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+class DictParser {
+ public:
+  DictParser(std::string_view text, const std::string& where) : text_(text), where_(where) {}
+
+  NpyHeader parse() {
+    NpyHeader header;
+    bool have_descr = false, have_order = false, have_shape = false;
+    expect('{');
+    while (true) {
+      skip_space();
+      if (peek() == '}') break;
+      const std::string key = parse_string();
+      expect(':');
+      skip_space();
+      if (key == "descr") {
+        if (peek() != '\'' && peek() != '"') {
+          bad("field 'descr' is not a simple dtype string (structured arrays are not supported)");
+        }
+        header.descr = parse_string();
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        header.fortran_order = parse_bool();
+        have_order = true;
+      } else if (key == "shape") {
+        header.shape = parse_shape();
+        have_shape = true;
+      } else {
+        bad("unexpected header field '" + key + "'");
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      skip_space();
+      if (peek() != '}') bad("expected ',' or '}' in header");
+    }
+    if (!have_descr || !have_order || !have_shape) {
+      bad("header lacks one of 'descr', 'fortran_order', 'shape'");
+    }
+    return header;
+  }
+
+ private:
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_space() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  void expect(char c) {
+    skip_space();
+    if (peek() != c) bad(std::string("expected '") + c + "' in header");
+    ++pos_;
+  }
+  [[noreturn]] void bad(const std::string& what) const {
+    fail(where_, ": not a valid .npy header: ", what,
+         " (re-save the array with numpy.save)");
+  }
+  std::string parse_string() {
+    skip_space();
+    const char quote = peek();
+    if (quote != '\'' && quote != '"') bad("expected a quoted string");
+    ++pos_;
+    const size_t end = text_.find(quote, pos_);
+    if (end == std::string_view::npos) bad("unterminated string");
+    std::string value(text_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return value;
+  }
+  bool parse_bool() {
+    if (text_.substr(pos_, 4) == "True") {
+      pos_ += 4;
+      return true;
+    }
+    if (text_.substr(pos_, 5) == "False") {
+      pos_ += 5;
+      return false;
+    }
+    bad("field 'fortran_order' is not True or False");
+  }
+  std::vector<int64_t> parse_shape() {
+    std::vector<int64_t> shape;
+    expect('(');
+    while (true) {
+      skip_space();
+      if (peek() == ')') {
+        ++pos_;
+        return shape;
+      }
+      if (!std::isdigit(static_cast<unsigned char>(peek()))) bad("field 'shape' holds a non-integer");
+      int64_t value = 0;
+      while (std::isdigit(static_cast<unsigned char>(peek()))) {
+        if (value > (INT64_MAX - 9) / 10) bad("field 'shape' holds a dimension too large");
+        value = value * 10 + (peek() - '0');
+        ++pos_;
+      }
+      if (peek() == 'L') ++pos_;  // Python 2 long suffix
+      shape.push_back(value);
+      if (shape.size() > 32) bad("field 'shape' has more than 32 dimensions");
+      skip_space();
+      if (peek() == ',') ++pos_;
+      else if (peek() != ')') bad("expected ',' or ')' in field 'shape'");
+    }
+  }
+
+  std::string_view text_;
+  const std::string& where_;
+  size_t pos_ = 0;
+};
+
+struct DtypeInfo {
+  const char* descr;
+  at::ScalarType type;
+};
+constexpr DtypeInfo kDtypes[] = {
+    {"<f4", at::kFloat}, {"<f2", at::kHalf}, {"<f8", at::kDouble}, {"<i4", at::kInt},
+    {"<i8", at::kLong},  {"|i1", at::kChar}, {"|u1", at::kByte},   {"|b1", at::kBool},
+};
+
+std::string canonical_descr(std::string descr) {
+  // '=' (native) equals '<' on the little-endian machines we run on; 1-byte types may use any.
+  if (!descr.empty() && descr[0] == '=') descr[0] = '<';
+  if (descr.size() == 3 && descr[2] == '1' && (descr[0] == '<' || descr[0] == '>')) descr[0] = '|';
+  return descr;
+}
+
+}  // namespace
+
+NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& where) {
+  if (size < kMagicLen + 4 || std::memcmp(data, kMagic, kMagicLen) != 0) {
+    fail(where, ": not a .npy file (missing the \\x93NUMPY magic; the file may be truncated or "
+         "of another format)");
+  }
+  const int major = data[6];
+  size_t header_len = 0, prefix = 0;
+  if (major == 1) {
+    header_len = data[8] | (size_t{data[9]} << 8);
+    prefix = 10;
+  } else if (major == 2 || major == 3) {
+    if (size < 12) fail(where, ": truncated .npy header");
+    header_len = data[8] | (size_t{data[9]} << 8) | (size_t{data[10]} << 16) |
+                 (size_t{data[11]} << 24);
+    prefix = 12;
+  } else {
+    fail(where, ": unsupported .npy format version ", major, " (versions 1, 2 and 3 are read)");
+  }
+  if (header_len > size - prefix) {
+    fail(where, ": truncated .npy header (header says ", header_len, " bytes, file has ",
+         size - prefix, ")");
+  }
+  const std::string_view text(reinterpret_cast<const char*>(data + prefix), header_len);
+  NpyHeader header = DictParser(text, where).parse();
+  header.data_offset = prefix + header_len;
+  return header;
+}
+
+at::ScalarType npy_scalar_type(const std::string& raw_descr, const std::string& where) {
+  const std::string descr = canonical_descr(raw_descr);
+  for (const auto& info : kDtypes) {
+    if (descr == info.descr) return info.type;
+  }
+  if (descr.find('O') != std::string::npos) {
+    fail(where, ": holds pickled Python objects (dtype '", raw_descr,
+         "'), which are refused because loading them can run code; save a numeric array");
+  }
+  if (descr.find('U') != std::string::npos || descr.find('S') != std::string::npos) {
+    fail(where, ": holds strings (dtype '", raw_descr, "'); only numeric arrays are read");
+  }
+  if (!descr.empty() && descr[0] == '>') {
+    fail(where, ": is big-endian (dtype '", raw_descr,
+         "'); convert it with arr.astype(arr.dtype.newbyteorder('<'))");
+  }
+  fail(where, ": unsupported dtype '", raw_descr,
+       "' (supported: <f4 <f2 <f8 <i4 <i8 |i1 |u1 |b1)");
+}
+
+at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size,
+                    const std::string& where) {
+  const NpyHeader header = parse_npy_header(data, size, where);
+  const at::ScalarType type = npy_scalar_type(header.descr, where);
+  if (header.fortran_order && header.shape.size() > 1) {
+    fail(where, ": is stored in Fortran order; save it with numpy.ascontiguousarray(arr)");
+  }
+  uint64_t count = 1;
+  for (int64_t dim : header.shape) {
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count)) {
+      fail(where, ": shape is too large");
+    }
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, c10::elementSize(type), &bytes)) {
+    fail(where, ": shape is too large");
+  }
+  const size_t available = size - header.data_offset;
+  if (bytes > available) {
+    fail(where, ": truncated: the header promises ", bytes, " bytes of data but the file holds ",
+         available, " (re-create or re-download the file)");
+  }
+  void* ptr = const_cast<uint8_t*>(data + header.data_offset);
+  auto keep = std::move(owner);
+  return at::from_blob(
+      ptr, header.shape, [keep](void*) mutable { keep.reset(); },
+      at::TensorOptions().dtype(type));
+}
+
+MappedFile::MappedFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open ", path, ": ", std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    fail("cannot stat ", path, ": ", std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    fail(path, ": is not a regular file");
+  }
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ == 0) {
+    close(fd);
+    fail(path, ": is empty (0 bytes)");
+  }
+  data_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  const int saved = errno;
+  close(fd);
+  if (data_ == MAP_FAILED) {
+    data_ = nullptr;
+    fail("cannot memory-map ", path, ": ", std::strerror(saved));
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) munmap(data_, size_);
+}
+
+at::Tensor load_npy(const std::string& path) {
+  auto file = std::make_shared<MappedFile>(path);
+  const uint8_t* data = file->data();
+  const size_t size = file->size();
+  return npy_view(std::move(file), data, size, path);
+}
+
+std::string npy_header_for(const at::Tensor& tensor) {
+  const char* descr = nullptr;
+  for (const auto& info : kDtypes) {
+    if (info.type == tensor.scalar_type()) descr = info.descr;
+  }
+  DGNN_CHECK(descr != nullptr, "cannot write dtype ", tensor.scalar_type(), " to .npy");
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (";
+  for (int64_t d = 0; d < tensor.dim(); ++d) {
+    dict += std::to_string(tensor.size(d));
+    if (tensor.dim() == 1 || d + 1 < tensor.dim()) dict += ", ";
+  }
+  dict += "), }";
+  // Pad with spaces and a newline so the data starts on a 64-byte boundary.
+  const bool v2 = dict.size() + 11 > 65535;
+  const size_t prefix = v2 ? 12 : 10;
+  const size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - prefix - dict.size() - 1, ' ');
+  dict += '\n';
+  std::string out(kMagic, kMagicLen);
+  out += static_cast<char>(v2 ? 2 : 1);
+  out += '\0';
+  const size_t len = dict.size();
+  out += static_cast<char>(len & 0xff);
+  out += static_cast<char>((len >> 8) & 0xff);
+  if (v2) {
+    out += static_cast<char>((len >> 16) & 0xff);
+    out += static_cast<char>((len >> 24) & 0xff);
+  }
+  return out + dict;
+}
+
+void save_npy(const std::string& path, const at::Tensor& tensor) {
+  const at::Tensor data = tensor.cpu().contiguous();
+  const std::string header = npy_header_for(data);
+  write_file_atomic(path, {header, std::string_view(static_cast<const char*>(data.data_ptr()),
+                                                     data.nbytes())});
+}
+
+}  // namespace directgnn

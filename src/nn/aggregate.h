@@ -1,0 +1,16 @@
+// Sparse aggregation over a block: out[i] = sum over edges e of row i of w[e] * x_src[idx[e]].
+//
+// `indptr` int64 [num_dst + 1], `indices` int32/int64 into x_src's rows, `weight` float32
+// [num_edges] or undefined for the mean (1 / row length; rows without edges give 0).
+// x_src is float32 [num_src, F] on the CPU. Differentiable in x_src; the backward pass splits
+// feature columns across threads, so it needs no atomics and is deterministic.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+namespace directgnn {
+
+at::Tensor csr_aggregate(const at::Tensor& indptr, const at::Tensor& indices,
+                         const at::Tensor& weight, const at::Tensor& x_src);
+
+}  // namespace directgnn

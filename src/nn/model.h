@@ -1,0 +1,54 @@
+// The GNN models: a stack of SAGEConv or GCNConv layers with ReLU and dropout between them.
+// Training runs on sampled blocks; evaluation runs layer by layer over the whole graph with
+// every neighbour (as DGL's offline inference), so its cost is linear in nodes and edges
+// instead of exploding with the number of hops.
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "graph/csr_graph.h"
+#include "sampling/block.h"
+
+namespace directgnn {
+
+struct ModelConfig {
+  std::string arch = "sage";  // "sage" or "gcn"
+  int64_t in_dim = 0;
+  int64_t hidden = 256;
+  int64_t num_classes = 0;
+  int64_t layers = 2;
+  double dropout = 0.5;
+
+  nlohmann::json to_json() const;
+  static ModelConfig from_json(const nlohmann::json& json, const std::string& where);
+  void validate() const;
+};
+
+class GnnModel : public torch::nn::Module {
+ public:
+  explicit GnnModel(const ModelConfig& config);
+
+  // Logits [blocks.back().num_dst, num_classes] for input features x [blocks[0].num_src, in]
+  // (float32 or float16; converted to float32).
+  at::Tensor forward(const std::vector<Block>& blocks, const at::Tensor& x);
+
+  // Logits for every node of `graph`, with full neighbourhoods, `chunk` destination nodes at
+  // a time. Runs without gradients and without dropout.
+  at::Tensor infer(const CsrGraph& graph, const at::Tensor& features, int64_t chunk = 65536);
+
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  at::Tensor layer(size_t l, const Block& block, const at::Tensor& x_src, const at::Tensor& x_dst);
+
+  ModelConfig config_;
+  std::vector<std::shared_ptr<torch::nn::Module>> convs_;
+};
+
+}  // namespace directgnn

@@ -1,0 +1,48 @@
+// Minibatch training: each epoch shuffles the training nodes, samples blocks, gathers the
+// input features, and takes an Adam step on the cross-entropy of the seeds. Evaluation
+// (full neighbourhood) runs every `eval_every` epochs; the test accuracy reported is the one
+// at the epoch with the best validation accuracy, where the checkpoint is written.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "io/dataset.h"
+#include "nn/model.h"
+
+namespace directgnn {
+
+struct TrainOptions {
+  ModelConfig model;          // in_dim and num_classes are taken from the dataset
+  double lr = 0.01;
+  double weight_decay = 0.0;
+  int64_t epochs = 100;
+  int64_t batch_size = 1024;
+  std::string fanout;         // PyG order, e.g. "10,10"; empty = 10 per layer
+  int64_t eval_every = 1;
+  uint64_t seed = 0;
+  int64_t split = 0;
+  std::string metrics_path;   // JSONL, one object per epoch and a final one
+  std::string checkpoint_dir;
+  bool quiet = false;         // no per-epoch lines (benchmarks)
+};
+
+struct TrainReport {
+  int64_t epochs = 0;
+  int64_t best_epoch = -1;
+  double best_val_acc = 0, test_acc = 0;
+  double test_roc_auc;        // NaN unless two classes
+  double epoch_time_s = 0;    // mean training time per epoch (excluding evaluation)
+  double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
+  double eval_s = 0;          // mean per evaluation
+  int64_t steps_per_epoch = 0;
+  std::string split_description;
+};
+
+// The fan-out list for `options`, defaulting to 10 per layer.
+std::string resolved_fanout(const TrainOptions& options);
+
+TrainReport train(const Dataset& dataset, const TrainOptions& options, std::ostream& out);
+
+}  // namespace directgnn
