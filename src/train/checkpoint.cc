@@ -65,10 +65,21 @@ nlohmann::json read_checkpoint_meta(const std::string& dir) {
 
 void load_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Optimizer* optimizer) {
   torch::serialize::InputArchive archive = open_archive(dir);
+  // Module::load replaces tensors whatever their shape, so shapes are compared here.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
+  for (const auto& item : model.named_parameters()) {
+    expected.emplace_back(item.key(), item.value().sizes().vec());
+  }
   try {
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     model.load(model_archive);
+    for (const auto& [name, shape] : expected) {
+      const auto loaded = model.named_parameters()[name].sizes().vec();
+      DGNN_CHECK(loaded == shape, archive_path(dir), ": checkpoint does not match the model it "
+                 "describes: parameter ", name, " has shape ", c10::IntArrayRef(loaded),
+                 ", the model needs ", c10::IntArrayRef(shape));
+    }
     if (optimizer != nullptr) {
       torch::serialize::InputArchive optimizer_archive;
       archive.read("optimizer", optimizer_archive);

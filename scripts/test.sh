@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs, builds and runs the whole test suite (unit and end-to-end).
+# Real datasets are looked up in $DIRECTGNN_DATA or ../shared/datasets; tests that need
+# them are skipped, with a message, when they are absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+ctest --test-dir build --output-on-failure --timeout 1500 -j "$(nproc)"
