@@ -16,7 +16,7 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
   c->add_option("--hidden", o->model.hidden, "hidden units per layer")->default_val(256);
   c->add_option("--dropout", o->model.dropout, "dropout between layers")->default_val(0.5);
-  c->add_option("--lr", o->lr, "Adam learning rate")->default_val(0.01);
+  c->add_option("--lr", o->lr, "Adam learning rate")->default_val(0.005);
   c->add_option("--weight-decay", o->weight_decay, "Adam weight decay")->default_val(0.0);
   c->add_option("--epochs", o->epochs, "training epochs")->default_val(100);
   c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "directgnn/error.h"
+#include "nn/dropout.h"
 #include "nn/gcn_conv.h"
 #include "nn/sage_conv.h"
 
@@ -62,7 +63,7 @@ at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src
                      : static_cast<GCNConv&>(*convs_[l]).forward(block, x_src, x_dst);
   if (l + 1 < convs_.size()) {
     h = at::relu(h);
-    if (config_.dropout > 0) h = at::dropout(h, config_.dropout, is_training());
+    h = directgnn::dropout(h, config_.dropout, is_training());
   }
   return h;
 }

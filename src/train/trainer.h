@@ -15,7 +15,7 @@ namespace directgnn {
 
 struct TrainOptions {
   ModelConfig model;          // in_dim and num_classes are taken from the dataset
-  double lr = 0.01;
+  double lr = 0.005;
   double weight_decay = 0.0;
   int64_t epochs = 100;
   int64_t batch_size = 1024;

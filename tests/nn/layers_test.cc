@@ -1,7 +1,9 @@
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include "graph/planted_partition.h"
 #include "nn/aggregate.h"
+#include "nn/dropout.h"
 #include "nn/gcn_conv.h"
 #include "nn/model.h"
 #include "nn/sage_conv.h"
@@ -157,6 +159,34 @@ TEST(ModelConfig, RejectsBadValues) {
   c.hidden = 8;
   c.dropout = 1.5;
   EXPECT_ERROR_CONTAINS(c.validate(), "--dropout must be in [0, 1)");
+}
+
+}  // namespace
+}  // namespace directgnn
+
+namespace directgnn {
+namespace {
+
+TEST(Dropout, KeepsTheRightFractionScalesAndRepeatsForASeed) {
+  const at::Tensor x = at::ones({1000, 100});
+  at::manual_seed(3);
+  const at::Tensor a = directgnn::dropout(x, 0.3, true);
+  EXPECT_NEAR(a.ne(0).to(at::kDouble).mean().item<double>(), 0.7, 0.01);
+  EXPECT_NEAR(a.max().item<float>(), 1.0f / 0.7f, 1e-6);
+  at::set_num_threads(1);
+  at::manual_seed(3);
+  const at::Tensor b = directgnn::dropout(x, 0.3, true);
+  at::set_num_threads(2);
+  EXPECT_TRUE(a.equal(b));  // same seed, other thread count, same mask
+  EXPECT_FALSE(directgnn::dropout(x, 0.3, true).equal(a));
+  EXPECT_TRUE(directgnn::dropout(x, 0.3, false).equal(x));
+}
+
+TEST(Dropout, GradientFlowsThroughKeptElementsOnly) {
+  at::Tensor x = at::randn({50, 20}).set_requires_grad(true);
+  const at::Tensor y = directgnn::dropout(x, 0.5, true);
+  y.sum().backward();
+  EXPECT_TRUE(x.grad().eq(0).equal(y.detach().eq(0)));
 }
 
 }  // namespace
