@@ -68,13 +68,14 @@ void register_bench(CLI::App& app) {
     } else {
       ds = load_dataset(args->dataset);
     }
-    std::printf("bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld, "
-                "fan-out %s, batch %lld, %d thread(s)\n",
-                ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
-                static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
-                options.model.arch.c_str(), static_cast<long long>(options.model.layers),
-                static_cast<long long>(options.model.hidden), resolved_fanout(options).c_str(),
-                static_cast<long long>(options.batch_size), num_threads());
+    std::printf(
+        "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld, "
+        "fan-out %s, batch %lld, %d thread(s)\n",
+        ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
+        static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
+        options.model.arch.c_str(), static_cast<long long>(options.model.layers),
+        static_cast<long long>(options.model.hidden), resolved_fanout(options).c_str(),
+        static_cast<long long>(options.batch_size), num_threads());
     options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
     const TrainReport r = train(ds, options, std::cout);
     std::printf("%-14s %10s %10s %10s %10s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
@@ -83,16 +84,23 @@ void register_bench(CLI::App& app) {
                 static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
                 r.compute_s, r.test_acc);
     if (!args->json.empty()) {
-      const nlohmann::json out = {
-          {"dataset", ds.name},          {"nodes", ds.num_nodes()},
-          {"edges", ds.graph.num_edges()}, {"feat_dim", ds.feat_dim()},
-          {"model", options.model.arch}, {"layers", options.model.layers},
-          {"hidden", options.model.hidden}, {"fanout", resolved_fanout(options)},
-          {"batch_size", options.batch_size}, {"threads", num_threads()},
-          {"epochs", r.epochs},          {"steps_per_epoch", r.steps_per_epoch},
-          {"epoch_time_s", r.epoch_time_s}, {"sample_s", r.sample_s},
-          {"gather_s", r.gather_s},      {"compute_s", r.compute_s},
-          {"test_acc", r.test_acc}};
+      const nlohmann::json out = {{"dataset", ds.name},
+                                  {"nodes", ds.num_nodes()},
+                                  {"edges", ds.graph.num_edges()},
+                                  {"feat_dim", ds.feat_dim()},
+                                  {"model", options.model.arch},
+                                  {"layers", options.model.layers},
+                                  {"hidden", options.model.hidden},
+                                  {"fanout", resolved_fanout(options)},
+                                  {"batch_size", options.batch_size},
+                                  {"threads", num_threads()},
+                                  {"epochs", r.epochs},
+                                  {"steps_per_epoch", r.steps_per_epoch},
+                                  {"epoch_time_s", r.epoch_time_s},
+                                  {"sample_s", r.sample_s},
+                                  {"gather_s", r.gather_s},
+                                  {"compute_s", r.compute_s},
+                                  {"test_acc", r.test_acc}};
       std::ofstream file(args->json);
       DGNN_CHECK(file.good(), "--json ", args->json, ": cannot open for writing");
       file << out.dump(2) << "\n";

@@ -29,14 +29,14 @@ void register_eval(CLI::App& app) {
     const std::string where = args->checkpoint + "/checkpoint.pt";
     ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
     const Dataset ds = dataset_or_default(args->dataset, {args->keep_self_loops});
-    DGNN_CHECK(ds.feat_dim() == config.in_dim && ds.num_classes == config.num_classes,
-               where, ": the checkpoint was trained on ", config.in_dim, " features and ",
+    DGNN_CHECK(ds.feat_dim() == config.in_dim && ds.num_classes == config.num_classes, where,
+               ": the checkpoint was trained on ", config.in_dim, " features and ",
                config.num_classes, " classes, but ", ds.source, " has ", ds.feat_dim(), " and ",
                ds.num_classes, "; pass the dataset it was trained on");
     GnnModel model(config);
     load_checkpoint(args->checkpoint, model, nullptr);
-    const ChosenSplit split = choose_split(ds, meta.value("split", int64_t{0}),
-                                           meta.value("seed", uint64_t{0}));
+    const ChosenSplit split =
+        choose_split(ds, meta.value("split", int64_t{0}), meta.value("seed", uint64_t{0}));
     const EvalResult r = evaluate(model, ds, split.split);
     std::printf("Split: %s\nCheckpoint epoch %lld | Val Acc %.4f | Test Acc %.4f",
                 split.description.c_str(), static_cast<long long>(meta.value("epoch", int64_t{-1})),

@@ -15,7 +15,8 @@ namespace directgnn::testing {
 class TempDirectory {
  public:
   TempDirectory() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "directgnn-test-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "directgnn-test-XXXXXX").string();
     path_ = mkdtemp(pattern.data());
   }
   ~TempDirectory() {
@@ -43,20 +44,20 @@ inline std::string dataset_file(const std::string& name) {
 }  // namespace directgnn::testing
 
 // Skips the test, saying why, when the real dataset is absent.
-#define REQUIRE_DATASET(var, name)                                                        \
-  const std::string var = ::directgnn::testing::dataset_file(name);                        \
-  if (var.empty()) {                                                                       \
+#define REQUIRE_DATASET(var, name)                                                          \
+  const std::string var = ::directgnn::testing::dataset_file(name);                         \
+  if (var.empty()) {                                                                        \
     GTEST_SKIP() << name << " not found in $DIRECTGNN_DATA or ../shared/datasets; skipped"; \
   }
 
 // Expects `statement` to throw directgnn::Error whose message contains `needle`.
-#define EXPECT_ERROR_CONTAINS(statement, needle)                                     \
-  do {                                                                               \
-    try {                                                                            \
-      statement;                                                                     \
+#define EXPECT_ERROR_CONTAINS(statement, needle)                                    \
+  do {                                                                              \
+    try {                                                                           \
+      statement;                                                                    \
       ADD_FAILURE() << "expected directgnn::Error containing '" << (needle) << "'"; \
-    } catch (const ::directgnn::Error& e) {                                          \
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)               \
-          << "message was: " << e.what();                                            \
-    }                                                                                \
+    } catch (const ::directgnn::Error& e) {                                         \
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)              \
+          << "message was: " << e.what();                                           \
+    }                                                                               \
   } while (0)

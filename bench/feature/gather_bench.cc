@@ -27,7 +27,8 @@ void BM_CpuGather(benchmark::State& state) {
     bytes += count * row_bytes;
     ++step;
   }
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes) / 1e9, benchmark::Counter::kIsRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(static_cast<double>(bytes) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_CpuGather)
     ->ArgsProduct({{64, 256, 512, 1024, 2048}, {1, 2}})

@@ -34,7 +34,8 @@ void BM_SampleFanout15_10_5(benchmark::State& state) {
     for (const Block& b : batch.blocks) edges += b.num_edges();
     benchmark::DoNotOptimize(batch.input_nodes.data_ptr());
   }
-  state.counters["edges/s"] = benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
+  state.counters["edges/s"] =
+      benchmark::Counter(static_cast<double>(edges), benchmark::Counter::kIsRate);
   state.counters["threads"] = threads;
 }
 BENCHMARK(BM_SampleFanout15_10_5)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -25,9 +25,9 @@ template <typename... Args>
 }  // namespace directgnn
 
 // Throws directgnn::Error built from the remaining arguments when `cond` is false.
-#define DGNN_CHECK(cond, ...)            \
-  do {                                   \
-    if (!(cond)) {                       \
-      ::directgnn::fail(__VA_ARGS__);    \
-    }                                    \
+#define DGNN_CHECK(cond, ...)         \
+  do {                                \
+    if (!(cond)) {                    \
+      ::directgnn::fail(__VA_ARGS__); \
+    }                                 \
   } while (0)

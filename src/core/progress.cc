@@ -21,7 +21,8 @@ void Progress::update(int64_t done) {
   if (done < total_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
   last_draw_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
-  const double fraction = total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1.0;
+  const double fraction =
+      total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1.0;
   std::fprintf(stderr, "\r%s: %5.1f%% (%lld/%lld) %.1fs", label_.c_str(), 100.0 * fraction,
                static_cast<long long>(done), static_cast<long long>(total_), seconds);
   std::fflush(stderr);
@@ -29,9 +30,10 @@ void Progress::update(int64_t done) {
 
 void Progress::finish() {
   if (!enabled_ || finished_) return;
-  update(total_);
   finished_ = true;
-  std::fputc('\n', stderr);
+  // Erase the line: what follows (an epoch summary, a result) takes its place.
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
 }
 
 }  // namespace directgnn

@@ -1,5 +1,5 @@
-// A progress line for long work: redrawn in place on a terminal (stderr), silent otherwise,
-// so logs and CI output stay clean.
+// A progress line for long work: redrawn in place on a terminal (stderr) and erased when
+// done; silent when stderr is not a terminal, so logs and CI output stay clean.
 #pragma once
 
 #include <chrono>

@@ -25,7 +25,8 @@ void set_blas_threads(int n) {
 
 void configure_threads(int num_threads) {
   DGNN_CHECK(num_threads >= 0, "--threads must be 0 (all cores) or positive, got ", num_threads);
-  if (num_threads == 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (num_threads == 0)
+    num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   g_num_threads = num_threads;
   at::set_num_threads(num_threads);
   set_blas_threads(1);

@@ -26,8 +26,8 @@ void check_range(const Id* ids, int64_t count, int64_t num_rows) {
     }
   });
   const int64_t i = bad.load();
-  DGNN_CHECK(i == std::numeric_limits<int64_t>::max(), "feature gather: ids[", i, "] = ",
-             i == std::numeric_limits<int64_t>::max() ? 0 : static_cast<int64_t>(ids[i]),
+  DGNN_CHECK(i == std::numeric_limits<int64_t>::max(), "feature gather: ids[", i,
+             "] = ", i == std::numeric_limits<int64_t>::max() ? 0 : static_cast<int64_t>(ids[i]),
              " is out of range for a table of ", num_rows, " rows");
 }
 

@@ -41,7 +41,8 @@ CsrGraph build(const In* src, const In* dst, int64_t m, int64_t n, const CooBuil
       const int64_t u = src[e], v = dst[e];
       if (u == v && drop_loops) continue;
       raw[__atomic_fetch_add(&cursor[u], 1, __ATOMIC_RELAXED)] = static_cast<Id>(v);
-      if (sym && u != v) raw[__atomic_fetch_add(&cursor[v], 1, __ATOMIC_RELAXED)] = static_cast<Id>(u);
+      if (sym && u != v)
+        raw[__atomic_fetch_add(&cursor[v], 1, __ATOMIC_RELAXED)] = static_cast<Id>(u);
     }
   });
   cursor_t = at::Tensor();
@@ -70,7 +71,8 @@ CsrGraph build(const In* src, const In* dst, int64_t m, int64_t n, const CooBuil
 }
 
 template <typename In>
-void check_range(const In* ids, int64_t m, int64_t n, const char* column, const std::string& where) {
+void check_range(const In* ids, int64_t m, int64_t n, const char* column,
+                 const std::string& where) {
   int64_t bad = -1;
   for (int64_t e = 0; e < m; ++e) {
     if (ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n) {

@@ -41,8 +41,8 @@ int64_t first_bad(int64_t n, Pred bad) {
 }  // namespace
 
 void validate_csr(CsrGraph& graph, const std::string& where) {
-  DGNN_CHECK(graph.indptr.defined() && graph.indptr.dim() == 1 && graph.indptr.numel() >= 1,
-             where, ": indptr must be a 1-D array of num_nodes + 1 entries");
+  DGNN_CHECK(graph.indptr.defined() && graph.indptr.dim() == 1 && graph.indptr.numel() >= 1, where,
+             ": indptr must be a 1-D array of num_nodes + 1 entries");
   DGNN_CHECK(graph.indptr.scalar_type() == at::kLong || graph.indptr.scalar_type() == at::kInt,
              where, ": indptr has dtype ", graph.indptr.scalar_type(),
              "; it must be int64 (or int32, widened on load)");
@@ -56,18 +56,19 @@ void validate_csr(CsrGraph& graph, const std::string& where) {
   const int64_t* ptr = graph.indptr.data_ptr<int64_t>();
   DGNN_CHECK(ptr[0] == 0, where, ": indptr[0] is ", ptr[0], " but must be 0");
   const int64_t bad_ptr = first_bad(n, [&](int64_t i) { return ptr[i + 1] < ptr[i]; });
-  DGNN_CHECK(bad_ptr < 0, where, ": indptr is not monotone: indptr[", bad_ptr + 1, "] = ",
-             bad_ptr < 0 ? 0 : ptr[bad_ptr + 1], " < indptr[", bad_ptr, "] = ",
-             bad_ptr < 0 ? 0 : ptr[bad_ptr]);
-  DGNN_CHECK(ptr[n] == graph.num_edges(), where, ": indptr[-1] = ", ptr[n],
-             " but indices holds ", graph.num_edges(), " entries; the two arrays must match");
+  DGNN_CHECK(bad_ptr < 0, where, ": indptr is not monotone: indptr[", bad_ptr + 1,
+             "] = ", bad_ptr < 0 ? 0 : ptr[bad_ptr + 1], " < indptr[", bad_ptr,
+             "] = ", bad_ptr < 0 ? 0 : ptr[bad_ptr]);
+  DGNN_CHECK(ptr[n] == graph.num_edges(), where, ": indptr[-1] = ", ptr[n], " but indices holds ",
+             graph.num_edges(), " entries; the two arrays must match");
   graph.indices = graph.indices.contiguous();
   auto check_ids = [&](auto* ids) {
     const int64_t bad = first_bad(graph.num_edges(), [&](int64_t e) {
       return ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n;
     });
-    DGNN_CHECK(bad < 0, where, ": indices[", bad, "] = ", bad < 0 ? 0 : static_cast<int64_t>(ids[bad]),
-               " is out of range for ", n, " nodes");
+    DGNN_CHECK(bad < 0, where, ": indices[", bad,
+               "] = ", bad < 0 ? 0 : static_cast<int64_t>(ids[bad]), " is out of range for ", n,
+               " nodes");
   };
   if (graph.indices.scalar_type() == at::kInt) {
     check_ids(graph.indices.data_ptr<int32_t>());

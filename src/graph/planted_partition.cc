@@ -68,7 +68,8 @@ Dataset make_planted_partition(const PlantedPartitionOptions& o) {
   at::Tensor means = at::empty({c, o.feat_dim}, at::kFloat);
   float* mu = means.data_ptr<float>();
   SplitRng mean_rng(mix64(o.seed, 3));
-  for (int64_t i = 0; i < c * o.feat_dim; ++i) mu[i] = static_cast<float>(o.signal) * gaussian(mean_rng);
+  for (int64_t i = 0; i < c * o.feat_dim; ++i)
+    mu[i] = static_cast<float>(o.signal) * gaussian(mean_rng);
   ds.features = at::empty({n, o.feat_dim}, at::kFloat);
   float* x = ds.features.data_ptr<float>();
   at::parallel_for(0, n, 1024, [&](int64_t begin, int64_t end) {

@@ -13,10 +13,10 @@ namespace directgnn {
 struct PlantedPartitionOptions {
   int64_t num_nodes = 10000;
   int64_t num_classes = 8;
-  double avg_degree = 10.0;   // directed edges per node after symmetrisation
-  double homophily = 0.6;     // fraction of edges drawn inside the node's class
+  double avg_degree = 10.0;  // directed edges per node after symmetrisation
+  double homophily = 0.6;    // fraction of edges drawn inside the node's class
   int64_t feat_dim = 32;
-  double signal = 0.15;       // scale of the class means relative to unit noise
+  double signal = 0.15;  // scale of the class means relative to unit noise
   double train_fraction = 0.5, val_fraction = 0.25;  // the rest is test
   uint64_t seed = 0;
 };

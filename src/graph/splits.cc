@@ -45,16 +45,16 @@ ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t
     test = static_cast<int64_t>(rest.size()) - val;
   }
   DGNN_CHECK(!train.empty() && val > 0 && test > 0,
-             "too few labelled nodes for a train/validation/test split (", train.size() + rest.size(),
-             " labelled); label more nodes or supply a split");
+             "too few labelled nodes for a train/validation/test split (",
+             train.size() + rest.size(), " labelled); label more nodes or supply a split");
   ChosenSplit out;
   out.split.train = to_tensor(train);
   out.split.val = to_tensor({rest.begin(), rest.begin() + val});
   out.split.test = to_tensor({rest.begin() + val, rest.begin() + val + test});
-  out.description = "random split (seed " + std::to_string(seed) + "): " +
-                    std::to_string(train.size()) + " train (" + std::to_string(kPerClass) +
-                    " per class), " + std::to_string(val) + " validation, " +
-                    std::to_string(test) + " test nodes";
+  out.description = "random split (seed " + std::to_string(seed) +
+                    "): " + std::to_string(train.size()) + " train (" + std::to_string(kPerClass) +
+                    " per class), " + std::to_string(val) + " validation, " + std::to_string(test) +
+                    " test nodes";
   return out;
 }
 

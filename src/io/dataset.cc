@@ -16,7 +16,8 @@ namespace {
 
 at::Tensor check_ids(const at::Tensor& ids, int64_t num_nodes, const at::Tensor& labels,
                      const std::string& field, const std::string& where) {
-  DGNN_CHECK(ids.defined() && ids.dim() == 1, where, ": ", field, " must be a 1-D array of node ids");
+  DGNN_CHECK(ids.defined() && ids.dim() == 1, where, ": ", field,
+             " must be a 1-D array of node ids");
   DGNN_CHECK(ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt, where, ": ", field,
              " has dtype ", ids.scalar_type(), "; node ids must be int32 or int64");
   DGNN_CHECK(ids.numel() > 0, where, ": ", field,
@@ -117,7 +118,8 @@ Dataset load_dataset(const std::string& path, const ImportOptions& options) {
   }
   if (fs::is_directory(status)) return load_dataset_dir(path);
   if (fs::path(path).extension() == ".npz") return import_npz(path, options);
-  fail(path, ": not a dataset directory or .npz file (see docs/formats.md; convert other "
+  fail(path,
+       ": not a dataset directory or .npz file (see docs/formats.md; convert other "
        "formats with `directgnn convert`)");
 }
 

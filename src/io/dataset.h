@@ -18,10 +18,10 @@ struct Split {
 
 struct Dataset {
   std::string name;
-  std::string source;    // where it came from, for messages
+  std::string source;  // where it came from, for messages
   CsrGraph graph;
-  at::Tensor features;   // [N, F] float32 or float16, C order (may be a memory mapping)
-  at::Tensor labels;     // int64 [N]; -1 marks an unlabelled node
+  at::Tensor features;  // [N, F] float32 or float16, C order (may be a memory mapping)
+  at::Tensor labels;    // int64 [N]; -1 marks an unlabelled node
   int64_t num_classes = 0;
   bool directed = false;
   std::vector<Split> splits;  // the dataset's own splits; empty when it ships none

@@ -68,13 +68,14 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.features = load_required(dir, "features.npy");
   ds.labels = load_required(dir, "labels.npy");
   DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() == num_nodes + 1, dir,
-             "/indptr.npy: has shape ", ds.graph.indptr.sizes(), " but meta.json num_nodes = ",
-             num_nodes, " needs ", num_nodes + 1, " entries");
+             "/indptr.npy: has shape ", ds.graph.indptr.sizes(),
+             " but meta.json num_nodes = ", num_nodes, " needs ", num_nodes + 1, " entries");
   DGNN_CHECK(ds.graph.indices.dim() == 1 && ds.graph.indices.numel() == num_edges, dir,
-             "/indices.npy: has shape ", ds.graph.indices.sizes(), " but meta.json num_edges = ",
-             num_edges);
+             "/indices.npy: has shape ", ds.graph.indices.sizes(),
+             " but meta.json num_edges = ", num_edges);
   DGNN_CHECK(ds.features.dim() == 2 && ds.features.size(1) == feat_dim, dir,
-             "/features.npy: has shape ", ds.features.sizes(), " but meta.json feat_dim = ", feat_dim);
+             "/features.npy: has shape ", ds.features.sizes(),
+             " but meta.json feat_dim = ", feat_dim);
   const int64_t num_splits = meta.value("num_splits", fs::exists(dir + "/train_idx.npy") ? 1 : 0);
   for (int64_t k = 0; k < num_splits; ++k) {
     const std::string sdir = split_dir(dir, static_cast<size_t>(k));

@@ -75,8 +75,7 @@ class DictParser {
     ++pos_;
   }
   [[noreturn]] void bad(const std::string& what) const {
-    fail(where_, ": not a valid .npy header: ", what,
-         " (re-save the array with numpy.save)");
+    fail(where_, ": not a valid .npy header: ", what, " (re-save the array with numpy.save)");
   }
   std::string parse_string() {
     skip_space();
@@ -109,7 +108,8 @@ class DictParser {
         ++pos_;
         return shape;
       }
-      if (!std::isdigit(static_cast<unsigned char>(peek()))) bad("field 'shape' holds a non-integer");
+      if (!std::isdigit(static_cast<unsigned char>(peek())))
+        bad("field 'shape' holds a non-integer");
       int64_t value = 0;
       while (std::isdigit(static_cast<unsigned char>(peek()))) {
         if (value > (INT64_MAX - 9) / 10) bad("field 'shape' holds a dimension too large");
@@ -120,8 +120,10 @@ class DictParser {
       shape.push_back(value);
       if (shape.size() > 32) bad("field 'shape' has more than 32 dimensions");
       skip_space();
-      if (peek() == ',') ++pos_;
-      else if (peek() != ')') bad("expected ',' or ')' in field 'shape'");
+      if (peek() == ',')
+        ++pos_;
+      else if (peek() != ')')
+        bad("expected ',' or ')' in field 'shape'");
     }
   }
 
@@ -150,7 +152,8 @@ std::string canonical_descr(std::string descr) {
 
 NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& where) {
   if (size < kMagicLen + 4 || std::memcmp(data, kMagic, kMagicLen) != 0) {
-    fail(where, ": not a .npy file (missing the \\x93NUMPY magic; the file may be truncated or "
+    fail(where,
+         ": not a .npy file (missing the \\x93NUMPY magic; the file may be truncated or "
          "of another format)");
   }
   const int major = data[6];
@@ -160,8 +163,8 @@ NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& 
     prefix = 10;
   } else if (major == 2 || major == 3) {
     if (size < 12) fail(where, ": truncated .npy header");
-    header_len = data[8] | (size_t{data[9]} << 8) | (size_t{data[10]} << 16) |
-                 (size_t{data[11]} << 24);
+    header_len =
+        data[8] | (size_t{data[9]} << 8) | (size_t{data[10]} << 16) | (size_t{data[11]} << 24);
     prefix = 12;
   } else {
     fail(where, ": unsupported .npy format version ", major, " (versions 1, 2 and 3 are read)");
@@ -192,8 +195,7 @@ at::ScalarType npy_scalar_type(const std::string& raw_descr, const std::string& 
     fail(where, ": is big-endian (dtype '", raw_descr,
          "'); convert it with arr.astype(arr.dtype.newbyteorder('<'))");
   }
-  fail(where, ": unsupported dtype '", raw_descr,
-       "' (supported: <f4 <f2 <f8 <i4 <i8 |i1 |u1 |b1)");
+  fail(where, ": unsupported dtype '", raw_descr, "' (supported: <f4 <f2 <f8 <i4 <i8 |i1 |u1 |b1)");
 }
 
 at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size,
@@ -221,8 +223,7 @@ at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size
   void* ptr = const_cast<uint8_t*>(data + header.data_offset);
   auto keep = std::move(owner);
   return at::from_blob(
-      ptr, header.shape, [keep](void*) mutable { keep.reset(); },
-      at::TensorOptions().dtype(type));
+      ptr, header.shape, [keep](void*) mutable { keep.reset(); }, at::TensorOptions().dtype(type));
 }
 
 MappedFile::MappedFile(const std::string& path) {
@@ -296,8 +297,8 @@ std::string npy_header_for(const at::Tensor& tensor) {
 void save_npy(const std::string& path, const at::Tensor& tensor) {
   const at::Tensor data = tensor.cpu().contiguous();
   const std::string header = npy_header_for(data);
-  write_file_atomic(path, {header, std::string_view(static_cast<const char*>(data.data_ptr()),
-                                                     data.nbytes())});
+  write_file_atomic(
+      path, {header, std::string_view(static_cast<const char*>(data.data_ptr()), data.nbytes())});
 }
 
 }  // namespace directgnn

@@ -25,7 +25,8 @@ std::vector<std::string> NpzFile::keys() const {
   std::vector<std::string> out;
   for (const auto& entry : zip_->entries()) {
     const std::string& n = entry.name;
-    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".npy") == 0) out.push_back(n.substr(0, n.size() - 4));
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".npy") == 0)
+      out.push_back(n.substr(0, n.size() - 4));
   }
   return out;
 }
@@ -38,8 +39,7 @@ at::Tensor NpzFile::get(const std::string& key) const {
   const ZipEntry* entry = zip_->find(member_name(key));
   if (entry == nullptr) fail(zip_->where(), ": has no array '", key, "'");
   ZipMember member = zip_->read(*entry);
-  return npy_view(std::move(member.owner), member.data, member.size,
-                  zip_->where() + ":" + key);
+  return npy_view(std::move(member.owner), member.data, member.size, zip_->where() + ":" + key);
 }
 
 }  // namespace directgnn

@@ -32,9 +32,8 @@ std::pair<at::Tensor, at::Tensor> csr_to_coo(const NpzFile& npz, const std::stri
                                              int64_t rows) {
   const at::Tensor indptr = int_array(npz, prefix + "_indptr", 1);
   const at::Tensor indices = int_array(npz, prefix + "_indices", 1);
-  DGNN_CHECK(indptr.numel() == rows + 1, npz.path(), ": ", prefix, "_indptr has ",
-             indptr.numel(), " entries but ", prefix, "_shape says ", rows, " rows (needs ",
-             rows + 1, ")");
+  DGNN_CHECK(indptr.numel() == rows + 1, npz.path(), ": ", prefix, "_indptr has ", indptr.numel(),
+             " entries but ", prefix, "_shape says ", rows, " rows (needs ", rows + 1, ")");
   const int64_t* ptr = indptr.data_ptr<int64_t>();
   DGNN_CHECK(ptr[0] == 0 && ptr[rows] == indices.numel(), npz.path(), ": ", prefix,
              "_indptr must start at 0 and end at the length of ", prefix, "_indices (",
@@ -59,16 +58,16 @@ at::Tensor gnn_benchmark_features(const NpzFile& npz, int64_t n) {
                key, "' (or a dense 'attr_matrix')");
   }
   const at::Tensor shape = int_array(npz, "attr_shape", 1);
-  DGNN_CHECK(shape.numel() == 2 && scalar_at(shape, 0) == n, npz.path(),
-             ": attr_shape must be [", n, ", F], is ", shape.sizes());
+  DGNN_CHECK(shape.numel() == 2 && scalar_at(shape, 0) == n, npz.path(), ": attr_shape must be [",
+             n, ", F], is ", shape.sizes());
   const int64_t cols = scalar_at(shape, 1);
   DGNN_CHECK(cols > 0, npz.path(), ": attr_shape has no feature columns");
   auto [rows, col_ids] = csr_to_coo(npz, "attr", n);
   const at::Tensor values = npz.get("attr_data").to(at::kFloat);
-  DGNN_CHECK(values.dim() == 1 && values.numel() == col_ids.numel(), npz.path(),
-             ": attr_data has ", values.numel(), " entries but attr_indices has ", col_ids.numel());
-  DGNN_CHECK(col_ids.numel() == 0 || (col_ids.min().item<int64_t>() >= 0 &&
-                                      col_ids.max().item<int64_t>() < cols),
+  DGNN_CHECK(values.dim() == 1 && values.numel() == col_ids.numel(), npz.path(), ": attr_data has ",
+             values.numel(), " entries but attr_indices has ", col_ids.numel());
+  DGNN_CHECK(col_ids.numel() == 0 ||
+                 (col_ids.min().item<int64_t>() >= 0 && col_ids.max().item<int64_t>() < cols),
              npz.path(), ": attr_indices holds a column outside [0, ", cols, ")");
   at::Tensor dense = at::zeros({n * cols}, at::kFloat);
   dense.index_add_(0, rows * cols + col_ids, values);
@@ -123,8 +122,8 @@ Dataset import_savez(const NpzFile& npz, const ImportOptions& options) {
     }
     const at::Tensor train = npz.get("train_masks"), val = npz.get("val_masks"),
                      test = npz.get("test_masks");
-    for (const auto& [mask, key] : {std::pair{train, "train_masks"}, {val, "val_masks"},
-                                    {test, "test_masks"}}) {
+    for (const auto& [mask, key] :
+         {std::pair{train, "train_masks"}, {val, "val_masks"}, {test, "test_masks"}}) {
       DGNN_CHECK((mask.dim() == 1 || mask.dim() == 2) && mask.size(-1) == n &&
                      mask.sizes() == train.sizes(),
                  npz.path(), ": '", key, "' must have shape [K, ", n, "] or [", n,
@@ -132,9 +131,7 @@ Dataset import_savez(const NpzFile& npz, const ImportOptions& options) {
     }
     const int64_t k = train.dim() == 1 ? 1 : train.size(0);
     for (int64_t s = 0; s < k; ++s) {
-      ds.splits.push_back({masks_to_ids(train, s),
-                           masks_to_ids(val, s),
-                           masks_to_ids(test, s)});
+      ds.splits.push_back({masks_to_ids(train, s), masks_to_ids(val, s), masks_to_ids(test, s)});
     }
   }
   return ds;

@@ -86,7 +86,8 @@ void ZipArchive::parse_central_directory() {
       corrupt("central directory entry " + std::to_string(i) + " overruns the directory");
     }
     entry.name.assign(reinterpret_cast<const char*>(h + kCentralHeaderSize), name_len);
-    if (flags & 1) fail(where_, ": member '", entry.name, "' is encrypted; encryption is not supported");
+    if (flags & 1)
+      fail(where_, ": member '", entry.name, "' is encrypted; encryption is not supported");
     // Zip64 extra field: the 64-bit values appear only for the fields saturated above.
     const uint8_t* extra = h + kCentralHeaderSize + name_len;
     for (size_t off = 0; off + 4 <= extra_len;) {
@@ -152,8 +153,8 @@ ZipMember ZipArchive::read(const ZipEntry& entry) const {
     int status = Z_OK;
     while (status == Z_OK) {
       stream.next_in = const_cast<Bytef*>(src + stream.total_in);
-      stream.avail_in = static_cast<uInt>(
-          std::min<uint64_t>(entry.compressed_size - stream.total_in, 1u << 30));
+      stream.avail_in =
+          static_cast<uInt>(std::min<uint64_t>(entry.compressed_size - stream.total_in, 1u << 30));
       stream.next_out = buffer.get() + stream.total_out;
       stream.avail_out = static_cast<uInt>(
           std::min<uint64_t>(entry.uncompressed_size - stream.total_out, 1u << 30));

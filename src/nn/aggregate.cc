@@ -15,8 +15,8 @@ inline float edge_weight(const float* weight, int64_t e, float mean_scale) {
 }
 
 template <typename Id>
-void forward_kernel(const int64_t* indptr, const Id* indices, const float* weight,
-                    const float* x, int64_t num_dst, int64_t f, float* out) {
+void forward_kernel(const int64_t* indptr, const Id* indices, const float* weight, const float* x,
+                    int64_t num_dst, int64_t f, float* out) {
   at::parallel_for(0, num_dst, 64, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float* row = out + i * f;

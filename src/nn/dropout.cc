@@ -6,7 +6,6 @@
 
 #include <mutex>
 
-
 namespace directgnn {
 namespace {
 

@@ -48,7 +48,8 @@ std::pair<at::Tensor, at::Tensor> gcn_weights(const Block& block) {
 
 at::Tensor GCNConv::forward(const Block& block, const at::Tensor& x_src, const at::Tensor& x_dst) {
   const auto [edge, self] = gcn_weights(block);
-  const at::Tensor h = csr_aggregate(block.indptr, block.indices, edge, x_src) + x_dst * self.unsqueeze(1);
+  const at::Tensor h =
+      csr_aggregate(block.indptr, block.indices, edge, x_src) + x_dst * self.unsqueeze(1);
   return parallel_linear(h, weight_, bias_);
 }
 

@@ -1,8 +1,8 @@
 // GCN convolution (Kipf & Welling) with symmetric normalisation and self-loops, computed on
-// the block:  out_i = W * ( x_i / (d_i + 1) + (d_i / k_i) * sum_{j sampled} x_j / sqrt((d_i+1)(d_j+1)) ) + b
-// where d are degrees in the whole graph and k_i the neighbours kept by sampling. On a
-// full-neighbourhood block (k_i = d_i) this is exactly row i of  D^-1/2 (A + I) D^-1/2 X W^T + b;
-// on a sampled block it is an unbiased estimate of it.
+// the block:  out_i = W * ( x_i / (d_i + 1) + (d_i / k_i) * sum_{j sampled} x_j /
+// sqrt((d_i+1)(d_j+1)) ) + b where d are degrees in the whole graph and k_i the neighbours kept by
+// sampling. On a full-neighbourhood block (k_i = d_i) this is exactly row i of  D^-1/2 (A + I)
+// D^-1/2 X W^T + b; on a sampled block it is an unbiased estimate of it.
 #pragma once
 
 #include <ATen/Tensor.h>

@@ -13,8 +13,8 @@
 namespace directgnn {
 
 nlohmann::json ModelConfig::to_json() const {
-  return {{"arch", arch},     {"in_dim", in_dim}, {"hidden", hidden},
-          {"num_classes", num_classes}, {"layers", layers}, {"dropout", dropout}};
+  return {{"arch", arch},     {"in_dim", in_dim},  {"hidden", hidden}, {"num_classes", num_classes},
+          {"layers", layers}, {"dropout", dropout}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string& where) {
@@ -69,8 +69,8 @@ at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src
 }
 
 at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor& x_in) {
-  DGNN_CHECK(blocks.size() == convs_.size(), "model has ", convs_.size(), " layers but the batch has ",
-             blocks.size(), " blocks");
+  DGNN_CHECK(blocks.size() == convs_.size(), "model has ", convs_.size(),
+             " layers but the batch has ", blocks.size(), " blocks");
   at::Tensor x = x_in.to(at::kFloat);
   for (size_t l = 0; l < blocks.size(); ++l) {
     x = layer(l, blocks[l], x, x.narrow(0, 0, blocks[l].num_dst));

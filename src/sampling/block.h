@@ -23,9 +23,9 @@ struct Block {
 };
 
 struct MiniBatch {
-  at::Tensor seeds;          // int64 [B]: global ids of the nodes whose outputs are trained
-  at::Tensor input_nodes;    // int64 [blocks.front().num_src]: global ids; the first B are seeds
-  std::vector<Block> blocks; // blocks.front() reads the input features, blocks.back() emits seeds
+  at::Tensor seeds;           // int64 [B]: global ids of the nodes whose outputs are trained
+  at::Tensor input_nodes;     // int64 [blocks.front().num_src]: global ids; the first B are seeds
+  std::vector<Block> blocks;  // blocks.front() reads the input features, blocks.back() emits seeds
 };
 
 }  // namespace directgnn

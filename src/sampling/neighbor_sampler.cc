@@ -103,7 +103,8 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
     if (v < 0 || v >= num_nodes || local[v] >= 0) {
       for (size_t j = 0; j < i; ++j) local[nodes[j]] = -1;
       release(std::move(ws));
-      DGNN_CHECK(v >= 0 && v < num_nodes, "seed node ", v, " is out of range for ", num_nodes, " nodes");
+      DGNN_CHECK(v >= 0 && v < num_nodes, "seed node ", v, " is out of range for ", num_nodes,
+                 " nodes");
       fail("seed node ", v, " appears twice; seeds must be distinct");
     }
     local[v] = static_cast<int32_t>(i);
@@ -131,9 +132,11 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
     int64_t* picked = block.indices.data_ptr<int64_t>();
     const uint64_t stream = mix64(seed, static_cast<uint64_t>(hop));
     if (graph_.indices.scalar_type() == at::kInt) {
-      sample_hop(indptr, graph_.indices.data_ptr<int32_t>(), frontier, fanout, stream, offsets, picked);
+      sample_hop(indptr, graph_.indices.data_ptr<int32_t>(), frontier, fanout, stream, offsets,
+                 picked);
     } else {
-      sample_hop(indptr, graph_.indices.data_ptr<int64_t>(), frontier, fanout, stream, offsets, picked);
+      sample_hop(indptr, graph_.indices.data_ptr<int64_t>(), frontier, fanout, stream, offsets,
+                 picked);
     }
     // Relabel to local ids in order of first appearance (serial: the order is the contract).
     for (int64_t e = 0; e < num_edges; ++e) {
@@ -170,8 +173,8 @@ std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
     } catch (const std::exception&) {
       used = 0;
     }
-    DGNN_CHECK(used == item.size() && !item.empty(), "--fan-out '", text,
-               "': '", item, "' is not an integer; give a comma-separated list such as 10,10");
+    DGNN_CHECK(used == item.size() && !item.empty(), "--fan-out '", text, "': '", item,
+               "' is not an integer; give a comma-separated list such as 10,10");
     DGNN_CHECK(value > 0 || value == -1, "--fan-out '", text, "': ", value,
                " is invalid; each fan-out must be positive, or -1 for all neighbours");
     out.push_back(value);

@@ -76,9 +76,11 @@ void load_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Opti
     model.load(model_archive);
     for (const auto& [name, shape] : expected) {
       const auto loaded = model.named_parameters()[name].sizes().vec();
-      DGNN_CHECK(loaded == shape, archive_path(dir), ": checkpoint does not match the model it "
-                 "describes: parameter ", name, " has shape ", c10::IntArrayRef(loaded),
-                 ", the model needs ", c10::IntArrayRef(shape));
+      DGNN_CHECK(loaded == shape, archive_path(dir),
+                 ": checkpoint does not match the model it "
+                 "describes: parameter ",
+                 name, " has shape ", c10::IntArrayRef(loaded), ", the model needs ",
+                 c10::IntArrayRef(shape));
     }
     if (optimizer != nullptr) {
       torch::serialize::InputArchive optimizer_archive;

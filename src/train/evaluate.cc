@@ -13,11 +13,11 @@ EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split)
   EvalResult r;
   r.val_acc = accuracy(logits, dataset.labels, split.val);
   r.test_acc = accuracy(logits, dataset.labels, split.test);
-  r.val_roc_auc = r.test_roc_auc = std::numeric_limits<double>::quiet_NaN();
   if (dataset.num_classes == 2) {
     // The log-odds of class 1 rank nodes exactly as its softmax probability does.
     const at::Tensor score = logits.select(1, 1) - logits.select(1, 0);
-    r.val_roc_auc = roc_auc(score.index_select(0, split.val), dataset.labels.index_select(0, split.val));
+    r.val_roc_auc =
+        roc_auc(score.index_select(0, split.val), dataset.labels.index_select(0, split.val));
     r.test_roc_auc =
         roc_auc(score.index_select(0, split.test), dataset.labels.index_select(0, split.test));
   }

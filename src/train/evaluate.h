@@ -2,6 +2,8 @@
 // graph, then accuracy (and ROC-AUC for two-class tasks) on the validation and test nodes.
 #pragma once
 
+#include <limits>
+
 #include "io/dataset.h"
 #include "nn/model.h"
 
@@ -9,7 +11,9 @@ namespace directgnn {
 
 struct EvalResult {
   double val_acc = 0, test_acc = 0;
-  double val_roc_auc, test_roc_auc;  // NaN unless the task has two classes
+  // NaN unless the task has two classes.
+  double val_roc_auc = std::numeric_limits<double>::quiet_NaN();
+  double test_roc_auc = std::numeric_limits<double>::quiet_NaN();
 };
 
 EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split);

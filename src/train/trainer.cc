@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/progress.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "feature/feature_store.h"
@@ -95,7 +96,6 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
 
   TrainReport report;
   report.split_description = chosen.description;
-  report.test_roc_auc = std::numeric_limits<double>::quiet_NaN();
   const int64_t num_train = split.train.numel();
   report.steps_per_epoch = (num_train + options.batch_size - 1) / options.batch_size;
   if (!options.quiet) {
@@ -103,8 +103,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         << " edges, " << ds.feat_dim() << " features, " << ds.num_classes << " classes\n"
         << "Split: " << chosen.description << "\n"
         << "Model: " << config.arch << ", " << config.layers << " layers, hidden " << config.hidden
-        << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", "
-        << num_threads() << " thread(s)\n";
+        << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", " << num_threads()
+        << " thread(s)\n";
   }
   double total_train_s = 0, total_eval_s = 0;
   int64_t evaluations = 0;
@@ -114,7 +114,9 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     const at::Tensor order = shuffled(split.train, mix64(options.seed, 0xe90c, epoch));
     double loss_sum = 0, sample_s = 0, gather_s = 0, compute_s = 0;
     int64_t correct = 0;
+    Progress progress("Epoch " + std::to_string(epoch) + " steps", report.steps_per_epoch);
     for (int64_t step = 0; step < report.steps_per_epoch; ++step) {
+      progress.update(step);
       const int64_t lo = step * options.batch_size;
       const at::Tensor seeds = order.narrow(0, lo, std::min(options.batch_size, num_train - lo));
       auto t = Clock::now();
@@ -134,6 +136,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
       compute_s += seconds_since(t);
     }
+    progress.finish();
     const double epoch_s = seconds_since(epoch_start);
     total_train_s += epoch_s;
     report.sample_s += sample_s;
@@ -141,10 +144,10 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     report.compute_s += compute_s;
     const double loss = loss_sum / static_cast<double>(num_train);
     const double train_acc = static_cast<double>(correct) / static_cast<double>(num_train);
-    nlohmann::json record = {{"event", "epoch"},     {"epoch", epoch},
-                             {"loss", loss},         {"train_acc", train_acc},
-                             {"epoch_time_s", epoch_s}, {"sample_s", sample_s},
-                             {"gather_s", gather_s}, {"compute_s", compute_s}};
+    nlohmann::json record = {
+        {"event", "epoch"},       {"epoch", epoch},          {"loss", loss},
+        {"train_acc", train_acc}, {"epoch_time_s", epoch_s}, {"sample_s", sample_s},
+        {"gather_s", gather_s},   {"compute_s", compute_s}};
     char line[256];
     std::snprintf(line, sizeof(line), "Epoch %05lld | Loss %.4f | Train Acc %.4f",
                   static_cast<long long>(epoch), loss, train_acc);
@@ -171,14 +174,20 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         report.test_roc_auc = r.test_roc_auc;
         if (!options.checkpoint_dir.empty()) {
           const nlohmann::json meta = {
-              {"model", config.to_json()},   {"epoch", epoch},
-              {"val_acc", r.val_acc},        {"test_acc", r.test_acc},
+              {"model", config.to_json()},
+              {"epoch", epoch},
+              {"val_acc", r.val_acc},
+              {"test_acc", r.test_acc},
               {"test_roc_auc", number_or_null(r.test_roc_auc)},
-              {"seed", options.seed},        {"split", options.split},
+              {"seed", options.seed},
+              {"split", options.split},
               {"split_description", chosen.description},
-              {"dataset", {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}},
-              {"fanout", fanout_text},       {"lr", options.lr},
-              {"weight_decay", options.weight_decay}, {"batch_size", options.batch_size}};
+              {"dataset",
+               {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}},
+              {"fanout", fanout_text},
+              {"lr", options.lr},
+              {"weight_decay", options.weight_decay},
+              {"batch_size", options.batch_size}};
           save_checkpoint(options.checkpoint_dir, model, optimizer, meta);
         }
       }
@@ -211,8 +220,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   metrics.write(final_record);
   if (!options.quiet) {
     char line[256];
-    std::snprintf(line, sizeof(line),
-                  "Best validation epoch %lld: Val Acc %.4f | Test Acc %.4f",
+    std::snprintf(line, sizeof(line), "Best validation epoch %lld: Val Acc %.4f | Test Acc %.4f",
                   static_cast<long long>(report.best_epoch), report.best_val_acc, report.test_acc);
     out << line;
     if (ds.num_classes == 2) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <ostream>
 #include <string>
 
@@ -14,28 +15,28 @@
 namespace directgnn {
 
 struct TrainOptions {
-  ModelConfig model;          // in_dim and num_classes are taken from the dataset
+  ModelConfig model;  // in_dim and num_classes are taken from the dataset
   double lr = 0.005;
   double weight_decay = 0.0;
   int64_t epochs = 100;
   int64_t batch_size = 1024;
-  std::string fanout;         // PyG order, e.g. "10,10"; empty = 10 per layer
+  std::string fanout;  // PyG order, e.g. "10,10"; empty = 10 per layer
   int64_t eval_every = 1;
   uint64_t seed = 0;
   int64_t split = 0;
-  std::string metrics_path;   // JSONL, one object per epoch and a final one
+  std::string metrics_path;  // JSONL, one object per epoch and a final one
   std::string checkpoint_dir;
-  bool quiet = false;         // no per-epoch lines (benchmarks)
+  bool quiet = false;  // no per-epoch lines (benchmarks)
 };
 
 struct TrainReport {
   int64_t epochs = 0;
   int64_t best_epoch = -1;
   double best_val_acc = 0, test_acc = 0;
-  double test_roc_auc;        // NaN unless two classes
-  double epoch_time_s = 0;    // mean training time per epoch (excluding evaluation)
+  double test_roc_auc;      // NaN unless two classes
+  double epoch_time_s = 0;  // mean training time per epoch (excluding evaluation)
   double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
-  double eval_s = 0;          // mean per evaluation
+  double eval_s = 0;                                 // mean per evaluation
   int64_t steps_per_epoch = 0;
   std::string split_description;
 };

@@ -1,12 +1,12 @@
 // End-to-end: runs the real `directgnn` command and reads what it prints and writes.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
 
 #include "test_util.h"
 
@@ -45,7 +45,7 @@ TEST_P(CoraTraining, ReachesEightyPercentWithDefaults) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
   const CommandResult r = run("train --dataset " + cora + " --model " + GetParam() + " --metrics " +
-                    dir.file("m.jsonl") + " --checkpoint " + dir.file("ckpt"));
+                              dir.file("m.jsonl") + " --checkpoint " + dir.file("ckpt"));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("Epoch 00001 | Loss"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("random split (seed 0): 140 train"), std::string::npos) << r.output;
@@ -63,7 +63,8 @@ INSTANTIATE_TEST_SUITE_P(Models, CoraTraining, ::testing::Values("sage", "gcn"))
 TEST(Tolokers, BeatsMajorityBaselineAndReachesRocAuc) {
   REQUIRE_DATASET(tolokers, "tolokers.npz");
   TempDirectory dir;
-  const CommandResult r = run("train --dataset " + tolokers + " --split 0 --metrics " + dir.file("m.jsonl"));
+  const CommandResult r =
+      run("train --dataset " + tolokers + " --split 0 --metrics " + dir.file("m.jsonl"));
   ASSERT_EQ(r.status, 0) << r.output;
   const nlohmann::json final = final_record(dir.file("m.jsonl"));
   EXPECT_GE(final["test_roc_auc"].get<double>(), 0.80) << r.output;

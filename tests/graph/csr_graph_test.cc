@@ -1,8 +1,9 @@
+#include "graph/csr_graph.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include "graph/coo_builder.h"
-#include "graph/csr_graph.h"
 #include "graph/planted_partition.h"
 #include "test_util.h"
 
@@ -10,7 +11,8 @@ namespace directgnn {
 namespace {
 
 std::vector<int64_t> row(const CsrGraph& g, int64_t v) {
-  const at::Tensor r = g.indices.narrow(0, g.indptr[v].item<int64_t>(), g.degrees()[v].item<int64_t>());
+  const at::Tensor r =
+      g.indices.narrow(0, g.indptr[v].item<int64_t>(), g.degrees()[v].item<int64_t>());
   std::vector<int64_t> out;
   for (int64_t i = 0; i < r.numel(); ++i) out.push_back(r[i].item<int64_t>());
   return out;

@@ -13,7 +13,8 @@ TEST(RandomSplit, TwentyPerClassThenFiveHundredAndOneThousand) {
   EXPECT_EQ(s.split.train.numel(), 100);
   EXPECT_EQ(s.split.val.numel(), 500);
   EXPECT_EQ(s.split.test.numel(), 1000);
-  EXPECT_TRUE(at::bincount(labels.index_select(0, s.split.train)).equal(at::full({5}, 20, at::kLong)));
+  EXPECT_TRUE(
+      at::bincount(labels.index_select(0, s.split.train)).equal(at::full({5}, 20, at::kLong)));
   const at::Tensor all = at::cat({s.split.train, s.split.val, s.split.test});
   EXPECT_EQ(std::get<0>(at::_unique(all)).numel(), all.numel());  // disjoint
   EXPECT_NE(s.description.find("seed 7"), std::string::npos);
@@ -27,7 +28,10 @@ TEST(RandomSplit, SkipsUnlabelledNodesAndShrinksWhenSmall) {
   const ChosenSplit s = random_split(labels, 3, 0);
   EXPECT_EQ(s.split.train.numel(), 60);
   EXPECT_EQ(s.split.val.numel() + s.split.test.numel(), 210);
-  EXPECT_TRUE(labels.index_select(0, at::cat({s.split.train, s.split.val, s.split.test})).ge(0).all().item<bool>());
+  EXPECT_TRUE(labels.index_select(0, at::cat({s.split.train, s.split.val, s.split.test}))
+                  .ge(0)
+                  .all()
+                  .item<bool>());
 }
 
 TEST(ChooseSplit, PicksStoredSplitsAndRejectsBadIndices) {
@@ -35,8 +39,10 @@ TEST(ChooseSplit, PicksStoredSplitsAndRejectsBadIndices) {
   ds.source = "d";
   ds.labels = at::zeros({10}, at::kLong);
   ds.num_classes = 2;
-  ds.splits.push_back({at::tensor({0}, at::kLong), at::tensor({1}, at::kLong), at::tensor({2}, at::kLong)});
-  ds.splits.push_back({at::tensor({3}, at::kLong), at::tensor({4}, at::kLong), at::tensor({5}, at::kLong)});
+  ds.splits.push_back(
+      {at::tensor({0}, at::kLong), at::tensor({1}, at::kLong), at::tensor({2}, at::kLong)});
+  ds.splits.push_back(
+      {at::tensor({3}, at::kLong), at::tensor({4}, at::kLong), at::tensor({5}, at::kLong)});
   EXPECT_EQ(choose_split(ds, 1, 0).split.train.item<int64_t>(), 3);
   EXPECT_ERROR_CONTAINS(choose_split(ds, 2, 0), "--split 2 is out of range; the dataset has 2");
   ds.splits.clear();

@@ -127,7 +127,9 @@ TEST(DatasetDir, BadInputsNameTheFileAndTheProblem) {
       [](const std::string& p) { save_npy(p + "/train_idx.npy", at::empty({0}, at::kLong)); },
       "train split is empty");
   expect_load_error(
-      [](const std::string& p) { save_npy(p + "/val_idx.npy", at::tensor({3, 500}, at::kLong)); },
+      [](const std::string& p) {
+        save_npy(p + "/val_idx.npy", at::tensor({3, 500}, at::kLong));
+      },
       "validation split[1] = 500 is out of range");
   expect_load_error(
       [](const std::string& p) {
@@ -156,7 +158,8 @@ TEST(NpzImport, TolokersInSavezLayoutWithTenSplits) {
   EXPECT_EQ(ds.graph.num_edges(), 1038000);
   EXPECT_EQ(ds.num_classes, 2);
   ASSERT_EQ(ds.splits.size(), 10u);
-  EXPECT_EQ(ds.splits[0].train.numel() + ds.splits[0].val.numel() + ds.splits[0].test.numel(), 11758);
+  EXPECT_EQ(ds.splits[0].train.numel() + ds.splits[0].val.numel() + ds.splits[0].test.numel(),
+            11758);
 }
 
 TEST(NpzImport, ConvertedCoraLoadsIdentically) {

@@ -31,7 +31,8 @@ std::string npy_image(int version, const std::string& dict, const std::string& d
 }
 
 std::string floats(std::initializer_list<float> values) {
-  return std::string(reinterpret_cast<const char*>(std::data(values)), values.size() * sizeof(float));
+  return std::string(reinterpret_cast<const char*>(std::data(values)),
+                     values.size() * sizeof(float));
 }
 
 class NpyRoundTrip : public ::testing::TestWithParam<at::ScalarType> {};
@@ -102,23 +103,29 @@ TEST(Npy, BadFilesGiveClearErrors) {
               npy_image(1, "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "12345678"));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("obj.npy")), "pickled Python objects");
   write_bytes(dir.file("str.npy"),
-              npy_image(1, "{'descr': '<U7', 'fortran_order': False, 'shape': (1,), }", std::string(28, 'a')));
+              npy_image(1, "{'descr': '<U7', 'fortran_order': False, 'shape': (1,), }",
+                        std::string(28, 'a')));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("str.npy")), "strings");
   write_bytes(dir.file("be.npy"),
               npy_image(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", "abcd"));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("be.npy")), "big-endian");
   write_bytes(dir.file("f.npy"),
-              npy_image(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", floats({1, 2, 3, 4})));
+              npy_image(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }",
+                        floats({1, 2, 3, 4})));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("f.npy")), "Fortran order");
-  write_bytes(dir.file("c.npy"),
-              npy_image(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", "12345678"));
+  write_bytes(
+      dir.file("c.npy"),
+      npy_image(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", "12345678"));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("c.npy")), "unsupported dtype");
   write_bytes(dir.file("v9.npy"), npy_image(9, ok_dict, floats({1, 2, 3, 4})));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("v9.npy")), "version 9");
-  write_bytes(dir.file("dict.npy"), npy_image(1, "{'descr': '<f4', 'shape': (4,) }", floats({1, 2, 3, 4})));
+  write_bytes(dir.file("dict.npy"),
+              npy_image(1, "{'descr': '<f4', 'shape': (4,) }", floats({1, 2, 3, 4})));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("dict.npy")), "lacks");
-  write_bytes(dir.file("huge.npy"),
-              npy_image(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", ""));
+  write_bytes(
+      dir.file("huge.npy"),
+      npy_image(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 8), }",
+                ""));
   EXPECT_ERROR_CONTAINS(load_npy(dir.file("huge.npy")), "too large");
 }
 

@@ -47,7 +47,8 @@ TEST(SAGEConv, FullNeighbourhoodEqualsDenseMeanReference) {
   const at::Tensor out = conv.forward(f.block, x, x).detach();
   const at::Tensor deg = f.adjacency.sum(1, true).clamp_min(1);
   const at::Tensor mean = at::mm(f.adjacency / deg, x);
-  const at::Tensor expected = at::mm(mean, param(conv, "lin_l_weight").t()) + param(conv, "lin_l_bias") +
+  const at::Tensor expected = at::mm(mean, param(conv, "lin_l_weight").t()) +
+                              param(conv, "lin_l_bias") +
                               at::mm(x, param(conv, "lin_r_weight").t());
   EXPECT_TRUE(at::allclose(out, expected, 1e-4, 1e-5)) << (out - expected).abs().max();
 }
@@ -61,7 +62,8 @@ TEST(GCNConv, FullNeighbourhoodEqualsNormalisedAdjacencyReference) {
   const at::Tensor a_hat = f.adjacency + at::eye(n);
   const at::Tensor d = a_hat.sum(1).pow(-0.5);
   const at::Tensor norm = d.unsqueeze(1) * a_hat * d.unsqueeze(0);
-  const at::Tensor expected = at::mm(at::mm(norm, x), param(conv, "weight").t()) + param(conv, "bias");
+  const at::Tensor expected =
+      at::mm(at::mm(norm, x), param(conv, "weight").t()) + param(conv, "bias");
   EXPECT_TRUE(at::allclose(out, expected, 1e-4, 1e-5)) << (out - expected).abs().max();
 }
 
@@ -88,17 +90,24 @@ TEST(CsrAggregate, RowsWithoutEdgesGiveZeroMean) {
   EXPECT_FLOAT_EQ(y[1][0].item<float>(), 2.0f);
 }
 
-class ModelTest : public ::testing::TestWithParam<std::string> {};
+class ModelTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  // Two layers over the tiny graph's 5 features and 3 classes, without dropout.
+  ModelConfig tiny_config() const {
+    ModelConfig c;
+    c.arch = GetParam();
+    c.in_dim = 5;
+    c.hidden = 6;
+    c.num_classes = 3;
+    c.layers = 2;
+    c.dropout = 0;
+    return c;
+  }
+};
 
 TEST_P(ModelTest, LayerWiseInferenceEqualsBlockForward) {
   Fixture f = tiny_graph(60);
-  ModelConfig c;
-  c.arch = GetParam();
-  c.in_dim = 5;
-  c.hidden = 8;
-  c.num_classes = 3;
-  c.layers = 2;
-  GnnModel model(c);
+  GnnModel model(tiny_config());
   model.eval();
   const NeighborSampler sampler(f.ds.graph, {-1, -1});
   const MiniBatch batch = sampler.sample(at::arange(60, at::kLong), 0);
@@ -110,14 +119,7 @@ TEST_P(ModelTest, LayerWiseInferenceEqualsBlockForward) {
 
 TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   Fixture f = tiny_graph(30);
-  ModelConfig c;
-  c.arch = GetParam();
-  c.in_dim = 5;
-  c.hidden = 6;
-  c.num_classes = 3;
-  c.layers = 2;
-  c.dropout = 0;
-  GnnModel model(c);
+  GnnModel model(tiny_config());
   const NeighborSampler sampler(f.ds.graph, {-1, -1});
   const MiniBatch batch = sampler.sample(at::arange(10, at::kLong), 0);
   const at::Tensor x = f.ds.features.index_select(0, batch.input_nodes);

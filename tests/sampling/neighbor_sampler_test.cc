@@ -22,7 +22,8 @@ class SamplerTest : public ::testing::Test {
   static void TearDownTestSuite() { delete dataset_; }
   static const CsrGraph& graph() { return dataset_->graph; }
   static std::set<int64_t> neighbours(int64_t v) {
-    const int64_t lo = graph().indptr[v].item<int64_t>(), hi = graph().indptr[v + 1].item<int64_t>();
+    const int64_t lo = graph().indptr[v].item<int64_t>(),
+                  hi = graph().indptr[v + 1].item<int64_t>();
     std::set<int64_t> out;
     for (int64_t e = lo; e < hi; ++e) out.insert(graph().indices[e].item<int64_t>());
     return out;
@@ -67,8 +68,9 @@ TEST_F(SamplerTest, MinusOneTakesAllNeighbours) {
   const NeighborSampler sampler(graph(), {-1});
   const MiniBatch batch = sampler.sample(at::arange(10, at::kLong), 3);
   for (int64_t i = 0; i < 10; ++i) {
-    EXPECT_EQ(batch.blocks[0].indptr[i + 1].item<int64_t>() - batch.blocks[0].indptr[i].item<int64_t>(),
-              static_cast<int64_t>(neighbours(i).size()));
+    EXPECT_EQ(
+        batch.blocks[0].indptr[i + 1].item<int64_t>() - batch.blocks[0].indptr[i].item<int64_t>(),
+        static_cast<int64_t>(neighbours(i).size()));
   }
 }
 
@@ -82,7 +84,8 @@ TEST_F(SamplerTest, LargeFanOutsUseSelectionSamplingCorrectly) {
   const Block& b = batch.blocks[0];
   for (int64_t i = 0; i < 50; ++i) {
     const int64_t degree = dense.graph.degrees()[i].item<int64_t>();
-    EXPECT_EQ(b.indptr[i + 1].item<int64_t>() - b.indptr[i].item<int64_t>(), std::min<int64_t>(40, degree));
+    EXPECT_EQ(b.indptr[i + 1].item<int64_t>() - b.indptr[i].item<int64_t>(),
+              std::min<int64_t>(40, degree));
   }
 }
 
@@ -104,7 +107,8 @@ TEST_F(SamplerTest, DeterministicForASeedWhateverTheThreadCount) {
 
 TEST_F(SamplerTest, BadSeedsAndFanOuts) {
   const NeighborSampler sampler(graph(), {3});
-  EXPECT_ERROR_CONTAINS(sampler.sample(at::tensor({1, 5000}, at::kLong), 0), "seed node 5000 is out of range");
+  EXPECT_ERROR_CONTAINS(sampler.sample(at::tensor({1, 5000}, at::kLong), 0),
+                        "seed node 5000 is out of range");
   EXPECT_ERROR_CONTAINS(sampler.sample(at::tensor({4, 4}, at::kLong), 0), "appears twice");
   // The workspace is left clean after an error.
   EXPECT_EQ(sampler.sample(at::tensor({4}, at::kLong), 0).seeds.numel(), 1);
