@@ -4,7 +4,10 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <mutex>
+
+#include "core/threads.h"
 
 namespace directgnn {
 namespace {
@@ -12,14 +15,16 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;
 
 // A stateless hash of (seed, index): no dependency from one element to the next, so the
-// loop vectorises, and the mask is the same whichever thread draws which element.
-inline uint32_t draw24(uint64_t seed, uint64_t i) {
-  uint64_t x = (seed + i) * 0x9e3779b97f4a7c15ULL;
-  x ^= x >> 32;
-  x *= 0xd6e8feb86659fd93ULL;
-  x ^= x >> 32;
-  x *= 0xd6e8feb86659fd93ULL;
-  return static_cast<uint32_t>(x >> 40);
+// loop vectorises (32-bit multiplies; murmur3's finaliser), and the mask is the same
+// whichever thread draws which element. `key` folds the seed with the index's high word.
+inline uint32_t draw24(uint32_t key, uint32_t low) {
+  uint32_t h = low * 0x9e3779b9u + key;
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h >> 8;
 }
 
 uint64_t next_seed() {
@@ -40,8 +45,20 @@ at::Tensor dropout(const at::Tensor& x, double p, bool training) {
   // Keep an element when its 24-bit uniform draw is >= p.
   const auto threshold = static_cast<uint32_t>(p * static_cast<double>(1u << 24));
   at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      m[i] = draw24(seed, static_cast<uint64_t>(i)) >= threshold ? scale : 0.0f;
+    // Split at multiples of 2^32 so the inner loop runs on 32-bit indices.
+    for (int64_t lo = begin; lo < end;) {
+      const int64_t hi = std::min(end, ((lo >> 32) + 1) << 32);
+      const auto key = static_cast<uint32_t>(mix64(seed, static_cast<uint64_t>(lo >> 32)));
+      const auto base = static_cast<uint32_t>(lo);
+      // Locals, not captured references: the compiler must see they cannot alias `out`.
+      float* out = m + lo;
+      const float keep = scale;
+      const uint32_t cut = threshold;
+      const int64_t len = hi - lo;
+      for (int64_t i = 0; i < len; ++i) {
+        out[i] = draw24(key, base + static_cast<uint32_t>(i)) >= cut ? keep : 0.0f;
+      }
+      lo = hi;
     }
   });
   return x * mask;
