@@ -3,9 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <atomic>
-#include <limits>
-
+#include "core/parallel.h"
 #include "directgnn/error.h"
 #include "feature/cpu/gather.h"
 
@@ -14,20 +12,10 @@ namespace {
 
 template <typename Id>
 void check_range(const Id* ids, int64_t count, int64_t num_rows) {
-  std::atomic<int64_t> bad{std::numeric_limits<int64_t>::max()};
-  at::parallel_for(0, count, 1 << 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      if (ids[i] < 0 || static_cast<int64_t>(ids[i]) >= num_rows) {
-        int64_t cur = bad.load();
-        while (i < cur && !bad.compare_exchange_weak(cur, i)) {
-        }
-        return;
-      }
-    }
+  const int64_t i = first_index_where(count, 1 << 16, [&](int64_t k) {
+    return ids[k] < 0 || static_cast<int64_t>(ids[k]) >= num_rows;
   });
-  const int64_t i = bad.load();
-  DGNN_CHECK(i == std::numeric_limits<int64_t>::max(), "feature gather: ids[", i,
-             "] = ", i == std::numeric_limits<int64_t>::max() ? 0 : static_cast<int64_t>(ids[i]),
+  DGNN_CHECK(i < 0, "feature gather: ids[", i, "] = ", i < 0 ? 0 : static_cast<int64_t>(ids[i]),
              " is out of range for a table of ", num_rows, " rows");
 }
 

@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <atomic>
 #include <limits>
 
+#include "core/parallel.h"
 #include "directgnn/error.h"
 
 namespace directgnn {
@@ -17,28 +17,6 @@ at::ScalarType index_type_for(int64_t num_nodes) {
 at::Tensor CsrGraph::degrees() const {
   return indptr.narrow(0, 1, num_nodes()) - indptr.narrow(0, 0, num_nodes());
 }
-
-namespace {
-
-// The smallest index i in [0, n) where `bad(i)` holds, or -1; scanned in parallel.
-template <typename Pred>
-int64_t first_bad(int64_t n, Pred bad) {
-  std::atomic<int64_t> found{std::numeric_limits<int64_t>::max()};
-  at::parallel_for(0, n, 1 << 16, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end && i < found.load(std::memory_order_relaxed); ++i) {
-      if (bad(i)) {
-        int64_t current = found.load();
-        while (i < current && !found.compare_exchange_weak(current, i)) {
-        }
-        return;
-      }
-    }
-  });
-  const int64_t value = found.load();
-  return value == std::numeric_limits<int64_t>::max() ? -1 : value;
-}
-
-}  // namespace
 
 void validate_csr(CsrGraph& graph, const std::string& where) {
   DGNN_CHECK(graph.indptr.defined() && graph.indptr.dim() == 1 && graph.indptr.numel() >= 1, where,
@@ -55,7 +33,8 @@ void validate_csr(CsrGraph& graph, const std::string& where) {
   const int64_t n = graph.num_nodes();
   const int64_t* ptr = graph.indptr.data_ptr<int64_t>();
   DGNN_CHECK(ptr[0] == 0, where, ": indptr[0] is ", ptr[0], " but must be 0");
-  const int64_t bad_ptr = first_bad(n, [&](int64_t i) { return ptr[i + 1] < ptr[i]; });
+  const int64_t bad_ptr =
+      first_index_where(n, 1 << 16, [&](int64_t i) { return ptr[i + 1] < ptr[i]; });
   DGNN_CHECK(bad_ptr < 0, where, ": indptr is not monotone: indptr[", bad_ptr + 1,
              "] = ", bad_ptr < 0 ? 0 : ptr[bad_ptr + 1], " < indptr[", bad_ptr,
              "] = ", bad_ptr < 0 ? 0 : ptr[bad_ptr]);
@@ -63,7 +42,7 @@ void validate_csr(CsrGraph& graph, const std::string& where) {
              graph.num_edges(), " entries; the two arrays must match");
   graph.indices = graph.indices.contiguous();
   auto check_ids = [&](auto* ids) {
-    const int64_t bad = first_bad(graph.num_edges(), [&](int64_t e) {
+    const int64_t bad = first_index_where(graph.num_edges(), 1 << 16, [&](int64_t e) {
       return ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n;
     });
     DGNN_CHECK(bad < 0, where, ": indices[", bad,

@@ -3,11 +3,11 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 
+#include "core/parallel.h"
 #include "directgnn/error.h"
 
 namespace directgnn {
@@ -38,22 +38,13 @@ template <typename T>
 void check_finite(const at::Tensor& features, const std::string& where) {
   const int64_t rows = features.size(0), cols = features.size(1);
   const T* data = features.data_ptr<T>();
-  std::atomic<int64_t> bad{std::numeric_limits<int64_t>::max()};
-  at::parallel_for(0, rows, 4096, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end && r < bad.load(std::memory_order_relaxed); ++r) {
-      const T* row = data + r * cols;
-      for (int64_t c = 0; c < cols; ++c) {
-        if (!std::isfinite(static_cast<float>(row[c]))) {
-          int64_t cur = bad.load();
-          while (r < cur && !bad.compare_exchange_weak(cur, r)) {
-          }
-          return;
-        }
-      }
+  const int64_t row = first_index_where(rows, 4096, [&](int64_t r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (!std::isfinite(static_cast<float>(data[r * cols + c]))) return true;
     }
+    return false;
   });
-  const int64_t row = bad.load();
-  if (row == std::numeric_limits<int64_t>::max()) return;
+  if (row < 0) return;
   int64_t col = 0;
   while (std::isfinite(static_cast<float>(data[row * cols + col]))) ++col;
   fail(where, ": features row ", row, " column ", col, " is ",
