@@ -119,6 +119,7 @@ TEST_P(ModelTest, LayerWiseInferenceEqualsBlockForward) {
 
 TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   Fixture f = tiny_graph(30);
+  at::manual_seed(5);
   GnnModel model(tiny_config());
   const NeighborSampler sampler(f.ds.graph, {-1, -1});
   const MiniBatch batch = sampler.sample(at::arange(10, at::kLong), 0);
@@ -126,7 +127,9 @@ TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   const at::Tensor labels = f.ds.labels.narrow(0, 0, 10);
   auto loss = [&] { return at::cross_entropy_loss(model.forward(batch.blocks, x), labels); };
   model.zero_grad();
+  const double centre = loss().item<double>();
   loss().backward();
+  int checked = 0, kinks = 0;
   for (auto& p : model.parameters()) {
     const at::Tensor grad = p.grad().clone();
     at::Tensor flat = p.detach().view({-1});
@@ -138,10 +141,19 @@ TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
       flat[i] = saved - eps;
       const double down = loss().item<double>();
       flat[i] = saved;
+      // A ReLU input crossing zero inside [-eps, eps] makes the one-sided slopes disagree;
+      // the central difference is meaningless there, so such coordinates are counted, not checked.
+      const double right = (up - centre) / eps, left = (centre - down) / eps;
+      if (std::abs(right - left) > 1e-3 + 5e-3 * std::abs(right + left)) {
+        ++kinks;
+        continue;
+      }
+      ++checked;
       const double numeric = (up - down) / (2 * eps);
       EXPECT_NEAR(grad.view({-1})[i].item<double>(), numeric, 2e-3 + 2e-2 * std::abs(numeric));
     }
   }
+  EXPECT_GE(checked, 4 * kinks) << "too many non-smooth points for the check to mean anything";
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, ModelTest, ::testing::Values("sage", "gcn"));
