@@ -5,8 +5,6 @@
 // not page-fault afresh every minibatch.
 #pragma once
 
-#include <cstdint>
-
 namespace directgnn {
 
 // Sets the threads used everywhere (0 = all cores). Call once at start-up, before any work.
@@ -15,37 +13,5 @@ int num_threads();
 
 // Keeps large allocations in the heap and stops returning memory to the OS after each free.
 void configure_allocator();
-
-// splitmix64: a counter-based mixer, so that random streams derive from (seed, position)
-// and do not depend on which thread computes what.
-inline uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-inline uint64_t mix64(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b)); }
-inline uint64_t mix64(uint64_t a, uint64_t b, uint64_t c) { return mix64(mix64(a, b), c); }
-
-// Small fast generator for per-item streams (xorshift64*), seeded through mix64.
-class SplitRng {
- public:
-  explicit SplitRng(uint64_t seed) : state_(mix64(seed) | 1) {}
-  uint64_t next() {
-    state_ ^= state_ >> 12;
-    state_ ^= state_ << 25;
-    state_ ^= state_ >> 27;
-    return state_ * 0x2545f4914f6cdd1dULL;
-  }
-  // Uniform in [0, n) (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
-  uint64_t below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-  // Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
 
 }  // namespace directgnn

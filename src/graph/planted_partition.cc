@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/threads.h"
+#include "core/random.h"
 #include "directgnn/error.h"
 #include "graph/coo_builder.h"
 

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "core/threads.h"
+#include "core/random.h"
 #include "directgnn/error.h"
 
 namespace directgnn {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "core/threads.h"
+#include "core/random.h"
 
 namespace directgnn {
 namespace {

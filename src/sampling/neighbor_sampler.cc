@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/threads.h"
+#include "core/random.h"
 #include "directgnn/error.h"
 
 namespace directgnn {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/progress.h"
+#include "core/random.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "feature/feature_store.h"
