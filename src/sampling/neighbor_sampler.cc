@@ -45,9 +45,9 @@ void choose(const Id* nbr, int64_t d, int64_t k, SplitRng& rng, int64_t* out) {
 }
 
 template <typename Id>
-void sample_hop(const int64_t* indptr, const Id* indices, const std::vector<int64_t>& frontier,
-                int64_t fanout, uint64_t stream, const int64_t* offsets, int64_t* picked) {
-  at::parallel_for(0, static_cast<int64_t>(frontier.size()), 256, [&](int64_t begin, int64_t end) {
+void sample_hop(const int64_t* indptr, const Id* indices, const int64_t* frontier, int64_t n_dst,
+                uint64_t stream, const int64_t* offsets, int64_t* picked) {
+  at::parallel_for(0, n_dst, 256, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t v = frontier[i];
       const int64_t d = indptr[v + 1] - indptr[v];
@@ -116,8 +116,10 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
   std::vector<Block> blocks(hops);
   for (int64_t hop = 0; hop < hops; ++hop) {
     const int64_t fanout = fanouts_[hop];
-    const std::vector<int64_t> frontier = nodes;
-    const auto n_dst = static_cast<int64_t>(frontier.size());
+    // This hop's destinations are every node reached so far: the first n_dst of `nodes`.
+    // Sampling finishes before relabelling appends to `nodes`, so the pointer stays valid.
+    const auto n_dst = static_cast<int64_t>(nodes.size());
+    const int64_t* frontier = nodes.data();
     Block& block = blocks[hops - 1 - hop];
     block.num_dst = n_dst;
     block.indptr = at::empty({n_dst + 1}, at::kLong);
@@ -132,10 +134,10 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
     int64_t* picked = block.indices.data_ptr<int64_t>();
     const uint64_t stream = mix64(seed, static_cast<uint64_t>(hop));
     if (graph_.indices.scalar_type() == at::kInt) {
-      sample_hop(indptr, graph_.indices.data_ptr<int32_t>(), frontier, fanout, stream, offsets,
+      sample_hop(indptr, graph_.indices.data_ptr<int32_t>(), frontier, n_dst, stream, offsets,
                  picked);
     } else {
-      sample_hop(indptr, graph_.indices.data_ptr<int64_t>(), frontier, fanout, stream, offsets,
+      sample_hop(indptr, graph_.indices.data_ptr<int64_t>(), frontier, n_dst, stream, offsets,
                  picked);
     }
     // Relabel to local ids in order of first appearance (serial: the order is the contract).
