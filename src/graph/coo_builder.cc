@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/parallel.h"
 #include "directgnn/error.h"
 
 namespace directgnn {
@@ -73,13 +74,8 @@ CsrGraph build(const In* src, const In* dst, int64_t m, int64_t n, const CooBuil
 template <typename In>
 void check_range(const In* ids, int64_t m, int64_t n, const char* column,
                  const std::string& where) {
-  int64_t bad = -1;
-  for (int64_t e = 0; e < m; ++e) {
-    if (ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n) {
-      bad = e;
-      break;
-    }
-  }
+  const int64_t bad = first_index_where(
+      m, 1 << 16, [&](int64_t e) { return ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n; });
   DGNN_CHECK(bad < 0, where, ": edge ", bad, " has ", column, " node id ",
              bad < 0 ? 0 : static_cast<int64_t>(ids[bad]), ", out of range for ", n,
              " nodes (ids must be in [0, ", n, "))");

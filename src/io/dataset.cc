@@ -25,13 +25,14 @@ at::Tensor check_ids(const at::Tensor& ids, int64_t num_nodes, const at::Tensor&
   at::Tensor out = ids.to(at::kLong).contiguous();
   const int64_t* p = out.data_ptr<int64_t>();
   const int64_t* lab = labels.data_ptr<int64_t>();
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    DGNN_CHECK(p[i] >= 0 && p[i] < num_nodes, where, ": ", field, "[", i, "] = ", p[i],
-               " is out of range for ", num_nodes, " nodes");
-    DGNN_CHECK(lab[p[i]] >= 0, where, ": ", field, "[", i, "] = node ", p[i],
-               " has no label (-1); splits may hold labelled nodes only");
-  }
-  return out;
+  const int64_t i = first_index_where(out.numel(), 1 << 16, [&](int64_t k) {
+    return p[k] < 0 || p[k] >= num_nodes || lab[p[k]] < 0;
+  });
+  if (i < 0) return out;
+  DGNN_CHECK(p[i] >= 0 && p[i] < num_nodes, where, ": ", field, "[", i, "] = ", p[i],
+             " is out of range for ", num_nodes, " nodes");
+  fail(where, ": ", field, "[", i, "] = node ", p[i],
+       " has no label (-1); splits may hold labelled nodes only");
 }
 
 template <typename T>
