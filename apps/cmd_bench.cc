@@ -84,23 +84,17 @@ void register_bench(CLI::App& app) {
                 static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
                 r.compute_s, r.test_acc);
     if (!args->json.empty()) {
-      const nlohmann::json out = {{"dataset", ds.name},
-                                  {"nodes", ds.num_nodes()},
-                                  {"edges", ds.graph.num_edges()},
-                                  {"feat_dim", ds.feat_dim()},
-                                  {"model", options.model.arch},
-                                  {"layers", options.model.layers},
-                                  {"hidden", options.model.hidden},
-                                  {"fanout", resolved_fanout(options)},
-                                  {"batch_size", options.batch_size},
-                                  {"threads", num_threads()},
-                                  {"epochs", r.epochs},
-                                  {"steps_per_epoch", r.steps_per_epoch},
-                                  {"epoch_time_s", r.epoch_time_s},
-                                  {"sample_s", r.sample_s},
-                                  {"gather_s", r.gather_s},
-                                  {"compute_s", r.compute_s},
-                                  {"test_acc", r.test_acc}};
+      nlohmann::json out = r.to_json();
+      out.update({{"dataset", ds.name},
+                  {"nodes", ds.num_nodes()},
+                  {"edges", ds.graph.num_edges()},
+                  {"feat_dim", ds.feat_dim()},
+                  {"model", options.model.arch},
+                  {"layers", options.model.layers},
+                  {"hidden", options.model.hidden},
+                  {"fanout", resolved_fanout(options)},
+                  {"batch_size", options.batch_size},
+                  {"threads", num_threads()}});
       std::ofstream file(args->json);
       DGNN_CHECK(file.good(), "--json ", args->json, ": cannot open for writing");
       file << out.dump(2) << "\n";

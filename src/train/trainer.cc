@@ -65,6 +65,17 @@ class MetricsLog {
 
 }  // namespace
 
+nlohmann::json TrainReport::to_json() const {
+  nlohmann::json out = {{"best_epoch", best_epoch},  {"val_acc", best_val_acc},
+                        {"test_acc", test_acc},      {"epoch_time_s", epoch_time_s},
+                        {"sample_s", sample_s},      {"gather_s", gather_s},
+                        {"compute_s", compute_s},    {"eval_time_s", eval_s},
+                        {"epochs", epochs},          {"steps_per_epoch", steps_per_epoch},
+                        {"split", split_description}};
+  if (!std::isnan(test_roc_auc)) out["test_roc_auc"] = test_roc_auc;
+  return out;
+}
+
 std::string resolved_fanout(const TrainOptions& options) {
   if (!options.fanout.empty()) return options.fanout;
   std::string text;
@@ -205,19 +216,9 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   report.gather_s /= epochs;
   report.compute_s /= epochs;
   report.eval_s = evaluations > 0 ? total_eval_s / static_cast<double>(evaluations) : 0.0;
-  nlohmann::json final_record = {{"event", "final"},
-                                 {"best_epoch", report.best_epoch},
-                                 {"val_acc", report.best_val_acc},
-                                 {"test_acc", report.test_acc},
-                                 {"epoch_time_s", report.epoch_time_s},
-                                 {"sample_s", report.sample_s},
-                                 {"gather_s", report.gather_s},
-                                 {"compute_s", report.compute_s},
-                                 {"eval_time_s", report.eval_s},
-                                 {"epochs", report.epochs},
-                                 {"threads", num_threads()},
-                                 {"split", chosen.description}};
-  if (ds.num_classes == 2) final_record["test_roc_auc"] = number_or_null(report.test_roc_auc);
+  nlohmann::json final_record = report.to_json();
+  final_record["event"] = "final";
+  final_record["threads"] = num_threads();
   metrics.write(final_record);
   if (!options.quiet) {
     char line[256];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 
@@ -39,6 +40,9 @@ struct TrainReport {
   double eval_s = 0;                                 // mean per evaluation
   int64_t steps_per_epoch = 0;
   std::string split_description;
+
+  // The fields above; test_roc_auc only where it is defined.
+  nlohmann::json to_json() const;
 };
 
 // The fan-out list for `options`, defaulting to 10 per layer.
