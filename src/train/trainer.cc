@@ -96,7 +96,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   config.validate();
   const std::string fanout_text = resolved_fanout(options);
   const NeighborSampler sampler(ds.graph, parse_fanouts(fanout_text, config.layers));
-  const FeatureStore store(ds.features);
+  const FeatureStore store(ds.features, parse_placement(options.features));
   const ChosenSplit chosen = choose_split(ds, options.split, options.seed);
   const Split& split = chosen.split;
 
@@ -115,8 +115,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         << " edges, " << ds.feat_dim() << " features, " << ds.num_classes << " classes\n"
         << "Split: " << chosen.description << "\n"
         << "Model: " << config.arch << ", " << config.layers << " layers, hidden " << config.hidden
-        << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", " << num_threads()
-        << " thread(s)\n";
+        << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", features "
+        << placement_name(store.placement()) << ", " << num_threads() << " thread(s)\n";
   }
   double total_train_s = 0, total_eval_s = 0;
   int64_t evaluations = 0;

@@ -21,7 +21,8 @@ struct TrainOptions {
   double weight_decay = 0.0;
   int64_t epochs = 100;
   int64_t batch_size = 1024;
-  std::string fanout;  // PyG order, e.g. "10,10"; empty = 10 per layer
+  std::string fanout;             // PyG order, e.g. "10,10"; empty = 10 per layer
+  std::string features = "host";  // feature table placement (feature/feature_store.h)
   int64_t eval_every = 1;
   uint64_t seed = 0;
   int64_t split = 0;

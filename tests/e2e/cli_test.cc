@@ -110,6 +110,7 @@ TEST(BadInput, ClearErrorsAndNonZeroExits) {
       {"train --hidden 0", "--hidden must be positive"},
       {"train --split 3", "has 1 split(s)"},
       {"train --threads -2", "--threads must be 0"},
+      {"train --features pinned", "not a placement this build supports"},
       {"eval --checkpoint " + dir.file("nothing"), "no checkpoint here"},
   };
   for (const auto& [args, needle] : cases) {
