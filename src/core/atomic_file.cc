@@ -24,14 +24,15 @@ std::string unique_suffix() {
   return ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
 }
 
-}  // namespace
-
+// fsyncs a directory so a rename inside it survives a crash.
 void sync_directory(const std::string& dir) {
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (fd < 0) return;  // Best effort: some filesystems do not allow opening directories.
   fsync(fd);
   close(fd);
 }
+
+}  // namespace
 
 void write_file_atomic(const std::string& path, std::initializer_list<std::string_view> parts) {
   const std::string temp = path + unique_suffix();

@@ -34,7 +34,4 @@ class TempDir {
   bool committed_ = false;
 };
 
-// fsyncs a directory so a rename inside it survives a crash.
-void sync_directory(const std::string& dir);
-
 }  // namespace directgnn

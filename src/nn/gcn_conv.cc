@@ -9,14 +9,9 @@
 #include "nn/linear.h"
 
 namespace directgnn {
+namespace {
 
-GCNConv::GCNConv(int64_t in_dim, int64_t out_dim) {
-  // Glorot initialisation, zero bias, as in PyG's GCNConv.
-  const double bound = std::sqrt(6.0 / static_cast<double>(in_dim + out_dim));
-  weight_ = register_parameter("weight", at::empty({out_dim, in_dim}).uniform_(-bound, bound));
-  bias_ = register_parameter("bias", at::zeros({out_dim}));
-}
-
+// The normalisation in gcn_conv.h: per-edge weights [num_edges], self-loop weights [num_dst].
 std::pair<at::Tensor, at::Tensor> gcn_weights(const Block& block) {
   const int64_t num_dst = block.num_dst;
   at::Tensor edge = at::empty({block.num_edges()}, at::kFloat);
@@ -44,6 +39,15 @@ std::pair<at::Tensor, at::Tensor> gcn_weights(const Block& block) {
     fill(block.indices.data_ptr<int64_t>());
   }
   return {edge, self};
+}
+
+}  // namespace
+
+GCNConv::GCNConv(int64_t in_dim, int64_t out_dim) {
+  // Glorot initialisation, zero bias, as in PyG's GCNConv.
+  const double bound = std::sqrt(6.0 / static_cast<double>(in_dim + out_dim));
+  weight_ = register_parameter("weight", at::empty({out_dim, in_dim}).uniform_(-bound, bound));
+  bias_ = register_parameter("bias", at::zeros({out_dim}));
 }
 
 at::Tensor GCNConv::forward(const Block& block, const at::Tensor& x_src, const at::Tensor& x_dst) {

@@ -21,7 +21,4 @@ class GCNConv : public torch::nn::Module {
   at::Tensor weight_, bias_;
 };
 
-// The normalisation above: per-edge weights [num_edges] and self-loop weights [num_dst].
-std::pair<at::Tensor, at::Tensor> gcn_weights(const Block& block);
-
 }  // namespace directgnn
