@@ -6,6 +6,7 @@
 #include "core/parallel.h"
 #include "directgnn/error.h"
 #include "feature/cpu/gather.h"
+#include "feature/gpu_gather.h"
 
 namespace directgnn {
 namespace {
@@ -19,52 +20,160 @@ void check_range(const Id* ids, int64_t count, int64_t num_rows) {
              " is out of range for a table of ", num_rows, " rows");
 }
 
+void check_range_on_device(const at::Tensor& ids, int64_t num_rows) {
+  if (ids.numel() == 0) return;
+  const at::Tensor bad = at::logical_or(ids < 0, ids >= num_rows);
+  if (!bad.any().item<bool>()) return;
+  const int64_t i = bad.nonzero().min().item<int64_t>();
+  fail("feature gather: ids[", i, "] = ", ids[i].item<int64_t>(),
+       " is out of range for a table of ", num_rows, " rows");
+}
+
+double gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
+
 }  // namespace
 
 Placement parse_placement(const std::string& name) {
   if (name == "host") return Placement::kHost;
-  fail("--features '", name, "' is not a placement this build supports (supported: host)");
+  if (name == "pinned") return Placement::kPinned;
+  if (name == "device") return Placement::kDevice;
+  fail("--features '", name, "' is not a placement (use host, pinned or device)");
 }
 
 std::string placement_name(Placement placement) {
   switch (placement) {
     case Placement::kHost:
       return "host";
+    case Placement::kPinned:
+      return "pinned";
+    case Placement::kDevice:
+      return "device";
+  }
+  return "unknown";
+}
+
+GatherMethod parse_gather_method(const std::string& name) {
+  if (name == "auto") return GatherMethod::kAuto;
+  if (name == "cpu-copy") return GatherMethod::kCpuCopy;
+  if (name == "zero-copy") return GatherMethod::kZeroCopy;
+  if (name == "aligned") return GatherMethod::kAligned;
+  fail("--gather '", name, "' is not a gather method (use auto, cpu-copy, zero-copy or aligned)");
+}
+
+std::string gather_method_name(GatherMethod method) {
+  switch (method) {
+    case GatherMethod::kAuto:
+      return "auto";
+    case GatherMethod::kCpuCopy:
+      return "cpu-copy";
+    case GatherMethod::kZeroCopy:
+      return "zero-copy";
+    case GatherMethod::kAligned:
+      return "aligned";
   }
   return "unknown";
 }
 
 void check_ids_in_range(const at::Tensor& ids, int64_t num_rows) {
-  DGNN_CHECK(ids.dim() == 1 && ids.device().is_cpu() && ids.is_contiguous(),
-             "feature gather: ids must be a contiguous 1-D CPU tensor");
+  DGNN_CHECK(ids.dim() == 1, "feature gather: ids must be 1-D, got ", ids.dim(), " dimensions");
+  DGNN_CHECK(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong,
+             "feature gather: ids have dtype ", ids.scalar_type(), "; use int32 or int64");
+  if (!ids.device().is_cpu()) return check_range_on_device(ids, num_rows);
+  DGNN_CHECK(ids.is_contiguous(), "feature gather: ids must be contiguous");
   if (ids.scalar_type() == at::kInt) {
     check_range(ids.data_ptr<int32_t>(), ids.numel(), num_rows);
-  } else if (ids.scalar_type() == at::kLong) {
-    check_range(ids.data_ptr<int64_t>(), ids.numel(), num_rows);
   } else {
-    fail("feature gather: ids have dtype ", ids.scalar_type(), "; use int32 or int64");
+    check_range(ids.data_ptr<int64_t>(), ids.numel(), num_rows);
   }
 }
 
-FeatureStore::FeatureStore(at::Tensor table, Placement placement)
-    : table_(std::move(table)), placement_(placement) {
+FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_index)
+    : table_(std::move(table)), placement_(placement), device_index_(device_index) {
   DGNN_CHECK(table_.defined() && table_.dim() == 2 && table_.device().is_cpu(),
              "feature table must be a 2-D CPU tensor");
   if (!table_.is_contiguous()) table_ = table_.contiguous();
+  if (placement_ == Placement::kHost) return;
+  DGNN_CHECK(gpu::available(), "--features ", placement_name(placement_), " needs a GPU, but ",
+             gpu::unavailable_reason(), "; use --features host");
+  DGNN_CHECK(device_index_ >= 0 && device_index_ < gpu::device_count(), "--features ",
+             placement_name(placement_), ": device ", device_index_, " does not exist (this ",
+             "machine has ", gpu::device_count(), " GPU(s))");
+  const int64_t bytes = table_.numel() * table_.element_size();
+  if (placement_ == Placement::kPinned) {
+    if (bytes > 0) {
+      pin_ = gpu::pin_host_memory(table_.data_ptr(), static_cast<size_t>(bytes), device_index_);
+      device_rows_ = gpu::mapped_device_pointer(table_.data_ptr());
+    }
+    return;
+  }
+  try {
+    device_table_ =
+        table_.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device_index_)));
+  } catch (const std::exception& e) {
+    fail("--features device: copying the feature table (", gib(bytes),
+         " GiB) to cuda:", device_index_,
+         " failed; use --features pinned to read it from host memory. (", e.what(), ")");
+  }
+  device_rows_ = device_table_.data_ptr();
 }
 
 at::Tensor FeatureStore::gather(const at::Tensor& ids) const {
-  at::Tensor out = at::empty({ids.numel(), dim()}, table_.options());
-  gather_into(ids, out);
-  return out;
+  return gather(ids, c10::Device(c10::kCPU));
+}
+
+at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& device,
+                                const GatherOptions& options) const {
+  const at::Tensor ids = ids_in.contiguous();
+  if (device.is_cpu()) {
+    DGNN_CHECK(options.method == GatherMethod::kAuto || options.method == GatherMethod::kCpuCopy,
+               "feature gather: method '", gather_method_name(options.method),
+               "' gathers onto a GPU, but the target device is the CPU");
+    if (placement_ == Placement::kDevice) {
+      check_ids_in_range(ids, num_rows());
+      return device_table_.index_select(0, ids.to(device_table_.device())).cpu();
+    }
+    at::Tensor out = at::empty({ids.numel(), dim()}, table_.options());
+    gather_into(ids, out);
+    return out;
+  }
+  DGNN_CHECK(device.is_cuda(), "feature gather: cannot gather onto device ", device.str());
+  DGNN_CHECK(gpu::available(), "feature gather onto ", device.str(), ": ",
+             gpu::unavailable_reason());
+  const int index = device.has_index() ? device.index() : device_index_;
+  DGNN_CHECK(placement_ == Placement::kHost || index == device_index_, "feature gather onto ",
+             device.str(), ": the table is ", placement_name(placement_),
+             " for cuda:", device_index_, "; gather onto that device");
+  GatherMethod method = options.method;
+  if (method == GatherMethod::kAuto) {
+    method = placement_ == Placement::kHost ? GatherMethod::kCpuCopy : GatherMethod::kAligned;
+  }
+  DGNN_CHECK(method == GatherMethod::kCpuCopy || placement_ != Placement::kHost,
+             "feature gather: method '", gather_method_name(method),
+             "' has GPU threads read the table, which needs --features pinned or device "
+             "(the table is in plain host memory)");
+  DGNN_CHECK(method != GatherMethod::kCpuCopy || placement_ != Placement::kDevice,
+             "feature gather: method 'cpu-copy' copies from host memory, but the table is on "
+             "the GPU; use zero-copy, aligned or auto");
+  DGNN_CHECK(options.max_threads >= 0, "feature gather: max_threads must be >= 0");
+  check_ids_in_range(ids, num_rows());
+  gpu::GatherSource source;
+  source.host_table = table_;
+  source.rows = device_rows_;
+  source.placement = placement_;
+  source.num_rows = num_rows();
+  source.dim = dim();
+  source.row_bytes = row_bytes();
+  source.dtype = table_.scalar_type();
+  return gpu::gather(source, ids, index, method, options);
 }
 
 void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const {
-  const at::Tensor ids = ids_in.contiguous();
+  const at::Tensor ids = ids_in.device().is_cpu() ? ids_in.contiguous() : ids_in.cpu();
   check_ids_in_range(ids, num_rows());
-  DGNN_CHECK(out.is_contiguous() && out.dim() == 2 && out.size(0) == ids.numel() &&
-                 out.size(1) == dim() && out.scalar_type() == table_.scalar_type(),
-             "feature gather: output must be a contiguous [", ids.numel(), ", ", dim(), "] ",
+  DGNN_CHECK(out.is_contiguous() && out.device().is_cpu() && out.dim() == 2 &&
+                 out.size(0) == ids.numel() && out.size(1) == dim() &&
+                 out.scalar_type() == table_.scalar_type(),
+             "feature gather: output must be a contiguous CPU [", ids.numel(), ", ", dim(), "] ",
              table_.scalar_type(), " tensor");
   const auto* base = static_cast<const uint8_t*>(table_.data_ptr());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());

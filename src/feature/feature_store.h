@@ -1,31 +1,67 @@
 // The node feature table and the gather that builds a minibatch's input rows.
 //
-// Placement today: `host` (the table lives in host memory, possibly a memory-mapped .npy).
-// gather(ids) checks every id before any row is read, then copies the rows in parallel on
-// the CPU: this is the oracle later GPU methods are tested against. The copy works on row
-// bytes, not dtypes, so float32, float16 and bfloat16 tables take the same path.
+// Placement of the table:
+//   host    plain host memory (possibly a memory-mapped .npy); the CPU reads it.
+//   pinned  the same host memory registered in place with cudaHostRegister (mapped, and
+//           read-only where the device allows, so a private file mapping is never copied);
+//           GPU threads read it over PCIe. Unregistered when the last store copy goes away.
+//   device  the whole table copied to GPU memory once.
+//
+// gather(ids, device, options) returns the rows as a dense [len(ids), F] tensor of the
+// table's dtype on `device`. Every id is checked before any row is read. Which code runs:
+//   device = CPU:   the CPU gather (parallel row copies), the oracle every GPU method is
+//                   tested against; a device-placed table gathers on the GPU and copies back.
+//   device = CUDA:  `cpu-copy` (host or pinned table): CPU threads gather into a pinned
+//                   staging buffer, then one cudaMemcpyAsync on torch's current stream; two
+//                   staging buffers alternate, so the next gather runs while this copy does.
+//                   `zero-copy` (pinned or device): one GPU thread per element.
+//                   `aligned` (pinned or device): warp-per-row reads aligned to 128 bytes
+//                   with 16-byte vector loads where possible (see gather_plan.h).
+//                   `auto` picks aligned for pinned and device tables, cpu-copy for host.
+// All paths work on row bytes, not dtypes: float32, float16 and bfloat16 tables, int32 and
+// int64 ids. GPU work is queued on torch's current stream of the target device.
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace directgnn {
 
-enum class Placement { kHost };
+enum class Placement { kHost, kPinned, kDevice };
+enum class GatherMethod { kAuto, kCpuCopy, kZeroCopy, kAligned };
 
 Placement parse_placement(const std::string& name);
 std::string placement_name(Placement placement);
+GatherMethod parse_gather_method(const std::string& name);
+std::string gather_method_name(GatherMethod method);
+
+struct GatherOptions {
+  GatherMethod method = GatherMethod::kAuto;
+  // Sort ids on the GPU first (CUB radix sort) so reads walk memory in order; rows are written
+  // back in request order. Applies to zero-copy and aligned.
+  bool sort_ids = false;
+  // Cap on the GPU threads one gather launches (grid-stride loops do the rest), leaving the
+  // remaining SMs to training kernels. 0 = no cap.
+  int64_t max_threads = 0;
+};
 
 class FeatureStore {
  public:
-  // `table` is [N, F], contiguous, on the CPU. The store keeps a reference, never a copy.
-  explicit FeatureStore(at::Tensor table, Placement placement = Placement::kHost);
+  // `table` is [N, F] on the CPU. The store keeps a reference (made contiguous if it is not);
+  // `pinned` registers that memory in place, `device` copies it to GPU `device_index`.
+  explicit FeatureStore(at::Tensor table, Placement placement = Placement::kHost,
+                        int device_index = 0);
 
-  // Rows `ids` (int32 or int64, 1-D, CPU) as a dense [len(ids), F] tensor of the table's dtype.
+  // Rows `ids` (int32 or int64, 1-D, CPU or CUDA) as a dense tensor on the CPU.
   at::Tensor gather(const at::Tensor& ids) const;
-  // The same into `out` ([len(ids), F], table dtype, contiguous), reusing its memory.
+  // The same on `device`, by the method the options choose (see the top of this file).
+  at::Tensor gather(const at::Tensor& ids, const c10::Device& device,
+                    const GatherOptions& options = {}) const;
+  // CPU gather into `out` ([len(ids), F], table dtype, contiguous, CPU), reusing its memory.
   void gather_into(const at::Tensor& ids, at::Tensor& out) const;
 
   const at::Tensor& table() const { return table_; }
@@ -33,13 +69,22 @@ class FeatureStore {
   int64_t dim() const { return table_.size(1); }
   int64_t row_bytes() const { return table_.size(1) * table_.element_size(); }
   Placement placement() const { return placement_; }
+  int device_index() const { return device_index_; }
+  // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
+  // nullptr for host placement.
+  const void* device_rows() const { return device_rows_; }
 
  private:
   at::Tensor table_;
   Placement placement_;
+  int device_index_ = 0;
+  std::shared_ptr<void> pin_;  // owns the cudaHostRegister registration
+  at::Tensor device_table_;    // device placement
+  const void* device_rows_ = nullptr;
 };
 
-// Throws naming the first id outside [0, num_rows).
+// Throws naming the first id outside [0, num_rows). CPU ids are scanned in parallel; CUDA ids
+// are reduced on their device (one synchronisation).
 void check_ids_in_range(const at::Tensor& ids, int64_t num_rows);
 
 }  // namespace directgnn

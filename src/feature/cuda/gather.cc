@@ -1,0 +1,238 @@
+// Tensor glue of the GPU gather: takes tensors and torch's current stream, owns the per-device
+// staging buffers of cpu-copy, pins host memory, and calls the plain-CUDA kernels in
+// gather_kernels.cu. Built only where torch has CUDA (elsewhere no_cuda.cc stands in).
+#include "feature/cpu/gather.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "feature/cuda/gather_kernels.h"
+#include "feature/gpu_gather.h"
+
+namespace directgnn::gpu {
+namespace {
+
+// cpu-copy's two pinned staging buffers for one device. While the copy out of one runs on the
+// stream, the CPU fills the other; an event per buffer says when its last copy finished.
+struct StagingBuffer {
+  void* host = nullptr;
+  size_t bytes = 0;
+  cudaEvent_t copied = nullptr;
+};
+
+class DeviceResources {
+ public:
+  static DeviceResources& get(int device) {
+    static std::mutex registry_mutex;
+    // Never destroyed: at process exit the CUDA context may already be gone.
+    static auto* registry = new std::vector<DeviceResources*>();
+    std::lock_guard<std::mutex> lock(registry_mutex);
+    if (registry->empty()) registry->resize(static_cast<size_t>(std::max(device_count(), 1)));
+    DGNN_CHECK(device >= 0 && static_cast<size_t>(device) < registry->size(), "cuda:", device,
+               " does not exist");
+    auto*& slot = (*registry)[static_cast<size_t>(device)];
+    if (slot == nullptr) slot = new DeviceResources(device);
+    return *slot;
+  }
+
+  std::mutex mutex;
+
+  // The next staging buffer, at least `bytes` large, once its previous copy has finished.
+  StagingBuffer& acquire(size_t bytes) {
+    StagingBuffer& b = staging_[next_];
+    next_ ^= 1;
+    DGNN_CUDA_CHECK(cudaEventSynchronize(b.copied));
+    if (b.bytes < bytes) {
+      // Grow by half again so slowly rising batch sizes do not reallocate every step.
+      const size_t want = std::max(bytes, b.bytes + b.bytes / 2);
+      if (b.host != nullptr) DGNN_CUDA_CHECK(cudaFreeHost(b.host));
+      b.host = nullptr;
+      b.bytes = 0;
+      const cudaError_t err = cudaHostAlloc(&b.host, want, cudaHostAllocDefault);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        fail("cpu-copy gather: allocating a ", want, "-byte pinned staging buffer failed (",
+             cudaGetErrorString(err), "); use smaller batches or --gather aligned");
+      }
+      b.bytes = want;
+    }
+    return b;
+  }
+
+ private:
+  explicit DeviceResources(int device) {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    for (StagingBuffer& b : staging_) {
+      DGNN_CUDA_CHECK(cudaEventCreateWithFlags(&b.copied, cudaEventDisableTiming));
+    }
+  }
+
+  StagingBuffer staging_[2];
+  int next_ = 0;
+};
+
+int id_bits(int64_t num_rows) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) < num_rows) ++bits;
+  return bits;
+}
+
+at::Tensor gather_cpu_copy(const GatherSource& source, const at::Tensor& ids_in, int device,
+                           cudaStream_t stream, at::Tensor out) {
+  const at::Tensor ids = ids_in.device().is_cpu() ? ids_in : ids_in.cpu();
+  const size_t bytes = static_cast<size_t>(ids.numel() * source.row_bytes);
+  if (bytes == 0) return out;
+  DeviceResources& res = DeviceResources::get(device);
+  std::lock_guard<std::mutex> lock(res.mutex);
+  StagingBuffer& buffer = res.acquire(bytes);
+  const auto* table = static_cast<const uint8_t*>(source.host_table.data_ptr());
+  auto* staging = static_cast<uint8_t*>(buffer.host);
+  if (ids.scalar_type() == at::kInt) {
+    cpu::gather_rows(table, source.row_bytes, ids.data_ptr<int32_t>(), ids.numel(), staging);
+  } else {
+    cpu::gather_rows(table, source.row_bytes, ids.data_ptr<int64_t>(), ids.numel(), staging);
+  }
+  DGNN_CUDA_CHECK(cudaMemcpyAsync(out.data_ptr(), staging, bytes, cudaMemcpyHostToDevice, stream));
+  DGNN_CUDA_CHECK(cudaEventRecord(buffer.copied, stream));
+  return out;
+}
+
+}  // namespace
+
+bool available() { return device_count() > 0; }
+
+std::string unavailable_reason() {
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
+  }
+  return n == 0 ? "no CUDA device is visible" : "";
+}
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::string device_name(int device) {
+  cudaDeviceProp prop{};
+  DGNN_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return prop.name;
+}
+
+std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  int read_only = 0;
+  DGNN_CUDA_CHECK(
+      cudaDeviceGetAttribute(&read_only, cudaDevAttrHostRegisterReadOnlySupported, device));
+  // Read-only: the GPU never writes the table, and a private file mapping registered for
+  // writing would be copied page by page (copy-on-write) into anonymous memory.
+  const unsigned flags = cudaHostRegisterMapped | (read_only ? cudaHostRegisterReadOnly : 0u);
+  const cudaError_t err = cudaHostRegister(ptr, bytes, flags);
+  if (err == cudaErrorHostMemoryAlreadyRegistered) {
+    cudaGetLastError();
+    return std::shared_ptr<void>(ptr, [](void*) {});
+  }
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    fail("--features pinned: registering the feature table's ", bytes, " bytes (",
+         static_cast<double>(bytes) / (1 << 30),
+         " GiB) with cudaHostRegister failed: ", cudaGetErrorString(err),
+         ". Pinned memory must fit in physical RAM and under the locked-memory limit "
+         "(ulimit -l); use --features host with --gather cpu-copy instead");
+  }
+  return std::shared_ptr<void>(ptr, [](void* p) {
+    if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+  });
+}
+
+const void* mapped_device_pointer(const void* ptr) {
+  void* device_ptr = nullptr;
+  DGNN_CUDA_CHECK(cudaHostGetDevicePointer(&device_ptr, const_cast<void*>(ptr), 0));
+  return device_ptr;
+}
+
+at::Tensor gather(const GatherSource& source, const at::Tensor& ids_in, int device,
+                  GatherMethod method, const GatherOptions& options) {
+  const c10::Device target(c10::kCUDA, static_cast<c10::DeviceIndex>(device));
+  c10::cuda::CUDAGuard guard(target);
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(target.index()).stream();
+  at::Tensor out = at::empty({ids_in.numel(), source.dim},
+                             at::TensorOptions().dtype(source.dtype).device(target));
+  if (method == GatherMethod::kCpuCopy) {
+    return gather_cpu_copy(source, ids_in, device, stream, out);
+  }
+  if (ids_in.numel() == 0 || source.row_bytes == 0) return out;
+  const at::Tensor ids = ids_in.to(target, /*non_blocking=*/true).contiguous();
+  cuda::RowGather g;
+  g.table = source.rows;
+  g.row_bytes = source.row_bytes;
+  g.ids = ids.data_ptr();
+  g.ids_int64 = ids.scalar_type() == at::kLong;
+  g.count = ids.numel();
+  g.out = out.data_ptr();
+  g.max_threads = options.max_threads;
+  at::Tensor sorted, positions;
+  if (options.sort_ids) {
+    const auto id_options = at::TensorOptions().device(target);
+    sorted = at::empty_like(ids);
+    positions = at::empty({g.count}, id_options.dtype(at::kLong));
+    at::Tensor scratch = at::empty({g.count}, id_options.dtype(at::kLong));
+    const size_t ws_bytes = cuda::sort_ids_workspace_bytes(g.count, g.ids_int64);
+    at::Tensor workspace = at::empty({static_cast<int64_t>(std::max<size_t>(ws_bytes, 1))},
+                                     id_options.dtype(at::kByte));
+    cuda::sort_ids(ids.data_ptr(), g.ids_int64, g.count, id_bits(source.num_rows),
+                   sorted.data_ptr(), scratch.data_ptr<int64_t>(), positions.data_ptr<int64_t>(),
+                   workspace.data_ptr(), ws_bytes, stream);
+    g.ids = sorted.data_ptr();
+    g.out_rows = positions.data_ptr<int64_t>();
+  }
+  if (method == GatherMethod::kAligned) {
+    cuda::launch_aligned_gather(g, stream);
+  } else {
+    cuda::launch_naive_gather(g, static_cast<int>(c10::elementSize(source.dtype)), stream);
+  }
+  return out;
+}
+
+void synchronize(int device) {
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  DGNN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+double pinned_copy_bandwidth(size_t bytes, int reps, int device) {
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  const cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
+  at::Tensor host = at::empty({static_cast<int64_t>(bytes)},
+                              at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  host.fill_(1);
+  at::Tensor dev = at::empty({static_cast<int64_t>(bytes)},
+                             at::TensorOptions().dtype(at::kByte).device(c10::kCUDA, device));
+  std::vector<double> seconds;
+  for (int r = -2; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    DGNN_CUDA_CHECK(
+        cudaMemcpyAsync(dev.data_ptr(), host.data_ptr(), bytes, cudaMemcpyHostToDevice, stream));
+    DGNN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r >= 0) seconds.push_back(s);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return static_cast<double>(bytes) / seconds[seconds.size() / 2] / 1e9;
+}
+
+}  // namespace directgnn::gpu
