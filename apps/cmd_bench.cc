@@ -43,6 +43,7 @@ void register_bench(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* bench = app.add_subcommand("bench", "measure directgnn");
   bench->require_subcommand(1);
+  register_bench_gather(bench);
   CLI::App* c = bench->add_subcommand("train", "time training epochs, split into their parts");
   c->add_option("--dataset", args->dataset, "dataset directory or .npz (default: --synthetic)");
   c->add_option("--synthetic", args->synthetic,

@@ -22,7 +22,8 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);
   c->add_option("--fan-out", o->fanout,
                 "neighbours sampled per hop, seed hop first, -1 = all (default 10 per layer)");
-  c->add_option("--features", o->features, "where the feature table lives (this build: host)")
+  c->add_option("--features", o->features,
+                "where the feature table lives: host, pinned (GPU reads host memory) or device")
       ->default_val("host");
   c->add_option("--eval-every", o->eval_every, "evaluate every N epochs")->default_val(1);
   c->add_option("--seed", o->seed, "random seed (split, sampling, initialisation)")->default_val(0);

@@ -24,5 +24,6 @@ void register_eval(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_info(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_bench_gather(CLI::App* bench);
 
 }  // namespace directgnn::cli

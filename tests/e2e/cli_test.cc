@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "feature/gpu_gather.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -110,13 +111,34 @@ TEST(BadInput, ClearErrorsAndNonZeroExits) {
       {"train --hidden 0", "--hidden must be positive"},
       {"train --split 3", "has 1 split(s)"},
       {"train --threads -2", "--threads must be 0"},
-      {"train --features pinned", "not a placement this build supports"},
+      {"train --features cuda-magic", "not a placement (use host, pinned or device)"},
+      {"bench gather --model --row-bytes 0", "widths must be positive"},
       {"eval --checkpoint " + dir.file("nothing"), "no checkpoint here"},
   };
   for (const auto& [args, needle] : cases) {
     const CommandResult r = run(args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_NE(r.output.find("error: "), std::string::npos) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
+TEST(BenchGather, TheRequestModelRunsWithoutAGpu) {
+  const CommandResult r = run("bench gather --model --row-bytes 400,512 --ids 20000");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* needle : {"zero-copy", "aligned", "cpu-copy", "payload", "wire"}) {
+    EXPECT_NE(r.output.find(needle), std::string::npos) << needle << "\n" << r.output;
+  }
+}
+
+TEST(BenchGather, GpuPathsExplainAMissingGpu) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present";
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"bench gather --ids 1000", "bench gather needs a GPU"},
+           {"train --features pinned --epochs 1", "--features pinned needs a GPU"},
+           {"train --features device --epochs 1", "--features device needs a GPU"}}) {
+    const CommandResult r = run(args);
+    EXPECT_NE(r.status, 0) << args;
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
   }
 }

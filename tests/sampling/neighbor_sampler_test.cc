@@ -44,7 +44,9 @@ TEST_F(SamplerTest, EverySampledEdgeExistsAndFanOutIsRespected) {
   for (size_t l = 0; l < batch.blocks.size(); ++l) {
     const Block& b = batch.blocks[l];
     const int64_t fanout = fanouts[batch.blocks.size() - 1 - l];
-    if (l > 0) EXPECT_EQ(b.num_src, batch.blocks[l - 1].num_dst);  // layers chain
+    if (l > 0) {
+      EXPECT_EQ(b.num_src, batch.blocks[l - 1].num_dst);  // layers chain
+    }
     for (int64_t i = 0; i < b.num_dst; ++i) {
       const int64_t v = batch.input_nodes[i].item<int64_t>();
       const std::set<int64_t> nbrs = neighbours(v);

@@ -1,0 +1,241 @@
+// `directgnn bench gather`: the feature gather methods side by side.
+//   --model  the PCIe request model on the CPU (no GPU needed): requests and efficiency of
+//            each GPU method for given row widths.
+//   default  on a GPU: random ids into a table of several GiB in pinned host memory; useful
+//            GB/s of every method, the pinned cudaMemcpy bandwidth of the same run and each
+//            method's ratio to it, and the CPU time each method burns per gather.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "feature/feature_store.h"
+#include "feature/gpu_gather.h"
+#include "feature/pcie_model.h"
+#include "options.h"
+
+namespace directgnn::cli {
+namespace {
+
+// The copy engine's completions carry the link's maximum payload, 256 B on current servers.
+constexpr int kDmaPayloadBytes = 256;
+
+struct GatherBenchArgs {
+  bool model = false;
+  std::vector<int64_t> row_bytes;
+  std::vector<int64_t> ids;
+  double table_gib = 4.0;
+  int64_t base_offset = 0;
+  int reps = 20;
+  int64_t max_threads = 0;
+  std::string json;
+  int threads = 0;
+};
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::vector<int64_t> random_ids(int64_t count, int64_t rows, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> ids(static_cast<size_t>(count));
+  for (int64_t& id : ids) id = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+  return ids;
+}
+
+void write_json(const std::string& path, const nlohmann::json& out) {
+  if (path.empty()) return;
+  std::ofstream file(path);
+  DGNN_CHECK(file.good(), "--json ", path, ": cannot open for writing");
+  file << out.dump(2) << "\n";
+}
+
+void run_model(const GatherBenchArgs& a) {
+  const std::vector<int64_t> widths =
+      a.row_bytes.empty() ? std::vector<int64_t>{400, 512, 2408} : a.row_bytes;
+  const int64_t count = a.ids.empty() ? 100000 : a.ids.front();
+  const uint64_t base = (uint64_t{1} << 30) + static_cast<uint64_t>(a.base_offset);
+  std::printf(
+      "bench gather --model: PCIe read requests of one gather of %lld random ids, table at a "
+      "page boundary + %lld B, float32 rows\n"
+      "(request = smallest aligned 32/64/128 B block holding what one warp load touches in "
+      "one 128 B segment; wire efficiency counts %d B of overhead per request)\n",
+      static_cast<long long>(count), static_cast<long long>(a.base_offset), kRequestOverheadBytes);
+  std::printf("%9s  %-13s %11s %9s %9s %9s %10s %9s\n", "row bytes", "method", "requests", "128 B",
+              "64 B", "32 B", "payload", "wire");
+  nlohmann::json out = nlohmann::json::array();
+  for (const int64_t width : widths) {
+    DGNN_CHECK(width > 0, "--row-bytes: widths must be positive");
+    RequestModelInput in;
+    in.row_bytes = width;
+    in.table_addr = base;
+    in.elem_size = width % 4 == 0 ? 4 : 1;
+    in.ids = random_ids(count, std::max<int64_t>(1, (int64_t{64} << 30) / width), 11);
+    for (const auto& [name, method, sorted] :
+         {std::tuple{"zero-copy", GatherMethod::kZeroCopy, false},
+          std::tuple{"aligned", GatherMethod::kAligned, false},
+          std::tuple{"aligned+sort", GatherMethod::kAligned, true}}) {
+      in.sort_ids = sorted;
+      const RequestCounts c = model_requests(method, in);
+      std::printf("%9lld  %-13s %11lld %9lld %9lld %9lld %9.1f%% %8.1f%%\n",
+                  static_cast<long long>(width), name, static_cast<long long>(c.requests()),
+                  static_cast<long long>(c.requests_128), static_cast<long long>(c.requests_64),
+                  static_cast<long long>(c.requests_32), 100 * c.payload_efficiency(),
+                  100 * c.wire_efficiency());
+      out.push_back({{"row_bytes", width},
+                     {"method", name},
+                     {"ids", count},
+                     {"requests_128", c.requests_128},
+                     {"requests_64", c.requests_64},
+                     {"requests_32", c.requests_32},
+                     {"useful_bytes", c.useful_bytes},
+                     {"payload_efficiency", c.payload_efficiency()},
+                     {"wire_efficiency", c.wire_efficiency()}});
+    }
+    std::printf("%9lld  %-13s %11s %9s %9s %9s %9.1f%% %8.1f%%\n", static_cast<long long>(width),
+                "cpu-copy", "(DMA)", "", "", "", 100.0,
+                100.0 * kDmaPayloadBytes / (kDmaPayloadBytes + kRequestOverheadBytes));
+  }
+  std::printf(
+      "cpu-copy moves a dense buffer by DMA (%d B payloads), so every byte it sends is "
+      "useful, but the CPU first reads each row and writes it to the staging buffer.\n",
+      kDmaPayloadBytes);
+  write_json(a.json, out);
+}
+
+struct Variant {
+  std::string name;
+  Placement placement;
+  GatherOptions options;
+};
+
+void run_gpu(const GatherBenchArgs& a) {
+  DGNN_CHECK(gpu::available(), "bench gather needs a GPU (", gpu::unavailable_reason(),
+             "); run `directgnn bench gather --model` for the request model, which needs none");
+  DGNN_CHECK(a.table_gib > 0 && a.reps > 0, "--table-gib and --reps must be positive");
+  const std::vector<int64_t> widths =
+      a.row_bytes.empty() ? std::vector<int64_t>{64, 128, 256, 400, 512, 1024, 2408} : a.row_bytes;
+  const std::vector<int64_t> counts = a.ids.empty() ? std::vector<int64_t>{100000, 1000000} : a.ids;
+  const int64_t table_bytes = static_cast<int64_t>(a.table_gib * (1 << 30));
+  const c10::Device cuda(c10::kCUDA, 0);
+  std::printf(
+      "bench gather on %s, %d CPU thread(s); table %.2f GiB in host memory, base "
+      "offset %lld B, %d timed gathers per case\n",
+      gpu::device_name(0).c_str(), num_threads(), a.table_gib,
+      static_cast<long long>(a.base_offset), a.reps);
+  std::fflush(stdout);
+
+  const double memcpy_gbs = gpu::pinned_copy_bandwidth(size_t{256} << 20, a.reps, 0);
+  std::printf("pinned cudaMemcpy host-to-device (256 MiB, median of %d): %.2f GB/s\n", a.reps,
+              memcpy_gbs);
+
+  // One buffer for every width; pinned once, each width's table is a view of it.
+  const at::Tensor buffer = at::empty({table_bytes + 4096}, at::kByte);
+  buffer.fill_(1);
+  const int64_t lead =
+      (4096 - static_cast<int64_t>(reinterpret_cast<uint64_t>(buffer.data_ptr()) % 4096)) % 4096;
+  const FeatureStore pinned_all(buffer.view({1, buffer.numel()}), Placement::kPinned);
+
+  std::vector<Variant> variants = {
+      {"cpu-copy", Placement::kHost, {GatherMethod::kCpuCopy, false, 0}},
+      {"zero-copy", Placement::kPinned, {GatherMethod::kZeroCopy, false, a.max_threads}},
+      {"aligned", Placement::kPinned, {GatherMethod::kAligned, false, a.max_threads}},
+      {"aligned+sort", Placement::kPinned, {GatherMethod::kAligned, true, a.max_threads}},
+      {"device", Placement::kDevice, {GatherMethod::kAligned, false, 0}},
+  };
+  std::printf("%6s %8s  %-13s %9s %9s %10s %12s\n", "row B", "ids", "method", "GB/s", "/memcpy",
+              "ms/gather", "CPU ms/gath");
+  nlohmann::json records = nlohmann::json::array();
+  for (const int64_t width : widths) {
+    const int64_t rows = (table_bytes - a.base_offset) / width;
+    const at::Tensor table =
+        buffer.narrow(0, lead + a.base_offset, rows * width).view({rows, width});
+    for (const Variant& v : variants) {
+      std::unique_ptr<FeatureStore> store;
+      try {
+        store = std::make_unique<FeatureStore>(table, v.placement);
+      } catch (const Error& e) {
+        std::printf("%6lld %8s  %-13s skipped: %s\n", static_cast<long long>(width), "",
+                    v.name.c_str(), e.what());
+        continue;
+      }
+      for (const int64_t count : counts) {
+        std::vector<at::Tensor> batches;
+        for (int b = 0; b < 4; ++b) {
+          const std::vector<int64_t> ids = random_ids(count, rows, 1000 + b);
+          batches.push_back(at::tensor(ids, at::kLong).pin_memory());
+        }
+        for (int w = 0; w < 3; ++w) store->gather(batches[w % 4], cuda, v.options);
+        gpu::synchronize(0);
+        const double cpu0 = cpu_seconds();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int r = 0; r < a.reps; ++r) store->gather(batches[r % 4], cuda, v.options);
+        gpu::synchronize(0);
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double cpu = cpu_seconds() - cpu0;
+        const double gbs = static_cast<double>(count * width) * a.reps / wall / 1e9;
+        std::printf("%6lld %8lld  %-13s %9.2f %8.0f%% %10.3f %12.3f\n",
+                    static_cast<long long>(width), static_cast<long long>(count), v.name.c_str(),
+                    gbs, 100 * gbs / memcpy_gbs, 1e3 * wall / a.reps, 1e3 * cpu / a.reps);
+        std::fflush(stdout);
+        records.push_back({{"row_bytes", width},
+                           {"ids", count},
+                           {"method", v.name},
+                           {"gb_per_s", gbs},
+                           {"ratio_to_memcpy", gbs / memcpy_gbs},
+                           {"ms_per_gather", 1e3 * wall / a.reps},
+                           {"cpu_ms_per_gather", 1e3 * cpu / a.reps}});
+      }
+    }
+  }
+  write_json(a.json, {{"device", gpu::device_name(0)},
+                      {"memcpy_gb_per_s", memcpy_gbs},
+                      {"table_gib", a.table_gib},
+                      {"base_offset", a.base_offset},
+                      {"threads", num_threads()},
+                      {"results", records}});
+}
+
+}  // namespace
+
+void register_bench_gather(CLI::App* bench) {
+  auto a = std::make_shared<GatherBenchArgs>();
+  CLI::App* c = bench->add_subcommand(
+      "gather", "compare feature gather methods (GPU), or model their PCIe requests (--model)");
+  c->add_flag("--model", a->model, "print the PCIe request model of each method (no GPU needed)");
+  c->add_option("--row-bytes", a->row_bytes,
+                "row widths in bytes (model: 400,512,2408; GPU: 64,...,2408)")
+      ->delimiter(',');
+  c->add_option("--ids", a->ids, "ids per gather (model: 100000; GPU: 100000,1000000)")
+      ->delimiter(',');
+  c->add_option("--table-gib", a->table_gib, "feature table size in GiB (GPU)")
+      ->capture_default_str();
+  c->add_option("--base-offset", a->base_offset, "table start past a page boundary, in bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4095));
+  c->add_option("--reps", a->reps, "timed gathers per case (GPU)")->capture_default_str();
+  c->add_option("--max-threads", a->max_threads,
+                "cap on GPU threads per zero-copy/aligned gather (0 = none)")
+      ->capture_default_str();
+  c->add_option("--json", a->json, "also write the results to this JSON file");
+  add_threads_option(c, &a->threads);
+  c->callback([a] {
+    if (a->model) {
+      run_model(*a);
+    } else {
+      run_gpu(*a);
+    }
+  });
+}
+
+}  // namespace directgnn::cli

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: configure against its pip torch, build, run the GPU tests and
+# the gather benchmark, and leave a summary under $OUT.
+#   here:   bench/gpu/prepare.sh
+#   device: run(command="bench/gpu/run.sh", carry=[".deps/gpu"])
+# Files under $OUT: summary.txt, build.log, gpu-tests.log, tests.log, model.txt,
+# gather.txt, gather.json.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/build-gpu/out}
+mkdir -p "$OUT"
+deps=$PWD/.deps/gpu
+summary=$OUT/summary.txt
+say() { echo "$*" | tee -a "$summary"; }
+: >"$summary"
+
+[ -d "$deps/googletest" ] || { say "error: $deps is missing: run bench/gpu/prepare.sh here and carry .deps/gpu"; exit 2; }
+nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.current,pcie.link.width.current \
+  --format=csv 2>&1 | tee -a "$summary"
+nproc | sed 's/^/cpu cores: /' | tee -a "$summary"
+
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+say "torch: $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)')"
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+zlib_args=()
+if [ ! -f /usr/include/zlib.h ]; then
+  libz=$(ls /usr/lib/x86_64-linux-gnu/libz.so* /lib/x86_64-linux-gnu/libz.so* 2>/dev/null | head -1)
+  zlib_args=(-DZLIB_INCLUDE_DIR="$deps/zlib/include" -DZLIB_LIBRARY="$libz")
+fi
+
+start=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIRECTGNN_CUDA=ON \
+  -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_PREFIX_PATH="$torch_prefix" -DCMAKE_INCLUDE_PATH="$deps/include" \
+  -DDIRECTGNN_GTEST_SOURCE="$deps/googletest" -DBUILD_BENCHMARKS=OFF "${zlib_args[@]}" \
+  >"$OUT/build.log" 2>&1 &&
+  cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.log" 2>&1
+status=$?
+say "build: exit $status in $(( $(date +%s) - start )) s"
+if [ $status -ne 0 ]; then
+  grep -E "error|Error" "$OUT/build.log" | head -40 | tee -a "$summary"
+  exit $status
+fi
+grep -E "directgnn: CUDA kernels" "$OUT/build.log" | tee -a "$summary"
+
+export DIRECTGNN_DATA=${DIRECTGNN_DATA:-$PWD/shared/datasets}
+build-gpu/tests/directgnn_tests --gtest_filter='*Gpu*:*Emulated*:*PcieModel*:*FeatureStore*' \
+  >"$OUT/gpu-tests.log" 2>&1
+say "gpu tests: exit $?"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/gpu-tests.log" | head -40 | tee -a "$summary"
+DIRECTGNN_DEBUG_SYNC=1 build-gpu/tests/directgnn_tests --gtest_filter='*GpuGather.EmptyAndOutOfRange*' \
+  >>"$OUT/gpu-tests.log" 2>&1
+say "gpu tests with DIRECTGNN_DEBUG_SYNC=1: exit $?"
+build-gpu/tests/directgnn_tests --gtest_brief=1 >"$OUT/tests.log" 2>&1
+say "all unit tests: exit $?"
+tail -5 "$OUT/tests.log" | tee -a "$summary"
+
+build-gpu/directgnn bench gather --model >"$OUT/model.txt" 2>&1
+build-gpu/directgnn bench gather --table-gib "${GATHER_TABLE_GIB:-4}" --json "$OUT/gather.json" \
+  2>&1 | tee "$OUT/gather.txt"
+say "bench gather: exit ${PIPESTATUS[0]}"
+cat "$OUT/gather.txt" >>"$summary"
