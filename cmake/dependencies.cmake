@@ -5,6 +5,13 @@
 # Kernels are plain CUDA over raw pointers; they compile wherever nvcc exists, GPU or not.
 # The language is enabled before Torch so a CUDA build of Torch finds the same toolkit.
 if(NOT DIRECTGNN_CUDA STREQUAL "OFF")
+  # The toolkit's usual home, for shells whose PATH does not name it.
+  if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
+    find_program(DIRECTGNN_NVCC nvcc HINTS /usr/local/cuda/bin)
+    if(DIRECTGNN_NVCC)
+      set(ENV{CUDACXX} ${DIRECTGNN_NVCC})
+    endif()
+  endif()
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
