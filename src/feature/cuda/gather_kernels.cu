@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <type_traits>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "core/cuda_check.h"
@@ -12,28 +13,13 @@ namespace gp = gather_plan;
 
 constexpr int kBlockThreads = 256;
 
+// The type one load of V bytes moves: 16 and 8 bytes become vector loads.
 template <int V>
-struct Vec;
-template <>
-struct Vec<1> {
-  using type = uint8_t;
-};
-template <>
-struct Vec<2> {
-  using type = uint16_t;
-};
-template <>
-struct Vec<4> {
-  using type = uint32_t;
-};
-template <>
-struct Vec<8> {
-  using type = uint2;
-};
-template <>
-struct Vec<16> {
-  using type = uint4;
-};
+using Vec = std::conditional_t<
+    V == 16, uint4,
+    std::conditional_t<V == 8, uint2,
+                       std::conditional_t<V == 4, uint32_t,
+                                          std::conditional_t<V == 2, uint16_t, uint8_t>>>>;
 
 __device__ __forceinline__ int64_t out_row(const int64_t* out_rows, int64_t k) {
   return out_rows != nullptr ? out_rows[k] : k;
@@ -45,7 +31,7 @@ __global__ void aligned_gather_kernel(const uint8_t* __restrict__ table, int64_t
                                       const Id* __restrict__ ids, int64_t count,
                                       const int64_t* __restrict__ out_rows,
                                       uint8_t* __restrict__ out, gp::AlignedPlan plan) {
-  using T = typename Vec<V>::type;
+  using T = Vec<V>;
   const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int lane = static_cast<int>(thread % plan.lanes);
   const int64_t groups = static_cast<int64_t>(gridDim.x) * blockDim.x / plan.lanes;
@@ -68,7 +54,7 @@ __global__ void naive_gather_kernel(const uint8_t* __restrict__ table, int64_t r
                                     const Id* __restrict__ ids, int64_t count,
                                     const int64_t* __restrict__ out_rows,
                                     uint8_t* __restrict__ out) {
-  using T = typename Vec<E>::type;
+  using T = Vec<E>;
   const int64_t total = count * (row_bytes / E);
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
