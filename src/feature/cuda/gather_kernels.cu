@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <type_traits>
 #include <cub/device/device_radix_sort.cuh>
+#include <type_traits>
 
 #include "core/cuda_check.h"
 #include "feature/cuda/gather_kernels.h"
@@ -17,9 +17,9 @@ constexpr int kBlockThreads = 256;
 template <int V>
 using Vec = std::conditional_t<
     V == 16, uint4,
-    std::conditional_t<V == 8, uint2,
-                       std::conditional_t<V == 4, uint32_t,
-                                          std::conditional_t<V == 2, uint16_t, uint8_t>>>>;
+    std::conditional_t<
+        V == 8, uint2,
+        std::conditional_t<V == 4, uint32_t, std::conditional_t<V == 2, uint16_t, uint8_t>>>>;
 
 __device__ __forceinline__ int64_t out_row(const int64_t* out_rows, int64_t k) {
   return out_rows != nullptr ? out_rows[k] : k;
