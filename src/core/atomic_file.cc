@@ -34,41 +34,53 @@ void sync_directory(const std::string& dir) {
 
 }  // namespace
 
-void write_file_atomic(const std::string& path, std::initializer_list<std::string_view> parts) {
-  const std::string temp = path + unique_suffix();
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    fail("cannot write ", path, ": ", std::strerror(errno),
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  temp_ = path_ + unique_suffix();
+  fd_ = open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    fail("cannot write ", path_, ": ", std::strerror(errno),
          " (check that the directory exists and is writable)");
   }
-  for (std::string_view data : parts) {
-    size_t written = 0;
-    while (written < data.size()) {
-      // Bounded chunks: some kernels refuse single writes above 2 GiB.
-      const size_t chunk = std::min<size_t>(data.size() - written, size_t{1} << 30);
-      const ssize_t n = ::write(fd, data.data() + written, chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        const int saved = n < 0 ? errno : ENOSPC;
-        close(fd);
-        unlink(temp.c_str());
-        fail("cannot write ", path, ": ", std::strerror(saved),
-             saved == ENOSPC ? " (the disk is full; free space and retry)" : "");
-      }
-      written += static_cast<size_t>(n);
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) close(fd_);
+  if (!committed_) unlink(temp_.c_str());
+}
+
+void AtomicFile::write(std::string_view data) {
+  size_t written = 0;
+  while (written < data.size()) {
+    // Bounded chunks: some kernels refuse single writes above 2 GiB.
+    const size_t chunk = std::min<size_t>(data.size() - written, size_t{1} << 30);
+    const ssize_t n = ::write(fd_, data.data() + written, chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int saved = n < 0 ? errno : ENOSPC;
+      fail("cannot write ", path_, ": ", std::strerror(saved),
+           saved == ENOSPC ? " (the disk is full; free space and retry)" : "");
     }
+    written += static_cast<size_t>(n);
   }
+}
+
+void AtomicFile::commit() {
+  const int fd = fd_;
+  fd_ = -1;
   if (fsync(fd) != 0 || close(fd) != 0) {
-    const int saved = errno;
-    unlink(temp.c_str());
-    fail("cannot flush ", path, ": ", std::strerror(saved));
+    fail("cannot flush ", path_, ": ", std::strerror(errno));
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int saved = errno;
-    unlink(temp.c_str());
-    fail("cannot rename ", temp, " to ", path, ": ", std::strerror(saved));
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
+    fail("cannot rename ", temp_, " to ", path_, ": ", std::strerror(errno));
   }
-  sync_directory(parent_of(path));
+  committed_ = true;
+  sync_directory(parent_of(path_));
+}
+
+void write_file_atomic(const std::string& path, std::initializer_list<std::string_view> parts) {
+  AtomicFile file(path);
+  for (std::string_view data : parts) file.write(data);
+  file.commit();
 }
 
 TempDir::TempDir(const std::string& final_path) : final_path_(final_path) {

@@ -9,6 +9,27 @@
 
 namespace directgnn {
 
+// A file written piece by piece under a temporary name beside `path`; commit() flushes it to
+// disk and renames it onto `path`. Destroyed uncommitted (an error, a crash unwinding), the
+// temporary is removed and any previous file at `path` is untouched.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Throws naming the path (and the full disk, when it is full).
+  void write(std::string_view data);
+  void commit();
+
+ private:
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
 // Writes the concatenation of `parts` to `path` atomically. Throws directgnn::Error naming
 // the path on failure (disk full, unwritable directory), leaving any previous file intact.
 void write_file_atomic(const std::string& path, std::initializer_list<std::string_view> parts);

@@ -5,6 +5,7 @@
 
 #include <ATen/Tensor.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,20 @@ void validate_dataset(Dataset& dataset, const std::string& where);
 
 // Writes `dataset` as a dataset directory at `out` (atomically: temp directory, then rename).
 void save_dataset_dir(const Dataset& dataset, const std::string& out);
+
+// A feature table produced a chunk of rows at a time: fill(begin, end, out) writes rows
+// [begin, end) as float32 into `out`; they are stored as `dtype` (float32 or float16).
+struct FeatureStream {
+  int64_t rows = 0, dim = 0;
+  at::ScalarType dtype = at::kFloat;
+  std::function<void(int64_t begin, int64_t end, float* out)> fill;
+};
+// Rows of the table `x`, stored as `dtype`.
+FeatureStream feature_stream_of(const at::Tensor& x, at::ScalarType dtype);
+// The same, with the features from `features` instead of dataset.features (which may be
+// undefined): the table is never whole in memory.
+void save_dataset_dir(const Dataset& dataset, const std::string& out,
+                      const FeatureStream& features);
 Dataset load_dataset_dir(const std::string& dir);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
 

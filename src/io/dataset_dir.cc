@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/progress.h"
 #include "directgnn/error.h"
 #include "io/dataset.h"
 #include "io/npy.h"
@@ -19,6 +20,27 @@ constexpr int kFormatVersion = 1;
 
 std::string split_dir(const std::string& root, size_t k) {
   return k == 0 ? root : root + "/split_" + std::to_string(k);
+}
+
+// features.npy, written a chunk of rows at a time (about 64 MiB of float32 each), so a table
+// larger than memory can be produced.
+void write_features(const std::string& path, const FeatureStream& features) {
+  AtomicFile file(path);
+  file.write(npy_header_for(features.dtype, {features.rows, features.dim}));
+  const int64_t chunk =
+      std::max<int64_t>(1, (int64_t{64} << 20) / (4 * std::max<int64_t>(1, features.dim)));
+  at::Tensor rows = at::empty({std::min(chunk, features.rows), features.dim}, at::kFloat);
+  Progress progress("writing features", features.rows);
+  for (int64_t begin = 0; begin < features.rows; begin += chunk) {
+    const int64_t end = std::min(features.rows, begin + chunk);
+    at::Tensor part = rows.narrow(0, 0, end - begin);
+    features.fill(begin, end, part.data_ptr<float>());
+    if (features.dtype == at::kHalf) part = part.to(at::kHalf);
+    file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));
+    progress.update(end);
+  }
+  progress.finish();
+  file.commit();
 }
 
 template <typename T>
@@ -86,7 +108,28 @@ Dataset load_dataset_dir(const std::string& dir) {
   return ds;
 }
 
+FeatureStream feature_stream_of(const at::Tensor& x, at::ScalarType dtype) {
+  DGNN_CHECK(x.defined() && x.dim() == 2, "the dataset has no [N, F] feature table");
+  FeatureStream stream;
+  stream.rows = x.size(0);
+  stream.dim = x.size(1);
+  stream.dtype = dtype;
+  stream.fill = [x](int64_t begin, int64_t end, float* rows) {
+    at::from_blob(rows, {end - begin, x.size(1)}, at::kFloat)
+        .copy_(x.narrow(0, begin, end - begin));
+  };
+  return stream;
+}
+
 void save_dataset_dir(const Dataset& ds, const std::string& out) {
+  save_dataset_dir(ds, out, feature_stream_of(ds.features, ds.features.scalar_type()));
+}
+
+void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureStream& features) {
+  DGNN_CHECK(features.dtype == at::kFloat || features.dtype == at::kHalf, out,
+             ": features can be stored as float32 or float16, not ", features.dtype);
+  DGNN_CHECK(features.rows == ds.graph.num_nodes(), out, ": ", features.rows, " feature rows for ",
+             ds.graph.num_nodes(), " nodes");
   std::error_code ec;
   if (fs::exists(out, ec) && !(fs::is_directory(out) && fs::is_empty(out))) {
     fail(out, ": already exists; remove it or choose another output path");
@@ -95,7 +138,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out) {
   const std::string& dir = temp.path();
   save_npy(dir + "/indptr.npy", ds.graph.indptr);
   save_npy(dir + "/indices.npy", ds.graph.indices);
-  save_npy(dir + "/features.npy", ds.features);
+  write_features(dir + "/features.npy", features);
   save_npy(dir + "/labels.npy", ds.labels);
   for (size_t k = 0; k < ds.splits.size(); ++k) {
     const std::string sdir = split_dir(dir, k);
@@ -109,8 +152,8 @@ void save_dataset_dir(const Dataset& ds, const std::string& out) {
       {"format_version", kFormatVersion},
       {"num_nodes", ds.graph.num_nodes()},
       {"num_edges", ds.graph.num_edges()},
-      {"feat_dim", ds.features.size(1)},
-      {"feat_dtype", ds.features.scalar_type() == at::kHalf ? "float16" : "float32"},
+      {"feat_dim", features.dim},
+      {"feat_dtype", features.dtype == at::kHalf ? "float16" : "float32"},
       {"num_classes", ds.num_classes},
       {"directed", ds.directed},
       {"num_splits", ds.splits.size()},

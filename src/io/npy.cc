@@ -264,15 +264,20 @@ at::Tensor load_npy(const std::string& path) {
 }
 
 std::string npy_header_for(const at::Tensor& tensor) {
+  return npy_header_for(tensor.scalar_type(), tensor.sizes());
+}
+
+std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape) {
   const char* descr = nullptr;
   for (const auto& info : kDtypes) {
-    if (info.type == tensor.scalar_type()) descr = info.descr;
+    if (info.type == dtype) descr = info.descr;
   }
-  DGNN_CHECK(descr != nullptr, "cannot write dtype ", tensor.scalar_type(), " to .npy");
+  DGNN_CHECK(descr != nullptr, "cannot write dtype ", dtype, " to .npy");
+  const auto dims = static_cast<int64_t>(shape.size());
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (";
-  for (int64_t d = 0; d < tensor.dim(); ++d) {
-    dict += std::to_string(tensor.size(d));
-    if (tensor.dim() == 1 || d + 1 < tensor.dim()) dict += ", ";
+  for (int64_t d = 0; d < dims; ++d) {
+    dict += std::to_string(shape[d]);
+    if (dims == 1 || d + 1 < dims) dict += ", ";
   }
   dict += "), }";
   // Pad with spaces and a newline so the data starts on a 64-byte boundary.

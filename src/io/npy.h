@@ -38,6 +38,7 @@ at::Tensor load_npy(const std::string& path);
 
 // The .npy header (format 1.0, or 2.0 when the header needs it) for a tensor's dtype and shape.
 std::string npy_header_for(const at::Tensor& tensor);
+std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape);
 
 // Writes `tensor` (any supported dtype, made contiguous) to `path` atomically.
 void save_npy(const std::string& path, const at::Tensor& tensor);
