@@ -11,8 +11,13 @@
 namespace directgnn {
 namespace {
 
-template <typename Id, typename In>
-CsrGraph build(const In* src, const In* dst, int64_t m, int64_t n, const CooBuildOptions& opt) {
+// Releases `src_t` and `dst_t` once the edges are scattered into rows, so a caller that
+// handed over its only reference never holds the edge list and both CSR arrays at once.
+template <typename Id>
+CsrGraph build(at::Tensor& src_t, at::Tensor& dst_t, int64_t n, const CooBuildOptions& opt) {
+  const int64_t* src = src_t.data_ptr<int64_t>();
+  const int64_t* dst = dst_t.data_ptr<int64_t>();
+  const int64_t m = src_t.numel();
   const bool sym = opt.symmetrize;
   const bool drop_loops = opt.remove_self_loops;
   // Pass 1: row lengths before de-duplication.
@@ -47,6 +52,8 @@ CsrGraph build(const In* src, const In* dst, int64_t m, int64_t n, const CooBuil
     }
   });
   cursor_t = at::Tensor();
+  src_t = at::Tensor();
+  dst_t = at::Tensor();
   // Pass 3: sort and de-duplicate every row in place; record the new lengths.
   at::Tensor unique_t = at::zeros({n + 1}, at::kLong);
   int64_t* unique = unique_t.data_ptr<int64_t>();
@@ -83,25 +90,23 @@ void check_range(const In* ids, int64_t m, int64_t n, const char* column,
 
 }  // namespace
 
-CsrGraph build_csr_from_coo(const at::Tensor& src_in, const at::Tensor& dst_in, int64_t num_nodes,
+CsrGraph build_csr_from_coo(at::Tensor src_in, at::Tensor dst_in, int64_t num_nodes,
                             const CooBuildOptions& options, const std::string& where) {
   DGNN_CHECK(num_nodes > 0, where, ": the graph must have at least one node");
   DGNN_CHECK(src_in.dim() == 1 && dst_in.dim() == 1 && src_in.numel() == dst_in.numel(), where,
              ": source and destination id arrays must be 1-D and of equal length (got ",
              src_in.sizes(), " and ", dst_in.sizes(), ")");
-  auto as_ids = [&](const at::Tensor& t) {
+  auto as_ids = [&](at::Tensor t) {
     DGNN_CHECK(t.scalar_type() == at::kInt || t.scalar_type() == at::kLong, where,
                ": edge ids have dtype ", t.scalar_type(), "; use int32 or int64");
     return t.to(at::kLong).contiguous();
   };
-  const at::Tensor src = as_ids(src_in), dst = as_ids(dst_in);
+  at::Tensor src = as_ids(std::move(src_in)), dst = as_ids(std::move(dst_in));
   const int64_t m = src.numel();
   check_range(src.data_ptr<int64_t>(), m, num_nodes, "source", where);
   check_range(dst.data_ptr<int64_t>(), m, num_nodes, "destination", where);
-  if (index_type_for(num_nodes) == at::kInt) {
-    return build<int32_t>(src.data_ptr<int64_t>(), dst.data_ptr<int64_t>(), m, num_nodes, options);
-  }
-  return build<int64_t>(src.data_ptr<int64_t>(), dst.data_ptr<int64_t>(), m, num_nodes, options);
+  if (index_type_for(num_nodes) == at::kInt) return build<int32_t>(src, dst, num_nodes, options);
+  return build<int64_t>(src, dst, num_nodes, options);
 }
 
 }  // namespace directgnn

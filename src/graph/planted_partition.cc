@@ -3,24 +3,14 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <cmath>
 #include <vector>
 
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "graph/class_features.h"
 #include "graph/coo_builder.h"
 
 namespace directgnn {
-namespace {
-
-float gaussian(SplitRng& rng) {
-  // Box-Muller; 1 - u keeps the logarithm finite.
-  const double u = 1.0 - rng.uniform(), v = rng.uniform();
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * v));
-}
-
-}  // namespace
-
 Dataset make_planted_partition(const PlantedPartitionOptions& o) {
   DGNN_CHECK(o.num_nodes >= 2 * o.num_classes && o.num_classes >= 2,
              "synthetic graph needs at least 2 classes and 2 nodes per class");
@@ -63,23 +53,10 @@ Dataset make_planted_partition(const PlantedPartitionOptions& o) {
       }
     }
   });
-  ds.graph = build_csr_from_coo(src, dst, n, {true, true}, "synthetic graph");
+  ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n, {true, true}, "synthetic graph");
   // Features: mean of the class (fixed per seed) plus unit Gaussian noise.
-  at::Tensor means = at::empty({c, o.feat_dim}, at::kFloat);
-  float* mu = means.data_ptr<float>();
-  SplitRng mean_rng(mix64(o.seed, 3));
-  for (int64_t i = 0; i < c * o.feat_dim; ++i)
-    mu[i] = static_cast<float>(o.signal) * gaussian(mean_rng);
   ds.features = at::empty({n, o.feat_dim}, at::kFloat);
-  float* x = ds.features.data_ptr<float>();
-  at::parallel_for(0, n, 1024, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end; ++v) {
-      SplitRng r(mix64(o.seed, 4, v));
-      for (int64_t f = 0; f < o.feat_dim; ++f) {
-        x[v * o.feat_dim + f] = mu[lab[v] * o.feat_dim + f] + gaussian(r);
-      }
-    }
-  });
+  ClassFeatures(c, o.feat_dim, o.signal, o.seed).fill(lab, 0, n, ds.features.data_ptr<float>());
   // Split over a second permutation.
   for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(i + 1)]);
   const auto n_train = static_cast<int64_t>(n * o.train_fraction);
