@@ -22,6 +22,7 @@ Dataset dataset_or_default(const std::string& path, const ImportOptions& import)
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_convert(CLI::App& app);
+void register_generate(CLI::App& app);
 void register_info(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_bench_gather(CLI::App* bench);
