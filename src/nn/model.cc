@@ -89,8 +89,9 @@ at::Tensor GnnModel::infer(const CsrGraph& graph, const at::Tensor& features, in
   for (size_t l = 0; l < convs_.size(); ++l) {
     const int64_t out_dim = l + 1 == convs_.size() ? config_.num_classes : config_.hidden;
     at::Tensor next = at::empty({n, out_dim}, at::kFloat);
-    // A float16 table is widened a chunk at a time, never as a whole.
-    const at::Tensor x_src = x.scalar_type() == at::kFloat ? x : x.to(at::kFloat);
+    // A float16 table (possibly larger than memory) is never widened as a whole: each chunk
+    // reads and widens just the rows its edges touch.
+    const bool narrow_table = x.scalar_type() != at::kFloat;
     for (int64_t lo = 0; lo < n; lo += chunk) {
       const int64_t hi = std::min(n, lo + chunk);
       Block block;
@@ -102,7 +103,18 @@ at::Tensor GnnModel::infer(const CsrGraph& graph, const at::Tensor& features, in
       // inputs and degrees are given separately.
       block.src_degree = degree;
       block.dst_degree = degree.narrow(0, lo, hi - lo);
-      next.narrow(0, lo, hi - lo).copy_(layer(l, block, x_src, x_src.narrow(0, lo, hi - lo)));
+      if (narrow_table) {
+        const auto [rows, local] =
+            at::_unique(block.indices.to(at::kLong), /*sorted=*/true, /*return_inverse=*/true);
+        block.indices = local;
+        block.num_src = rows.numel();
+        block.src_degree = degree.index_select(0, rows);
+        const at::Tensor x_rows = x.index_select(0, rows).to(at::kFloat);
+        const at::Tensor x_dst = x.narrow(0, lo, hi - lo).to(at::kFloat);
+        next.narrow(0, lo, hi - lo).copy_(layer(l, block, x_rows, x_dst));
+        continue;
+      }
+      next.narrow(0, lo, hi - lo).copy_(layer(l, block, x, x.narrow(0, lo, hi - lo)));
     }
     x = next;
   }

@@ -113,6 +113,9 @@ TEST(BadInput, ClearErrorsAndNonZeroExits) {
       {"train --threads -2", "--threads must be 0"},
       {"train --features cuda-magic", "not a placement (use host, pinned or device)"},
       {"bench gather --model --row-bytes 0", "widths must be positive"},
+      {"generate rmat --scale 10", "give --out DIR"},
+      {"generate rmat --nodes 1 --in-memory", "between 2 and 2^40 nodes"},
+      {"generate rmat --scale 10 --in-memory --feat-dtype int8", "use float32 or float16"},
       {"eval --checkpoint " + dir.file("nothing"), "no checkpoint here"},
   };
   for (const auto& [args, needle] : cases) {
@@ -121,6 +124,28 @@ TEST(BadInput, ClearErrorsAndNonZeroExits) {
     EXPECT_NE(r.output.find("error: "), std::string::npos) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
   }
+}
+
+TEST(Generate, WritesAnRmatDatasetThatTrainsAndConvertsToFloat16) {
+  TempDirectory dir;
+  const CommandResult g =
+      run("generate rmat --scale 12 --edge-factor 8 --feat-dim 32 --classes 4 --train 0.2 "
+          "--out " +
+          dir.file("rmat"));
+  ASSERT_EQ(g.status, 0) << g.output;
+  EXPECT_NE(g.output.find("peak resident memory"), std::string::npos) << g.output;
+  const CommandResult t = run("train --dataset " + dir.file("rmat") + " --epochs 2");
+  ASSERT_EQ(t.status, 0) << t.output;
+  const CommandResult c =
+      run("convert " + dir.file("rmat") + " " + dir.file("half") + " --feat-dtype float16");
+  ASSERT_EQ(c.status, 0) << c.output;
+  const CommandResult i = run("info " + dir.file("half"));
+  EXPECT_NE(i.output.find("float16"), std::string::npos) << i.output;
+  EXPECT_NE(run("generate rmat --scale 12 --out " + dir.file("rmat")).output.find("already exists"),
+            std::string::npos);
+  const CommandResult m = run("generate rmat --nodes 5000 --feat-dim 8 --in-memory");
+  EXPECT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("Built in memory"), std::string::npos) << m.output;
 }
 
 TEST(BenchGather, TheRequestModelRunsWithoutAGpu) {
