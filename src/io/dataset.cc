@@ -108,11 +108,21 @@ Dataset load_dataset(const std::string& path, const ImportOptions& options) {
   if (ec || !fs::exists(status)) {
     fail(path, ": no such file or directory (give a dataset directory or an .npz file)");
   }
-  if (fs::is_directory(status)) return load_dataset_dir(path);
-  if (fs::path(path).extension() == ".npz") return import_npz(path, options);
+  if (fs::is_directory(status)) {
+    if (!fs::exists(path + "/meta.json") && looks_like_ogb(path)) return import_ogb(path, options);
+    return load_dataset_dir(path);
+  }
+  fs::path p(path);
+  if (p.extension() == ".npz") return import_npz(path, options);
+  if (p.extension() == ".gz") p = p.stem();
+  const std::string ext = p.extension().string();
+  if (ext == ".txt" || ext == ".csv" || ext == ".tsv" || ext == ".edges" || ext == ".el" ||
+      ext == ".edgelist") {
+    return import_edge_list(path, options);
+  }
   fail(path,
-       ": not a dataset directory or .npz file (see docs/formats.md; convert other "
-       "formats with `directgnn convert`)");
+       ": not a dataset directory, OGB raw directory, .npz file or edge list (.txt, .csv, .tsv, "
+       ".edges, .el; see docs/formats.md)");
 }
 
 }  // namespace directgnn

@@ -33,6 +33,11 @@ struct Dataset {
 
 struct ImportOptions {
   bool keep_self_loops = false;
+  // OGB and edge lists: add the reverse of every edge (OGB's add_inverse_edge; for SNAP lists
+  // of undirected graphs). Without it the graph is kept directed as given.
+  bool add_inverse_edges = false;
+  std::string labels_path;    // edge lists: labels .npy (required)
+  std::string features_path;  // edge lists: features .npy (default: log-degree and a constant)
 };
 
 // Reads a dataset directory or an .npz file (gnn-benchmark CSR layout, or numpy savez layout
@@ -61,5 +66,12 @@ void save_dataset_dir(const Dataset& dataset, const std::string& out,
                       const FeatureStream& features);
 Dataset load_dataset_dir(const std::string& dir);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
+// An OGB node-property dataset's raw directory (edge.csv.gz, node-feat.csv.gz,
+// node-label.csv.gz, num-node-list.csv.gz, in DIR or DIR/raw; splits in DIR/split/NAME/).
+bool looks_like_ogb(const std::string& dir);
+Dataset import_ogb(const std::string& dir, const ImportOptions& options);
+// A SNAP/CSV edge list (.txt, .csv, .tsv, .edges, .el, optionally .gz): two node ids per line,
+// '#' and '%' comments, one optional header line.
+Dataset import_edge_list(const std::string& path, const ImportOptions& options);
 
 }  // namespace directgnn

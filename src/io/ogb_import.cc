@@ -1,0 +1,278 @@
+// Importers for text formats: OGB node-property raw directories and SNAP/CSV edge lists
+// (docs/formats.md). Text is read in blocks and parsed on every thread; errors name the file
+// and line.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "directgnn/error.h"
+#include "graph/coo_builder.h"
+#include "io/dataset.h"
+#include "io/npy.h"
+#include "io/text_lines.h"
+
+namespace directgnn {
+namespace fs = std::filesystem;
+namespace {
+
+// The first error any thread meets (by line number), thrown once parsing has finished.
+class FirstError {
+ public:
+  void report(int64_t line, std::string message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (line_ < 0 || line < line_) {
+      line_ = line;
+      message_ = std::move(message);
+    }
+  }
+  void throw_if_any(const std::string& path) const {
+    if (line_ >= 0) fail(path, " line ", line_, ": ", message_);
+  }
+
+ private:
+  std::mutex mutex_;
+  int64_t line_ = -1;
+  std::string message_;
+};
+
+bool is_comment(std::string_view line) {
+  size_t p = 0;
+  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+  return p == line.size() || line[p] == '#' || line[p] == '%';
+}
+
+struct Edges {
+  std::vector<int64_t> src, dst;
+  std::vector<uint8_t> keep;  // 0 for comment, blank and header lines
+};
+
+// Two node ids per line (further columns, such as weights, are ignored). With `text_format`
+// (edge lists), comment lines and one header line before the first edge are skipped.
+Edges read_edges(const std::string& path, bool text_format) {
+  Edges e;
+  FirstError error;
+  std::atomic<int64_t> first_edge_line{INT64_MAX};
+  for_each_line(
+      path,
+      [&](int64_t first, int64_t count) {
+        const auto size = static_cast<size_t>(first - 1 + count);
+        e.src.resize(size);
+        e.dst.resize(size);
+        e.keep.resize(size);
+      },
+      [&](std::string_view line, int64_t number) {
+        const auto i = static_cast<size_t>(number - 1);
+        e.keep[i] = 0;
+        if (text_format && is_comment(line)) return;
+        std::string_view f[2];
+        const int n = split_fields(line, f, 2);
+        if (n >= 2 && parse_int(f[0], e.src[i]) && parse_int(f[1], e.dst[i])) {
+          if (e.src[i] < 0 || e.dst[i] < 0) {
+            error.report(number, "node ids must be non-negative, got '" + std::string(line) + "'");
+          }
+          e.keep[i] = 1;
+          int64_t seen = first_edge_line.load();
+          while (number < seen && !first_edge_line.compare_exchange_weak(seen, number)) {
+          }
+          return;
+        }
+        // A header is allowed only before the first edge; checked below.
+        if (text_format && n >= 2) {
+          e.src[i] = -1;
+          return;
+        }
+        error.report(number, "expected two node ids separated by a comma, tab or space, got '" +
+                                 std::string(line.substr(0, 80)) + "'");
+      });
+  for (size_t i = 0; i < e.keep.size(); ++i) {
+    if (!e.keep[i] && e.src[i] == -1 && static_cast<int64_t>(i + 1) > first_edge_line.load()) {
+      error.report(static_cast<int64_t>(i + 1),
+                   "expected two node ids, found text after the "
+                   "first edge (only one header line may come first)");
+    }
+  }
+  error.throw_if_any(path);
+  return e;
+}
+
+at::Tensor kept(const std::vector<int64_t>& values, const std::vector<uint8_t>& keep) {
+  const auto m = static_cast<int64_t>(std::count(keep.begin(), keep.end(), 1));
+  at::Tensor out = at::empty({m}, at::kLong);
+  int64_t* o = out.data_ptr<int64_t>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (keep[i]) *o++ = values[i];
+  }
+  return out;
+}
+
+// One integer per line (OGB counts, labels, split ids). Labels may be "nan" (unlabelled: -1)
+// or integral floats ("3.0").
+std::vector<int64_t> read_column(const std::string& path, bool allow_nan) {
+  std::vector<int64_t> values;
+  FirstError error;
+  for_each_line(
+      path, [&](int64_t first, int64_t count) { values.resize(first - 1 + count); },
+      [&](std::string_view line, int64_t number) {
+        std::string_view f[1];
+        int64_t& v = values[static_cast<size_t>(number - 1)];
+        float x = 0;
+        if (split_fields(line, f, 1) == 1 && parse_int(f[0], v)) return;
+        if (allow_nan && split_fields(line, f, 1) == 1 && parse_float(f[0], x)) {
+          if (std::isnan(x)) {
+            v = -1;
+            return;
+          }
+          if (std::floor(x) == x) {
+            v = static_cast<int64_t>(x);
+            return;
+          }
+        }
+        error.report(number, "expected one integer, got '" + std::string(line.substr(0, 80)) + "'");
+      });
+  error.throw_if_any(path);
+  return values;
+}
+
+at::Tensor read_features(const std::string& path, int64_t rows) {
+  std::atomic<int64_t> dim{-1};
+  at::Tensor x;
+  FirstError error;
+  std::mutex first_mutex;
+  for_each_line(
+      path,
+      [&](int64_t first, int64_t count) {
+        DGNN_CHECK(first - 1 + count <= rows, path, ": has more than ", rows,
+                   " lines (one per node, as num-node-list.csv.gz says)");
+      },
+      [&](std::string_view line, int64_t number) {
+        thread_local std::vector<std::string_view> f(256);
+        int n = split_fields(line, f.data(), static_cast<int>(f.size()));
+        if (n > static_cast<int>(f.size())) {
+          f.resize(static_cast<size_t>(n));
+          n = split_fields(line, f.data(), n);
+        }
+        {
+          std::lock_guard<std::mutex> lock(first_mutex);
+          if (dim.load() < 0) {
+            dim = n;
+            x = at::empty({rows, n}, at::kFloat);
+          }
+        }
+        if (n != dim.load()) {
+          error.report(number, "has " + std::to_string(n) + " values; other lines have " +
+                                   std::to_string(dim.load()));
+          return;
+        }
+        float* row = x.data_ptr<float>() + (number - 1) * n;
+        for (int c = 0; c < n; ++c) {
+          if (!parse_float(f[static_cast<size_t>(c)], row[c])) {
+            error.report(number, "value " + std::to_string(c + 1) + " ('" +
+                                     std::string(f[static_cast<size_t>(c)]) + "') is not a number");
+            return;
+          }
+        }
+      });
+  error.throw_if_any(path);
+  DGNN_CHECK(dim.load() > 0, path, ": no feature rows");
+  return x;
+}
+
+std::string find_raw(const std::string& dir, const std::string& name) {
+  for (const std::string& candidate : {dir + "/raw/" + name, dir + "/" + name}) {
+    if (fs::exists(candidate)) return candidate;
+  }
+  fail(dir, ": OGB raw file ", name, " not found (looked in ", dir, "/raw and ", dir, ")");
+}
+
+at::Tensor tensor_of(const std::vector<int64_t>& v) {
+  return at::tensor(at::ArrayRef<int64_t>(v), at::kLong);
+}
+
+}  // namespace
+
+bool looks_like_ogb(const std::string& dir) {
+  return fs::exists(dir + "/raw/edge.csv.gz") || fs::exists(dir + "/edge.csv.gz");
+}
+
+Dataset import_ogb(const std::string& dir, const ImportOptions& options) {
+  const std::string nodes_file = find_raw(dir, "num-node-list.csv.gz");
+  const std::vector<int64_t> counts = read_column(nodes_file, false);
+  DGNN_CHECK(counts.size() == 1 && counts[0] > 0, nodes_file,
+             ": expected one line with the node count (graph-property datasets with many graphs "
+             "are not supported)");
+  const int64_t n = counts[0];
+  Dataset ds;
+  ds.name = fs::path(dir).filename().string();
+  ds.source = dir;
+  const std::string edge_file = find_raw(dir, "edge.csv.gz");
+  Edges e = read_edges(edge_file, false);
+  at::Tensor src = kept(e.src, e.keep), dst = kept(e.dst, e.keep);
+  e = Edges();
+  ds.directed = !options.add_inverse_edges;
+  ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n,
+                                {options.add_inverse_edges, !options.keep_self_loops}, edge_file);
+  ds.features = read_features(find_raw(dir, "node-feat.csv.gz"), n);
+  const std::string label_file = find_raw(dir, "node-label.csv.gz");
+  const std::vector<int64_t> labels = read_column(label_file, true);
+  DGNN_CHECK(static_cast<int64_t>(labels.size()) == n, label_file, ": has ", labels.size(),
+             " lines for ", n, " nodes");
+  ds.labels = tensor_of(labels);
+  std::vector<fs::path> split_dirs;
+  for (const std::string& root : {dir + "/split", dir + "/raw/../split"}) {
+    if (!fs::is_directory(root)) continue;
+    for (const auto& entry : fs::directory_iterator(root)) {
+      if (entry.is_directory()) split_dirs.push_back(entry.path());
+    }
+    break;
+  }
+  std::sort(split_dirs.begin(), split_dirs.end());
+  for (const fs::path& s : split_dirs) {
+    auto ids = [&](const char* name) {
+      const std::string file = (s / (std::string(name) + ".csv.gz")).string();
+      DGNN_CHECK(fs::exists(file), s.string(), ": split file ", name, ".csv.gz is missing");
+      return tensor_of(read_column(file, false));
+    };
+    ds.splits.push_back({ids("train"), ids("valid"), ids("test")});
+  }
+  validate_dataset(ds, dir);
+  return ds;
+}
+
+Dataset import_edge_list(const std::string& path, const ImportOptions& options) {
+  DGNN_CHECK(!options.labels_path.empty(), path,
+             ": an edge list carries no labels; give them with --labels LABELS.npy (one integer "
+             "per node, -1 for unlabelled)");
+  Edges e = read_edges(path, true);
+  at::Tensor src = kept(e.src, e.keep), dst = kept(e.dst, e.keep);
+  e = Edges();
+  DGNN_CHECK(src.numel() > 0, path, ": no edges found");
+  Dataset ds;
+  ds.name = fs::path(path).stem().string();
+  ds.source = path;
+  ds.labels = load_npy(options.labels_path);
+  DGNN_CHECK(ds.labels.dim() == 1, options.labels_path, ": labels must be 1-D");
+  const int64_t max_id = std::max(src.max().item<int64_t>(), dst.max().item<int64_t>());
+  const int64_t n = ds.labels.numel();
+  DGNN_CHECK(max_id < n, path, ": node id ", max_id, " needs at least ", max_id + 1,
+             " labels, but ", options.labels_path, " has ", n);
+  ds.directed = !options.add_inverse_edges;
+  ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n,
+                                {options.add_inverse_edges, !options.keep_self_loops}, path);
+  if (!options.features_path.empty()) {
+    ds.features = load_npy(options.features_path);
+    if (ds.features.scalar_type() == at::kDouble) ds.features = ds.features.to(at::kFloat);
+  } else {
+    // Without features, each node gets its log-degree and a constant: structure alone.
+    const at::Tensor deg = ds.graph.degrees().to(at::kFloat);
+    ds.features = at::stack({at::log1p(deg), at::ones_like(deg)}, 1);
+  }
+  validate_dataset(ds, path);
+  return ds;
+}
+
+}  // namespace directgnn
