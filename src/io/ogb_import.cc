@@ -138,37 +138,31 @@ std::vector<int64_t> read_column(const std::string& path, bool allow_nan) {
   return values;
 }
 
+// One row of comma-separated floats per node; the first line fixes the width.
 at::Tensor read_features(const std::string& path, int64_t rows) {
-  std::atomic<int64_t> dim{-1};
-  at::Tensor x;
+  const int dim = split_fields(first_line(path), nullptr, 0);
+  DGNN_CHECK(dim > 0, path, ": the first line holds no feature values");
+  at::Tensor x = at::empty({rows, dim}, at::kFloat);
+  float* data = x.data_ptr<float>();
   FirstError error;
-  std::mutex first_mutex;
+  int64_t lines = 0;
   for_each_line(
       path,
       [&](int64_t first, int64_t count) {
-        DGNN_CHECK(first - 1 + count <= rows, path, ": has more than ", rows,
+        lines = first - 1 + count;
+        DGNN_CHECK(lines <= rows, path, ": has more than ", rows,
                    " lines (one per node, as num-node-list.csv.gz says)");
       },
       [&](std::string_view line, int64_t number) {
-        thread_local std::vector<std::string_view> f(256);
-        int n = split_fields(line, f.data(), static_cast<int>(f.size()));
-        if (n > static_cast<int>(f.size())) {
-          f.resize(static_cast<size_t>(n));
-          n = split_fields(line, f.data(), n);
-        }
-        {
-          std::lock_guard<std::mutex> lock(first_mutex);
-          if (dim.load() < 0) {
-            dim = n;
-            x = at::empty({rows, n}, at::kFloat);
-          }
-        }
-        if (n != dim.load()) {
-          error.report(number, "has " + std::to_string(n) + " values; other lines have " +
-                                   std::to_string(dim.load()));
+        thread_local std::vector<std::string_view> f;
+        f.resize(static_cast<size_t>(dim));
+        const int n = split_fields(line, f.data(), dim);
+        if (n != dim) {
+          error.report(number, "has " + std::to_string(n) + " values; the first line has " +
+                                   std::to_string(dim));
           return;
         }
-        float* row = x.data_ptr<float>() + (number - 1) * n;
+        float* row = data + (number - 1) * dim;
         for (int c = 0; c < n; ++c) {
           if (!parse_float(f[static_cast<size_t>(c)], row[c])) {
             error.report(number, "value " + std::to_string(c + 1) + " ('" +
@@ -178,7 +172,8 @@ at::Tensor read_features(const std::string& path, int64_t rows) {
         }
       });
   error.throw_if_any(path);
-  DGNN_CHECK(dim.load() > 0, path, ": no feature rows");
+  DGNN_CHECK(lines == rows, path, ": has ", lines, " lines for ", rows,
+             " nodes (one line of features per node)");
   return x;
 }
 

@@ -133,6 +133,22 @@ void for_each_line(const std::string& path,
   }
 }
 
+std::string first_line(const std::string& path) {
+  GzFile file(path);
+  std::string line;
+  char c[4096];
+  while (const size_t got = file.read(c, sizeof c)) {
+    const void* nl = std::memchr(c, '\n', got);
+    if (nl != nullptr) {
+      line.append(c, static_cast<size_t>(static_cast<const char*>(nl) - c));
+      break;
+    }
+    line.append(c, got);
+  }
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
 int split_fields(std::string_view line, std::string_view* fields, int max) {
   int n = 0;
   size_t p = 0;

@@ -18,6 +18,9 @@ void for_each_line(const std::string& path,
                    const std::function<void(int64_t first_line, int64_t count)>& on_block_start,
                    const std::function<void(std::string_view line, int64_t line_number)>& on_line);
 
+// The first line of `path` (without its newline); empty for an empty file.
+std::string first_line(const std::string& path);
+
 // Splits `line` at commas, tabs or spaces into up to `max` fields; returns how many it found
 // (fields beyond `max` are counted, not stored). Empty fields between separators are skipped.
 int split_fields(std::string_view line, std::string_view* fields, int max);

@@ -1,8 +1,10 @@
 #include "nn/model.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "directgnn/error.h"
@@ -78,43 +80,116 @@ at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor&
   return x;
 }
 
+namespace {
+
+// A set of nodes given by sorted global ids, or every node of the graph.
+struct NodeSet {
+  at::Tensor ids;  // int64, sorted; undefined when `all`
+  bool all = false;
+
+  int64_t size(int64_t n) const { return all ? n : ids.numel(); }
+  at::Tensor range(int64_t lo, int64_t hi) const {
+    return all ? at::arange(lo, hi, at::kLong) : ids.narrow(0, lo, hi - lo);
+  }
+  // Rows of a table over this set holding the global nodes `global` (which it contains).
+  at::Tensor rows_of(const at::Tensor& global) const {
+    return all ? global.to(at::kLong) : at::searchsorted(ids, global.to(at::kLong));
+  }
+};
+
+// The CSR rows of `nodes`: local offsets from 0 and the neighbours' global ids.
+std::pair<at::Tensor, at::Tensor> gather_rows(const CsrGraph& graph, const at::Tensor& nodes) {
+  const at::Tensor start = graph.indptr.index_select(0, nodes);
+  const at::Tensor length = graph.indptr.index_select(0, nodes + 1) - start;
+  const at::Tensor ptr = at::cat({at::zeros({1}, at::kLong), length.cumsum(0)});
+  at::Tensor out = at::empty({ptr[-1].item<int64_t>()}, graph.indices.options());
+  const int64_t* s = start.data_ptr<int64_t>();
+  const int64_t* p = ptr.data_ptr<int64_t>();
+  const auto width = static_cast<int64_t>(graph.indices.element_size());
+  const auto* src = static_cast<const uint8_t*>(graph.indices.data_ptr());
+  auto* dst = static_cast<uint8_t*>(out.data_ptr());
+  at::parallel_for(0, nodes.numel(), 1024, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      std::memcpy(dst + p[i] * width, src + s[i] * width,
+                  static_cast<size_t>((p[i + 1] - p[i]) * width));
+    }
+  });
+  return {ptr, out};
+}
+
+// The nodes `layer_inputs` must be known at to compute `outputs` with full neighbourhoods.
+NodeSet with_neighbours(const CsrGraph& graph, const NodeSet& outputs) {
+  if (outputs.all) return outputs;
+  const at::Tensor neighbours = gather_rows(graph, outputs.ids).second.to(at::kLong);
+  NodeSet in{std::get<0>(at::_unique(at::cat({outputs.ids, neighbours}), /*sorted=*/true))};
+  in.all = in.ids.numel() == graph.num_nodes();
+  return in;
+}
+
+}  // namespace
+
 at::Tensor GnnModel::infer(const CsrGraph& graph, const at::Tensor& features, int64_t chunk) {
+  return infer_nodes(graph, features, at::Tensor(), chunk);
+}
+
+at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& features,
+                                 const at::Tensor& targets, int64_t chunk) {
   torch::NoGradGuard no_grad;
   const bool was_training = is_training();
   eval();
   const int64_t n = graph.num_nodes();
   const at::Tensor degree = graph.degrees().to(at::kFloat);
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  // sets[l]: the nodes layer l computes outputs for; sets[L] = targets.
+  const size_t num_layers = convs_.size();
+  std::vector<NodeSet> sets(num_layers + 1);
+  sets[num_layers] = targets.defined() ? NodeSet{std::get<0>(at::_unique(targets.to(at::kLong)))}
+                                       : NodeSet{at::Tensor(), true};
+  for (size_t l = num_layers; l > 1; --l) sets[l - 1] = with_neighbours(graph, sets[l]);
+  sets[0] = NodeSet{at::Tensor(), true};  // layer 0 reads the feature table by global id
   at::Tensor x = features;
-  for (size_t l = 0; l < convs_.size(); ++l) {
-    const int64_t out_dim = l + 1 == convs_.size() ? config_.num_classes : config_.hidden;
-    at::Tensor next = at::empty({n, out_dim}, at::kFloat);
+  for (size_t l = 0; l < num_layers; ++l) {
+    const NodeSet& in = sets[l];
+    const NodeSet& out = sets[l + 1];
+    const int64_t count = out.size(n);
+    const int64_t out_dim = l + 1 == num_layers ? config_.num_classes : config_.hidden;
+    at::Tensor next = at::empty({count, out_dim}, at::kFloat);
     // A float16 table (possibly larger than memory) is never widened as a whole: each chunk
     // reads and widens just the rows its edges touch.
     const bool narrow_table = x.scalar_type() != at::kFloat;
-    for (int64_t lo = 0; lo < n; lo += chunk) {
-      const int64_t hi = std::min(n, lo + chunk);
+    const at::Tensor src_degree = in.all ? degree : degree.index_select(0, in.ids);
+    for (int64_t lo = 0; lo < count; lo += chunk) {
+      const int64_t hi = std::min(count, lo + chunk);
       Block block;
       block.num_dst = hi - lo;
-      block.num_src = n;
-      block.indptr = graph.indptr.narrow(0, lo, hi - lo + 1) - indptr[lo];
-      block.indices = graph.indices.narrow(0, indptr[lo], indptr[hi] - indptr[lo]);
-      // Source ids are global here, so the dst rows are not a prefix of the sources: their
-      // inputs and degrees are given separately.
-      block.src_degree = degree;
-      block.dst_degree = degree.narrow(0, lo, hi - lo);
+      block.num_src = in.size(n);
+      at::Tensor dst_rows;  // rows of x holding the chunk's own nodes
+      if (out.all) {
+        block.indptr = graph.indptr.narrow(0, lo, hi - lo + 1) - indptr[lo];
+        block.indices = graph.indices.narrow(0, indptr[lo], indptr[hi] - indptr[lo]);
+        block.dst_degree = degree.narrow(0, lo, hi - lo);
+      } else {
+        const at::Tensor nodes = out.range(lo, hi);
+        std::tie(block.indptr, block.indices) = gather_rows(graph, nodes);
+        block.indices = in.rows_of(block.indices);
+        block.dst_degree = degree.index_select(0, nodes);
+        dst_rows = in.rows_of(nodes);
+      }
+      // Sources are rows of x, not a prefix of the chunk: inputs and degrees go separately.
+      block.src_degree = src_degree;
+      const at::Tensor x_dst =
+          dst_rows.defined() ? x.index_select(0, dst_rows) : x.narrow(0, lo, hi - lo);
       if (narrow_table) {
         const auto [rows, local] =
             at::_unique(block.indices.to(at::kLong), /*sorted=*/true, /*return_inverse=*/true);
         block.indices = local;
         block.num_src = rows.numel();
-        block.src_degree = degree.index_select(0, rows);
-        const at::Tensor x_rows = x.index_select(0, rows).to(at::kFloat);
-        const at::Tensor x_dst = x.narrow(0, lo, hi - lo).to(at::kFloat);
-        next.narrow(0, lo, hi - lo).copy_(layer(l, block, x_rows, x_dst));
+        block.src_degree = block.src_degree.index_select(0, rows);
+        next.narrow(0, lo, hi - lo)
+            .copy_(layer(l, block, x.index_select(0, rows).to(at::kFloat), x_dst.to(at::kFloat)));
         continue;
       }
-      next.narrow(0, lo, hi - lo).copy_(layer(l, block, x, x.narrow(0, lo, hi - lo)));
+      next.narrow(0, lo, hi - lo).copy_(layer(l, block, x, x_dst));
     }
     x = next;
   }

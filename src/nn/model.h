@@ -41,6 +41,11 @@ class GnnModel : public torch::nn::Module {
   // Logits for every node of `graph`, with full neighbourhoods, `chunk` destination nodes at
   // a time. Runs without gradients and without dropout.
   at::Tensor infer(const CsrGraph& graph, const at::Tensor& features, int64_t chunk = 65536);
+  // The same for `targets` only (int64 ids; the result's rows follow their sorted unique
+  // order). Each layer computes just the nodes the next one reads: for a few thousand
+  // targets on a huge graph, memory and time follow their neighbourhoods, not the graph.
+  at::Tensor infer_nodes(const CsrGraph& graph, const at::Tensor& features,
+                         const at::Tensor& targets, int64_t chunk = 65536);
 
   const ModelConfig& config() const { return config_; }
 

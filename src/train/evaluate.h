@@ -1,5 +1,6 @@
-// Evaluation of a model on a split: full-neighbourhood, layer-wise inference over the whole
-// graph, then accuracy (and ROC-AUC for two-class tasks) on the validation and test nodes.
+// Evaluation of a model on a split: full-neighbourhood, layer-wise inference of the validation
+// and test nodes (each layer computing only the nodes the next reads), then accuracy (and ROC-AUC
+// for two-class tasks) on the validation and test nodes.
 #pragma once
 
 #include <limits>

@@ -175,8 +175,11 @@ TEST(NpzImport, ConvertedCoraLoadsIdentically) {
 TEST(LoadDataset, UnknownPathsAndFormats) {
   TempDirectory dir;
   EXPECT_ERROR_CONTAINS(load_dataset(dir.file("nope")), "no such file or directory");
+  std::ofstream(dir.file("x.xyz")) << "1,2\n";
+  EXPECT_ERROR_CONTAINS(load_dataset(dir.file("x.xyz")),
+                        "not a dataset directory, OGB raw directory, .npz file or edge list");
   std::ofstream(dir.file("x.csv")) << "1,2\n";
-  EXPECT_ERROR_CONTAINS(load_dataset(dir.file("x.csv")), "not a dataset directory or .npz");
+  EXPECT_ERROR_CONTAINS(load_dataset(dir.file("x.csv")), "give them with --labels");
 }
 
 }  // namespace

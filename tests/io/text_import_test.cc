@@ -67,6 +67,8 @@ TEST(OgbImport, MalformedLinesNameFileAndLine) {
       {"raw/node-label.csv.gz", "0\nx\n1\n0\n1\n",
        "node-label.csv.gz line 2: expected one integer"},
       {"raw/num-node-list.csv.gz", "5\n7\n", "expected one line with the node count"},
+      {"raw/node-feat.csv.gz", "1,2\n1,2\n1,2\n", "has 3 lines for 5 nodes"},
+      {"raw/node-label.csv.gz", "0\n1\n", "has 2 lines for 5 nodes"},
   };
   for (const auto& [file, text, needle] : cases) {
     testing::TempDirectory tmp;

@@ -78,5 +78,28 @@ TEST(Trainer, Float16InferenceReadsOnlyTheRowsEachChunkNeeds) {
   }
 }
 
+TEST(Trainer, InferenceOfSomeNodesMatchesInferenceOfAll) {
+  const Dataset ds = small_rmat();
+  const at::Tensor half = ds.features.to(at::kHalf);
+  const at::Tensor targets = at::tensor({1999, 5, 0, 700, 5, 1234}, at::kLong);
+  const at::Tensor order = std::get<0>(at::_unique(targets));
+  for (const int layers : {1, 2, 3}) {
+    for (const char* arch : {"sage", "gcn"}) {
+      ModelConfig c;
+      c.arch = arch;
+      c.in_dim = ds.feat_dim();
+      c.hidden = 16;
+      c.layers = layers;
+      c.num_classes = ds.num_classes;
+      GnnModel model(c);
+      for (const at::Tensor& x : {ds.features, half}) {
+        const at::Tensor all = model.infer(ds.graph, x, 300).index_select(0, order);
+        const at::Tensor some = model.infer_nodes(ds.graph, x, targets, 300);
+        EXPECT_TRUE(at::allclose(some, all, 1e-5, 1e-6)) << arch << " " << layers << " layers";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace directgnn
