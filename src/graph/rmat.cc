@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/progress.h"
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "graph/class_features.h"
@@ -70,30 +71,14 @@ class Relabel {
   uint64_t keys_[kRounds];
 };
 
-}  // namespace
-
-void check_rmat_options(const RmatOptions& o) {
-  DGNN_CHECK(o.num_nodes >= 2 && o.num_nodes <= (int64_t{1} << 40),
-             "rmat: the graph needs between 2 and 2^40 nodes (got ", o.num_nodes, ")");
-  DGNN_CHECK(o.edge_factor > 0 && std::isfinite(o.edge_factor),
-             "rmat: --edge-factor must be positive (got ", o.edge_factor, ")");
-  DGNN_CHECK(o.a > 0 && o.b >= 0 && o.c >= 0 && o.a + o.b + o.c < 1,
-             "rmat: quadrant probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got a=", o.a,
-             ", b=", o.b, ", c=", o.c, ")");
-}
-
-RmatGraph generate_rmat(const RmatOptions& o) {
-  check_rmat_options(o);
+// Edges [begin, end): each descends the quadrants from its own random stream; endpoints past
+// the node count are redrawn.
+void draw_edges(const RmatOptions& o, int scale, const Relabel& relabel, int64_t begin, int64_t end,
+                int64_t* s, int64_t* d) {
   const int64_t n = o.num_nodes;
-  const int scale = ceil_log2(n);
-  const auto m = static_cast<int64_t>(std::llround(o.edge_factor * static_cast<double>(n)));
   const double ab = o.a + o.b, abc = o.a + o.b + o.c;
-  const Relabel relabel(n, o.seed);
-  at::Tensor src = at::empty({m}, at::kLong), dst = at::empty({m}, at::kLong);
-  int64_t* s = src.data_ptr<int64_t>();
-  int64_t* d = dst.data_ptr<int64_t>();
-  at::parallel_for(0, m, 1 << 14, [&](int64_t begin, int64_t end) {
-    for (int64_t e = begin; e < end; ++e) {
+  at::parallel_for(begin, end, 1 << 14, [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) {
       SplitRng r(mix64(o.seed, 7, static_cast<uint64_t>(e)));
       int64_t u = 0, v = 0;
       do {
@@ -111,6 +96,37 @@ RmatGraph generate_rmat(const RmatOptions& o) {
       d[e] = relabel.forward(v);
     }
   });
+}
+
+}  // namespace
+
+void check_rmat_options(const RmatOptions& o) {
+  DGNN_CHECK(o.num_nodes >= 2 && o.num_nodes <= (int64_t{1} << 40),
+             "rmat: the graph needs between 2 and 2^40 nodes (got ", o.num_nodes, ")");
+  DGNN_CHECK(o.edge_factor > 0 && std::isfinite(o.edge_factor),
+             "rmat: --edge-factor must be positive (got ", o.edge_factor, ")");
+  DGNN_CHECK(o.a > 0 && o.b >= 0 && o.c >= 0 && o.a + o.b + o.c < 1,
+             "rmat: quadrant probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got a=", o.a,
+             ", b=", o.b, ", c=", o.c, ")");
+}
+
+RmatGraph generate_rmat(const RmatOptions& o) {
+  check_rmat_options(o);
+  const int64_t n = o.num_nodes;
+  const int scale = ceil_log2(n);
+  const auto m = static_cast<int64_t>(std::llround(o.edge_factor * static_cast<double>(n)));
+  const Relabel relabel(n, o.seed);
+  at::Tensor src = at::empty({m}, at::kLong), dst = at::empty({m}, at::kLong);
+  int64_t* s = src.data_ptr<int64_t>();
+  int64_t* d = dst.data_ptr<int64_t>();
+  // Drawn in rounds so a progress line can follow; each edge still has its own stream.
+  Progress progress("drawing edges", m);
+  const int64_t round = std::max<int64_t>(int64_t{1} << 22, m / 100);
+  for (int64_t first = 0; first < m; first += round) {
+    draw_edges(o, scale, relabel, first, std::min(m, first + round), s, d);
+    progress.update(std::min(m, first + round));
+  }
+  progress.finish();
   RmatGraph out;
   out.graph = build_csr_from_coo(std::move(src), std::move(dst), n, {true, true}, "rmat graph");
   out.rmat_id = at::empty({n}, at::kLong);
