@@ -44,6 +44,11 @@ if(NOT nlohmann_json_FOUND)
   target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${NLOHMANN_JSON_INCLUDE_DIR})
 endif()
 find_package(ZLIB REQUIRED)
+# Gloo's headers, which torch's c10d headers include (Debian: libgloo-dev; pip torch ships them).
+find_path(DIRECTGNN_GLOO_INCLUDE_DIR gloo/config.h HINTS ${TORCH_INCLUDE_DIRS})
+if(NOT DIRECTGNN_GLOO_INCLUDE_DIR)
+  message(FATAL_ERROR "gloo headers not found: install libgloo-dev (scripts/install-deps.sh)")
+endif()
 
 # The tensor glue of the GPU gather needs a CUDA build of Torch.
 set(DIRECTGNN_TORCH_CUDA OFF)

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libtorch-dev libopenblas0-pthread
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libcli11-dev nlohmann-json3-dev zlib1g-dev libgloo-dev
 )
 
 missing=()

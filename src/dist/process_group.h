@@ -1,0 +1,60 @@
+// Data-parallel ranks on PyTorch's c10d (Gloo for CPU tensors), behind a thin wrapper so the
+// rest of directgnn never sees c10d's API, which changes between PyTorch versions.
+//
+// Ranks find each other as torchrun arranges it: RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT in the environment; rank 0 hosts the TCP
+// store. A world of one needs no environment and no network. Every collective fails with a
+// directgnn::Error naming this rank and the operation once `timeout` passes without the
+// other ranks, instead of hanging.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace directgnn {
+
+struct DistEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+};
+
+// Reads torchrun's variables; a missing RANK and WORLD_SIZE mean a single process. Throws
+// naming the variable when one is malformed or inconsistent.
+DistEnv dist_env_from_environment();
+
+class ProcessGroup {
+ public:
+  // Joins the group (rank 0 listens on master_port); gives up after `timeout`.
+  static std::unique_ptr<ProcessGroup> create(const DistEnv& env, std::chrono::seconds timeout);
+  ~ProcessGroup();
+
+  int rank() const { return env_.rank; }
+  int size() const { return env_.world_size; }
+  const DistEnv& env() const { return env_; }
+
+  // In place, over every rank, one collective per tensor. CPU, contiguous, float32/float64.
+  void all_reduce_sum(std::vector<at::Tensor>& tensors);
+  void broadcast(std::vector<at::Tensor>& tensors, int root);
+  // Averages `tensors` (float32, contiguous) over the ranks in place, packed into buckets of
+  // about `bucket_bytes` so a model costs a few collectives per step, not one per tensor.
+  void all_reduce_mean(const std::vector<at::Tensor>& tensors,
+                       int64_t bucket_bytes = int64_t{25} << 20);
+  void barrier();
+
+ private:
+  struct Impl;
+  ProcessGroup(DistEnv env, std::chrono::seconds timeout, std::unique_ptr<Impl> impl);
+  DistEnv env_;
+  std::chrono::seconds timeout_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace directgnn
