@@ -9,7 +9,7 @@ namespace directgnn {
 Progress::Progress(std::string label, int64_t total)
     : label_(std::move(label)),
       total_(total),
-      enabled_(isatty(STDERR_FILENO) != 0),
+      enabled_(total >= 0 && isatty(STDERR_FILENO) != 0),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 

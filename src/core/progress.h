@@ -10,6 +10,7 @@ namespace directgnn {
 
 class Progress {
  public:
+  // A negative total draws nothing (e.g. on ranks other than the one that reports).
   Progress(std::string label, int64_t total);
   ~Progress();
   Progress(const Progress&) = delete;

@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "dist/process_group.h"
 #include "io/dataset.h"
 #include "nn/model.h"
 
@@ -17,6 +18,9 @@ struct EvalResult {
   double test_roc_auc = std::numeric_limits<double>::quiet_NaN();
 };
 
-EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split);
+// With a process group, each rank computes an equal share of the nodes and the predictions
+// are combined, so every rank returns the same result.
+EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
+                    ProcessGroup* group = nullptr);
 
 }  // namespace directgnn

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "core/progress.h"
@@ -100,39 +102,65 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   const ChosenSplit chosen = choose_split(ds, options.split, options.seed);
   const Split& split = chosen.split;
 
+  ProcessGroup* group = options.group;
+  const int rank = group != nullptr ? group->rank() : 0;
+  const int ranks = group != nullptr ? group->size() : 1;
+  const bool leader = rank == 0;
   torch::manual_seed(options.seed);
   GnnModel model(config);
-  torch::optim::Adam optimizer(
-      model.parameters(), torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
-  MetricsLog metrics(options.metrics_path);
+  std::vector<at::Tensor> params = model.parameters();
+  if (group != nullptr) {
+    torch::NoGradGuard no_grad;
+    group->broadcast(params, 0);  // every rank starts from rank 0's initialisation
+  }
+  DGNN_CHECK(options.optimizer == "adam" || options.optimizer == "sgd", "--optimizer '",
+             options.optimizer, "': use adam or sgd");
+  std::unique_ptr<torch::optim::Optimizer> optimizer_owner;
+  if (options.optimizer == "adam") {
+    optimizer_owner = std::make_unique<torch::optim::Adam>(
+        params, torch::optim::AdamOptions(options.lr).weight_decay(options.weight_decay));
+  } else {
+    optimizer_owner = std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(options.lr).weight_decay(options.weight_decay));
+  }
+  torch::optim::Optimizer& optimizer = *optimizer_owner;
+  MetricsLog metrics(leader ? options.metrics_path : std::string());
 
   TrainReport report;
   report.split_description = chosen.description;
-  const int64_t num_train = split.train.numel();
+  // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
+  const int64_t shard = split.train.numel() / ranks;
+  DGNN_CHECK(shard > 0, "the split has ", split.train.numel(), " training nodes, fewer than the ",
+             ranks, " ranks");
+  const int64_t num_train = shard;
   report.steps_per_epoch = (num_train + options.batch_size - 1) / options.batch_size;
-  if (!options.quiet) {
+  if (!options.quiet && leader) {
     out << "Dataset " << ds.name << ": " << ds.num_nodes() << " nodes, " << ds.graph.num_edges()
         << " edges, " << ds.feat_dim() << " features, " << ds.num_classes << " classes\n"
         << "Split: " << chosen.description << "\n"
         << "Model: " << config.arch << ", " << config.layers << " layers, hidden " << config.hidden
         << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", features "
-        << placement_name(store.placement()) << ", " << num_threads() << " thread(s)\n";
+        << placement_name(store.placement()) << ", " << num_threads() << " thread(s)"
+        << (ranks > 1 ? " per rank, " + std::to_string(ranks) + " ranks" : std::string()) << "\n";
   }
   double total_train_s = 0, total_eval_s = 0;
   int64_t evaluations = 0;
   for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
     model.train();
     const auto epoch_start = Clock::now();
-    const at::Tensor order = shuffled(split.train, mix64(options.seed, 0xe90c, epoch));
+    const at::Tensor order =
+        shuffled(split.train, mix64(options.seed, 0xe90c, epoch)).narrow(0, rank * shard, shard);
     double loss_sum = 0, sample_s = 0, gather_s = 0, compute_s = 0;
     int64_t correct = 0;
-    Progress progress("Epoch " + std::to_string(epoch) + " steps", report.steps_per_epoch);
+    Progress progress("Epoch " + std::to_string(epoch) + " steps",
+                      leader ? report.steps_per_epoch : -1);
     for (int64_t step = 0; step < report.steps_per_epoch; ++step) {
       progress.update(step);
       const int64_t lo = step * options.batch_size;
       const at::Tensor seeds = order.narrow(0, lo, std::min(options.batch_size, num_train - lo));
       auto t = Clock::now();
-      const MiniBatch batch = sampler.sample(seeds, mix64(options.seed, epoch, step));
+      const uint64_t stream = mix64(options.seed, epoch, step);
+      const MiniBatch batch = sampler.sample(seeds, ranks > 1 ? mix64(stream, rank) : stream);
       sample_s += seconds_since(t);
       t = Clock::now();
       const at::Tensor x = store.gather(batch.input_nodes);
@@ -143,6 +171,11 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       const at::Tensor logits = model.forward(batch.blocks, x);
       const at::Tensor loss = at::cross_entropy_loss(logits, labels);
       loss.backward();
+      if (group != nullptr) {
+        std::vector<at::Tensor> grads;
+        for (const at::Tensor& p : params) grads.push_back(p.grad());
+        group->all_reduce_mean(grads);
+      }
       optimizer.step();
       loss_sum += loss.item<double>() * static_cast<double>(seeds.numel());
       correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
@@ -154,8 +187,14 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     report.sample_s += sample_s;
     report.gather_s += gather_s;
     report.compute_s += compute_s;
-    const double loss = loss_sum / static_cast<double>(num_train);
-    const double train_acc = static_cast<double>(correct) / static_cast<double>(num_train);
+    at::Tensor totals = at::tensor({loss_sum, static_cast<double>(correct)}, at::kDouble);
+    if (group != nullptr) {
+      std::vector<at::Tensor> t{totals};
+      group->all_reduce_sum(t);
+    }
+    const double seen = static_cast<double>(num_train * ranks);
+    const double loss = totals[0].item<double>() / seen;
+    const double train_acc = totals[1].item<double>() / seen;
     nlohmann::json record = {
         {"event", "epoch"},       {"epoch", epoch},          {"loss", loss},
         {"train_acc", train_acc}, {"epoch_time_s", epoch_s}, {"sample_s", sample_s},
@@ -166,7 +205,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     std::string text = line;
     if (epoch % options.eval_every == 0 || epoch == options.epochs) {
       const auto eval_start = Clock::now();
-      const EvalResult r = evaluate(model, ds, split);
+      const EvalResult r = evaluate(model, ds, split, group);
       const double eval_s = seconds_since(eval_start);
       total_eval_s += eval_s;
       ++evaluations;
@@ -184,7 +223,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         report.best_val_acc = r.val_acc;
         report.test_acc = r.test_acc;
         report.test_roc_auc = r.test_roc_auc;
-        if (!options.checkpoint_dir.empty()) {
+        if (!options.checkpoint_dir.empty() && leader) {
           const nlohmann::json meta = {
               {"model", config.to_json()},
               {"epoch", epoch},
@@ -197,6 +236,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
               {"dataset",
                {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}},
               {"fanout", fanout_text},
+              {"optimizer", options.optimizer},
               {"lr", options.lr},
               {"weight_decay", options.weight_decay},
               {"batch_size", options.batch_size}};
@@ -206,7 +246,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     }
     std::snprintf(line, sizeof(line), " | Time(s) %.4f", epoch_s);
     text += line;
-    if (!options.quiet) out << text << std::endl;
+    if (!options.quiet && leader) out << text << std::endl;
     metrics.write(record);
   }
   const auto epochs = static_cast<double>(options.epochs);
@@ -219,8 +259,9 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   nlohmann::json final_record = report.to_json();
   final_record["event"] = "final";
   final_record["threads"] = num_threads();
+  final_record["ranks"] = ranks;
   metrics.write(final_record);
-  if (!options.quiet) {
+  if (!options.quiet && leader) {
     char line[256];
     std::snprintf(line, sizeof(line), "Best validation epoch %lld: Val Acc %.4f | Test Acc %.4f",
                   static_cast<long long>(report.best_epoch), report.best_val_acc, report.test_acc);

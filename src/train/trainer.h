@@ -10,13 +10,15 @@
 #include <ostream>
 #include <string>
 
+#include "dist/process_group.h"
 #include "io/dataset.h"
 #include "nn/model.h"
 
 namespace directgnn {
 
 struct TrainOptions {
-  ModelConfig model;  // in_dim and num_classes are taken from the dataset
+  ModelConfig model;               // in_dim and num_classes are taken from the dataset
+  std::string optimizer = "adam";  // "adam" or "sgd" (plain, no momentum)
   double lr = 0.005;
   double weight_decay = 0.0;
   int64_t epochs = 100;
@@ -29,6 +31,10 @@ struct TrainOptions {
   std::string metrics_path;  // JSONL, one object per epoch and a final one
   std::string checkpoint_dir;
   bool quiet = false;  // no per-epoch lines (benchmarks)
+  // Data-parallel ranks (dist/process_group.h), or nullptr for one process. With a group,
+  // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
+  // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.
+  ProcessGroup* group = nullptr;
 };
 
 struct TrainReport {
