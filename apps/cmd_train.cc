@@ -1,5 +1,8 @@
+#include <chrono>
 #include <iostream>
+#include <memory>
 
+#include "dist/process_group.h"
 #include "options.h"
 
 namespace directgnn::cli {
@@ -10,6 +13,7 @@ void register_train(CLI::App& app) {
     std::string dataset;
     bool keep_self_loops = false;
     int threads = 0;
+    int dist_timeout = 300;
   };
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand(
@@ -20,11 +24,25 @@ void register_train(CLI::App& app) {
   c->add_option("--checkpoint", args->train.checkpoint_dir,
                 "save model and optimiser at the best validation epoch into this directory");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
+  c->add_option("--dist-timeout", args->dist_timeout,
+                "seconds a rank waits for the others before failing (under torchrun or launch)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   add_threads_option(c, &args->threads);
   c->callback([args] {
+    // Under torchrun or `directgnn launch`, join the other ranks first: a rank that cannot
+    // should fail before spending minutes loading the dataset.
+    const DistEnv env = dist_env_from_environment();
+    std::unique_ptr<ProcessGroup> group;
+    if (env.world_size > 1) {
+      group = ProcessGroup::create(env, std::chrono::seconds(args->dist_timeout));
+    }
+    TrainOptions options = args->train;
+    options.group = group.get();
     const Dataset ds = dataset_or_default(args->dataset, {args->keep_self_loops});
-    train(ds, args->train, std::cout);
-    if (args->dataset.empty()) {
+    train(ds, options, std::cout);
+    if (group != nullptr) group->barrier();
+    if (args->dataset.empty() && env.rank == 0) {
       std::cout << "\nThat was the built-in synthetic graph. To train on a real dataset:\n"
                    "  directgnn train --dataset PATH   (a dataset directory or an .npz file,\n"
                    "  e.g. cora.npz from the gnn-benchmark repository; see docs/formats.md)\n";

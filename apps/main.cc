@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   directgnn::cli::register_eval(app);
   directgnn::cli::register_convert(app);
   directgnn::cli::register_generate(app);
+  directgnn::cli::register_launch(app);
   directgnn::cli::register_info(app);
   directgnn::cli::register_bench(app);
   try {

@@ -1,6 +1,9 @@
 #include "options.h"
 
+#include <thread>
+
 #include "core/threads.h"
+#include "dist/process_group.h"
 #include "graph/planted_partition.h"
 
 namespace directgnn::cli {
@@ -8,7 +11,15 @@ namespace directgnn::cli {
 void add_threads_option(CLI::App* command, int* threads) {
   command->add_option("--threads", *threads, "CPU threads used everywhere (0 = all cores)")
       ->default_val(0);
-  command->parse_complete_callback([threads] { configure_threads(*threads); });
+  // Ranks sharing a machine share its cores unless told otherwise.
+  command->parse_complete_callback([threads] {
+    int n = *threads;
+    if (n == 0) {
+      const int local = dist_env_from_environment().local_world_size;
+      n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / local);
+    }
+    configure_threads(n);
+  });
 }
 
 void add_training_options(CLI::App* c, TrainOptions* o) {
@@ -16,8 +27,9 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
   c->add_option("--hidden", o->model.hidden, "hidden units per layer")->default_val(256);
   c->add_option("--dropout", o->model.dropout, "dropout between layers")->default_val(0.5);
-  c->add_option("--lr", o->lr, "Adam learning rate")->default_val(0.005);
-  c->add_option("--weight-decay", o->weight_decay, "Adam weight decay")->default_val(0.0);
+  c->add_option("--optimizer", o->optimizer, "adam or sgd")->default_val("adam");
+  c->add_option("--lr", o->lr, "learning rate")->default_val(0.005);
+  c->add_option("--weight-decay", o->weight_decay, "weight decay")->default_val(0.0);
   c->add_option("--epochs", o->epochs, "training epochs")->default_val(100);
   c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);
   c->add_option("--fan-out", o->fanout,

@@ -23,6 +23,7 @@ void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
+void register_launch(CLI::App& app);
 void register_info(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_bench_gather(CLI::App* bench);

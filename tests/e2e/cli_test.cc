@@ -1,44 +1,21 @@
 // End-to-end: runs the real `directgnn` command and reads what it prints and writes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "e2e/e2e_util.h"
 #include "feature/gpu_gather.h"
 #include "test_util.h"
 
 namespace directgnn {
 namespace {
 
+using e2e::CommandResult;
+using e2e::final_record;
+using e2e::run;
 using testing::TempDirectory;
-
-struct CommandResult {
-  int status;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run(const std::string& args) {
-  const std::string command = std::string(DIRECTGNN_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string output;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
-}
-
-nlohmann::json final_record(const std::string& metrics_path) {
-  std::ifstream in(metrics_path);
-  std::string line, last;
-  while (std::getline(in, line)) last = line;
-  const nlohmann::json record = nlohmann::json::parse(last);
-  EXPECT_EQ(record["event"], "final");
-  return record;
-}
 
 class CoraTraining : public ::testing::TestWithParam<std::string> {};
 
