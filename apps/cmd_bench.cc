@@ -39,6 +39,7 @@ void register_bench(CLI::App& app) {
     std::string dataset, synthetic = "100000,20,128", json;
     double train_fraction = 0.5;
     int threads = 0;
+    int dist_timeout = 300;
   };
   auto args = std::make_shared<Args>();
   CLI::App* bench = app.add_subcommand("bench", "measure directgnn");
@@ -55,9 +56,13 @@ void register_bench(CLI::App& app) {
   c->add_option("--json", args->json, "also write the results to this JSON file");
   add_training_options(c, &args->train);
   add_threads_option(c, &args->threads);
+  add_dist_options(c, &args->dist_timeout);
   c->callback([args] {
+    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist_timeout);
+    const bool leader = group == nullptr || group->rank() == 0;
     TrainOptions options = args->train;
     options.quiet = true;
+    options.group = group.get();
     Dataset ds;
     if (args->dataset.empty()) {
       PlantedPartitionOptions o = parse_synthetic(args->synthetic);
@@ -69,21 +74,26 @@ void register_bench(CLI::App& app) {
     } else {
       ds = load_dataset(args->dataset);
     }
-    std::printf(
-        "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld, "
-        "fan-out %s, batch %lld, %d thread(s)\n",
-        ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
-        static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
-        options.model.arch.c_str(), static_cast<long long>(options.model.layers),
-        static_cast<long long>(options.model.hidden), resolved_fanout(options).c_str(),
-        static_cast<long long>(options.batch_size), num_threads());
+    const int ranks = group != nullptr ? group->size() : 1;
+    if (leader) {
+      std::printf(
+          "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld, "
+          "fan-out %s, batch %lld, %d thread(s) x %d rank(s)\n",
+          ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
+          static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
+          options.model.arch.c_str(), static_cast<long long>(options.model.layers),
+          static_cast<long long>(options.model.hidden), resolved_fanout(options).c_str(),
+          static_cast<long long>(options.batch_size), num_threads(), ranks);
+    }
     options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
     const TrainReport r = train(ds, options, std::cout);
-    std::printf("%-14s %10s %10s %10s %10s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
-                "gather(s)", "compute(s)", "test_acc");
-    std::printf("%-14lld %10.3f %10.3f %10.3f %10.3f %8.4f\n",
+    if (!leader) return;
+    const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
+    std::printf("%-14s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
+                "gather(s)", "compute(s)", "seeds/s", "test_acc");
+    std::printf("%-14lld %10.3f %10.3f %10.3f %10.3f %12.0f %8.4f\n",
                 static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
-                r.compute_s, r.test_acc);
+                r.compute_s, seeds_per_s, r.test_acc);
     if (!args->json.empty()) {
       nlohmann::json out = r.to_json();
       out.update({{"dataset", ds.name},
@@ -95,7 +105,9 @@ void register_bench(CLI::App& app) {
                   {"hidden", options.model.hidden},
                   {"fanout", resolved_fanout(options)},
                   {"batch_size", options.batch_size},
-                  {"threads", num_threads()}});
+                  {"threads", num_threads()},
+                  {"ranks", ranks},
+                  {"seeds_per_s", seeds_per_s}});
       std::ofstream file(args->json);
       DGNN_CHECK(file.good(), "--json ", args->json, ": cannot open for writing");
       file << out.dump(2) << "\n";

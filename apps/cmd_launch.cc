@@ -45,6 +45,11 @@ int run_launch(int ranks, int port, const std::vector<std::string>& command) {
              "launch: give the command after --, e.g. "
              "`directgnn launch -n 2 -- train --dataset cora.npz`");
   if (port == 0) port = free_port();
+  // The binary's real path, so the ranks show up as `directgnn` (not `exe`) in ps and top.
+  std::string self(4096, '\0');
+  const ssize_t len = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  DGNN_CHECK(len > 0, "launch: cannot find this program's path: ", std::strerror(errno));
+  self.resize(static_cast<size_t>(len));
   std::vector<std::string> args{"directgnn"};
   args.insert(args.end(), command.begin(), command.end());
   std::vector<char*> argv;
@@ -62,8 +67,8 @@ int run_launch(int ranks, int port, const std::vector<std::string>& command) {
       setenv("LOCAL_WORLD_SIZE", std::to_string(ranks).c_str(), 1);
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      execv("/proc/self/exe", argv.data());
-      std::fprintf(stderr, "error: launch: cannot run /proc/self/exe: %s\n", std::strerror(errno));
+      execv(self.c_str(), argv.data());
+      std::fprintf(stderr, "error: launch: cannot run %s: %s\n", self.c_str(), std::strerror(errno));
       _exit(127);
     }
     g_children.push_back(pid);

@@ -1,8 +1,6 @@
-#include <chrono>
 #include <iostream>
 #include <memory>
 
-#include "dist/process_group.h"
 #include "options.h"
 
 namespace directgnn::cli {
@@ -24,25 +22,16 @@ void register_train(CLI::App& app) {
   c->add_option("--checkpoint", args->train.checkpoint_dir,
                 "save model and optimiser at the best validation epoch into this directory");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
-  c->add_option("--dist-timeout", args->dist_timeout,
-                "seconds a rank waits for the others before failing (under torchrun or launch)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  add_dist_options(c, &args->dist_timeout);
   add_threads_option(c, &args->threads);
   c->callback([args] {
-    // Under torchrun or `directgnn launch`, join the other ranks first: a rank that cannot
-    // should fail before spending minutes loading the dataset.
-    const DistEnv env = dist_env_from_environment();
-    std::unique_ptr<ProcessGroup> group;
-    if (env.world_size > 1) {
-      group = ProcessGroup::create(env, std::chrono::seconds(args->dist_timeout));
-    }
+    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist_timeout);
     TrainOptions options = args->train;
     options.group = group.get();
     const Dataset ds = dataset_or_default(args->dataset, {args->keep_self_loops});
     train(ds, options, std::cout);
     if (group != nullptr) group->barrier();
-    if (args->dataset.empty() && env.rank == 0) {
+    if (args->dataset.empty() && (group == nullptr || group->rank() == 0)) {
       std::cout << "\nThat was the built-in synthetic graph. To train on a real dataset:\n"
                    "  directgnn train --dataset PATH   (a dataset directory or an .npz file,\n"
                    "  e.g. cora.npz from the gnn-benchmark repository; see docs/formats.md)\n";

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <chrono>
 #include <thread>
 
 #include "core/threads.h"
@@ -40,6 +41,21 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--eval-every", o->eval_every, "evaluate every N epochs")->default_val(1);
   c->add_option("--seed", o->seed, "random seed (split, sampling, initialisation)")->default_val(0);
   c->add_option("--split", o->split, "which of the dataset's splits to use")->default_val(0);
+}
+
+void add_dist_options(CLI::App* command, int* timeout_s) {
+  command
+      ->add_option("--dist-timeout", *timeout_s,
+                   "seconds a rank waits for the others before failing (under torchrun or launch)")
+      ->default_val(300)
+      ->check(CLI::PositiveNumber);
+}
+
+std::unique_ptr<ProcessGroup> join_ranks(int timeout_s) {
+  // Joining comes before loading the dataset: a rank that cannot join fails at once.
+  const DistEnv env = dist_env_from_environment();
+  if (env.world_size == 1) return nullptr;
+  return ProcessGroup::create(env, std::chrono::seconds(timeout_s));
 }
 
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import) {

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
+#include "dist/process_group.h"
 #include "io/dataset.h"
 #include "train/trainer.h"
 
@@ -14,6 +16,11 @@ void add_threads_option(CLI::App* command, int* threads);
 
 // Model and optimisation flags of `train` and `bench train`.
 void add_training_options(CLI::App* command, TrainOptions* options);
+
+// --dist-timeout, for commands that can run as ranks (under torchrun or `launch`).
+void add_dist_options(CLI::App* command, int* timeout_s);
+// Joins the other ranks when the environment says there are any; nullptr for one process.
+std::unique_ptr<ProcessGroup> join_ranks(int timeout_s);
 
 // The dataset at `path`, or the built-in synthetic graph when `path` is empty.
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import);

@@ -68,11 +68,17 @@ class MetricsLog {
 }  // namespace
 
 nlohmann::json TrainReport::to_json() const {
-  nlohmann::json out = {{"best_epoch", best_epoch},  {"val_acc", best_val_acc},
-                        {"test_acc", test_acc},      {"epoch_time_s", epoch_time_s},
-                        {"sample_s", sample_s},      {"gather_s", gather_s},
-                        {"compute_s", compute_s},    {"eval_time_s", eval_s},
-                        {"epochs", epochs},          {"steps_per_epoch", steps_per_epoch},
+  nlohmann::json out = {{"best_epoch", best_epoch},
+                        {"val_acc", best_val_acc},
+                        {"test_acc", test_acc},
+                        {"epoch_time_s", epoch_time_s},
+                        {"sample_s", sample_s},
+                        {"gather_s", gather_s},
+                        {"compute_s", compute_s},
+                        {"eval_time_s", eval_s},
+                        {"epochs", epochs},
+                        {"steps_per_epoch", steps_per_epoch},
+                        {"seeds_per_epoch", seeds_per_epoch},
                         {"split", split_description}};
   if (!std::isnan(test_roc_auc)) out["test_roc_auc"] = test_roc_auc;
   return out;
@@ -134,6 +140,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
              ranks, " ranks");
   const int64_t num_train = shard;
   report.steps_per_epoch = (num_train + options.batch_size - 1) / options.batch_size;
+  report.seeds_per_epoch = num_train * ranks;
   if (!options.quiet && leader) {
     out << "Dataset " << ds.name << ": " << ds.num_nodes() << " nodes, " << ds.graph.num_edges()
         << " edges, " << ds.feat_dim() << " features, " << ds.num_classes << " classes\n"

@@ -46,6 +46,7 @@ struct TrainReport {
   double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
   double eval_s = 0;                                 // mean per evaluation
   int64_t steps_per_epoch = 0;
+  int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks
   std::string split_description;
 
   // The fields above; test_roc_auc only where it is defined.
