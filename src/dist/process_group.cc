@@ -66,8 +66,17 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env,
       options.timeout = timeout;
       impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
       auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
-      gloo_options->devices.push_back(
-          c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr));
+      // Each rank listens on its own interface: GLOO_SOCKET_IFNAME when set (as in PyTorch),
+      // loopback for a single-machine group, else the address of this host's name.
+      const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+      if (ifname != nullptr && *ifname != '\0') {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+      } else if (env.master_addr.rfind("127.", 0) == 0 || env.master_addr == "localhost") {
+        gloo_options->devices.push_back(
+            c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      } else {
+        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+      }
       impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank,
                                                                env.world_size, gloo_options);
     } catch (const c10::Error& e) {
