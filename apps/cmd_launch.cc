@@ -68,7 +68,8 @@ int run_launch(int ranks, int port, const std::vector<std::string>& command) {
       setenv("MASTER_ADDR", "127.0.0.1", 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       execv(self.c_str(), argv.data());
-      std::fprintf(stderr, "error: launch: cannot run %s: %s\n", self.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "error: launch: cannot run %s: %s\n", self.c_str(),
+                   std::strerror(errno));
       _exit(127);
     }
     g_children.push_back(pid);
