@@ -135,8 +135,9 @@ void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors, int64
   while (first < tensors.size()) {
     size_t last = first;
     int64_t bytes = 0;
-    while (last < tensors.size() &&
-           (last == first || bytes + tensors[last].nbytes() <= bucket_bytes)) {
+    while (
+        last < tensors.size() &&
+        (last == first || bytes + static_cast<int64_t>(tensors[last].nbytes()) <= bucket_bytes)) {
       bytes += static_cast<int64_t>(tensors[last].nbytes());
       ++last;
     }

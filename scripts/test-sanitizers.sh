@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the unit tests with AddressSanitizer and UndefinedBehaviorSanitizer (CMake preset
+# `asan`, in build-asan/) and runs them. The end-to-end tests are left out: they run the
+# release binary, and a sanitized training run would not fit CI's time (docs/reliability.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+cmake --preset asan >/dev/null
+cmake --build build-asan --target directgnn_tests
+# Leak checking stays on; any report or undefined behaviour fails the run.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  build-asan/tests/directgnn_tests --gtest_brief=1
