@@ -135,10 +135,9 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   TrainReport report;
   report.split_description = chosen.description;
   // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
-  const int64_t shard = split.train.numel() / ranks;
-  DGNN_CHECK(shard > 0, "the split has ", split.train.numel(), " training nodes, fewer than the ",
-             ranks, " ranks");
-  const int64_t num_train = shard;
+  const int64_t num_train = split.train.numel() / ranks;
+  DGNN_CHECK(num_train > 0, "the split has ", split.train.numel(),
+             " training nodes, fewer than the ", ranks, " ranks");
   report.steps_per_epoch = (num_train + options.batch_size - 1) / options.batch_size;
   report.seeds_per_epoch = num_train * ranks;
   if (!options.quiet && leader) {
@@ -155,8 +154,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
     model.train();
     const auto epoch_start = Clock::now();
-    const at::Tensor order =
-        shuffled(split.train, mix64(options.seed, 0xe90c, epoch)).narrow(0, rank * shard, shard);
+    const at::Tensor order = shuffled(split.train, mix64(options.seed, 0xe90c, epoch))
+                                 .narrow(0, rank * num_train, num_train);
     double loss_sum = 0, sample_s = 0, gather_s = 0, compute_s = 0;
     int64_t correct = 0;
     Progress progress("Epoch " + std::to_string(epoch) + " steps",
@@ -199,7 +198,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       std::vector<at::Tensor> t{totals};
       group->all_reduce_sum(t);
     }
-    const double seen = static_cast<double>(num_train * ranks);
+    const auto seen = static_cast<double>(report.seeds_per_epoch);
     const double loss = totals[0].item<double>() / seen;
     const double train_acc = totals[1].item<double>() / seen;
     nlohmann::json record = {
