@@ -51,7 +51,7 @@ void run_generate(GenerateArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   RmatGraph g = generate_rmat(a.o.graph);
   const double graph_s = seconds_since(t0);
-  const auto drawn = static_cast<double>(std::llround(a.o.graph.edge_factor * n));
+  const auto drawn = static_cast<double>(rmat_edges_drawn(a.o.graph));
   Dataset ds;
   ds.name = "rmat-" + std::to_string(n);
   ds.source = "generate rmat";

@@ -70,9 +70,6 @@ class FeatureStore {
   int64_t row_bytes() const { return table_.size(1) * table_.element_size(); }
   Placement placement() const { return placement_; }
   int device_index() const { return device_index_; }
-  // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
-  // nullptr for host placement.
-  const void* device_rows() const { return device_rows_; }
 
  private:
   at::Tensor table_;
@@ -80,6 +77,8 @@ class FeatureStore {
   int device_index_ = 0;
   std::shared_ptr<void> pin_;  // owns the cudaHostRegister registration
   at::Tensor device_table_;    // device placement
+  // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
+  // nullptr for host placement.
   const void* device_rows_ = nullptr;
 };
 

@@ -110,11 +110,15 @@ void check_rmat_options(const RmatOptions& o) {
              ", b=", o.b, ", c=", o.c, ")");
 }
 
+int64_t rmat_edges_drawn(const RmatOptions& o) {
+  return static_cast<int64_t>(std::llround(o.edge_factor * static_cast<double>(o.num_nodes)));
+}
+
 RmatGraph generate_rmat(const RmatOptions& o) {
   check_rmat_options(o);
   const int64_t n = o.num_nodes;
   const int scale = ceil_log2(n);
-  const auto m = static_cast<int64_t>(std::llround(o.edge_factor * static_cast<double>(n)));
+  const int64_t m = rmat_edges_drawn(o);
   const Relabel relabel(n, o.seed);
   at::Tensor src = at::empty({m}, at::kLong), dst = at::empty({m}, at::kLong);
   int64_t* s = src.data_ptr<int64_t>();

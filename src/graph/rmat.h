@@ -35,6 +35,8 @@ struct RmatGraph {
 
 // Throws naming the option when the options are out of range.
 void check_rmat_options(const RmatOptions& options);
+// Undirected edges drawn: round(edge_factor * num_nodes).
+int64_t rmat_edges_drawn(const RmatOptions& options);
 RmatGraph generate_rmat(const RmatOptions& options);
 
 struct RmatDatasetOptions {
