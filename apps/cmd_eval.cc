@@ -28,7 +28,7 @@ void register_eval(CLI::App& app) {
     const nlohmann::json meta = read_checkpoint_meta(args->checkpoint);
     const std::string where = args->checkpoint + "/checkpoint.pt";
     ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
-    const Dataset ds = dataset_or_default(args->dataset, {args->keep_self_loops});
+    const Dataset ds = dataset_or_default(args->dataset, import_options(args->keep_self_loops));
     DGNN_CHECK(ds.feat_dim() == config.in_dim && ds.num_classes == config.num_classes, where,
                ": the checkpoint was trained on ", config.in_dim, " features and ",
                config.num_classes, " classes, but ", ds.source, " has ", ds.feat_dim(), " and ",

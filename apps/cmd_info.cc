@@ -18,7 +18,7 @@ void register_info(CLI::App& app) {
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_threads_option(c, &args->threads);
   c->callback([args] {
-    const Dataset ds = load_dataset(args->path, {args->keep_self_loops});
+    const Dataset ds = load_dataset(args->path, import_options(args->keep_self_loops));
     const at::Tensor deg = ds.graph.degrees();
     const at::Tensor sorted = std::get<0>(deg.sort());
     const int64_t n = ds.num_nodes();

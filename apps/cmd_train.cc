@@ -28,7 +28,7 @@ void register_train(CLI::App& app) {
     const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist_timeout);
     TrainOptions options = args->train;
     options.group = group.get();
-    const Dataset ds = dataset_or_default(args->dataset, {args->keep_self_loops});
+    const Dataset ds = dataset_or_default(args->dataset, import_options(args->keep_self_loops));
     train(ds, options, std::cout);
     if (group != nullptr) group->barrier();
     if (args->dataset.empty() && (group == nullptr || group->rank() == 0)) {

@@ -25,6 +25,13 @@ std::unique_ptr<ProcessGroup> join_ranks(int timeout_s);
 // The dataset at `path`, or the built-in synthetic graph when `path` is empty.
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import);
 
+// Import options with only --keep-self-loops set.
+inline ImportOptions import_options(bool keep_self_loops) {
+  ImportOptions options;
+  options.keep_self_loops = keep_self_loops;
+  return options;
+}
+
 // The subcommands.
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/csr_graph.h"
@@ -65,6 +66,16 @@ FeatureStream feature_stream_of(const at::Tensor& x, at::ScalarType dtype);
 void save_dataset_dir(const Dataset& dataset, const std::string& out,
                       const FeatureStream& features);
 Dataset load_dataset_dir(const std::string& dir);
+
+// What a dataset directory's meta.json says (docs/formats.md), checked: sizes positive,
+// format_version supported, every field of the right type. `where` names the file in errors.
+struct DatasetMeta {
+  std::string name;  // empty when meta.json gives none
+  int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
+  bool directed = false;
+  int64_t num_splits = -1;  // -1 when meta.json does not say
+};
+DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
 // An OGB node-property dataset's raw directory (edge.csv.gz, node-feat.csv.gz,
 // node-label.csv.gz, num-node-list.csv.gz, in DIR or DIR/raw; splits in DIR/split/NAME/).

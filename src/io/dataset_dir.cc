@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "core/atomic_file.h"
 #include "core/progress.h"
@@ -46,11 +47,29 @@ void write_features(const std::string& path, const FeatureStream& features) {
 template <typename T>
 T field(const nlohmann::json& meta, const char* name, const std::string& where) {
   if (!meta.contains(name)) fail(where, ": missing field '", name, "'");
-  try {
-    return meta.at(name).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    fail(where, ": field '", name, "' has the wrong type (", meta.at(name).type_name(), ")");
+  const nlohmann::json& value = meta.at(name);
+  // Strict types: 3.5 is no node count, and "true" no boolean.
+  bool ok = false;
+  const char* wanted = "";
+  if constexpr (std::is_same_v<T, bool>) {
+    ok = value.is_boolean();
+    wanted = "true or false";
+  } else if constexpr (std::is_integral_v<T>) {
+    ok = value.is_number_integer() &&
+         (value.is_number_unsigned() ? value.get<uint64_t>() <= uint64_t{INT64_MAX} : true);
+    wanted = "an integer";
+  } else {
+    ok = value.is_string();
+    wanted = "a string";
   }
+  if (!ok) fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
+  return value.get<T>();
+}
+
+template <typename T>
+T optional_field(const nlohmann::json& meta, const char* name, const std::string& where,
+                 T fallback) {
+  return meta.contains(name) ? field<T>(meta, name, where) : fallback;
 }
 
 at::Tensor load_required(const std::string& dir, const std::string& file) {
@@ -61,44 +80,61 @@ at::Tensor load_required(const std::string& dir, const std::string& file) {
 
 }  // namespace
 
-Dataset load_dataset_dir(const std::string& dir) {
-  const std::string meta_path = dir + "/meta.json";
-  std::ifstream in(meta_path);
-  if (!in) fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
+DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) {
   nlohmann::json meta;
   try {
-    in >> meta;
+    meta = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    fail(meta_path, ": not valid JSON: ", e.what());
+    fail(where, ": not valid JSON: ", e.what());
   }
-  if (!meta.is_object()) fail(meta_path, ": must hold a JSON object");
-  const int version = field<int>(meta, "format_version", meta_path);
-  DGNN_CHECK(version == kFormatVersion, meta_path, ": format_version ", version,
+  if (!meta.is_object()) fail(where, ": must hold a JSON object");
+  const auto version = field<int64_t>(meta, "format_version", where);
+  DGNN_CHECK(version == kFormatVersion, where, ": format_version ", version,
              " is not supported (this build reads version ", kFormatVersion, ")");
+  DatasetMeta out;
+  out.name = optional_field<std::string>(meta, "name", where, "");
+  out.num_nodes = field<int64_t>(meta, "num_nodes", where);
+  out.num_edges = field<int64_t>(meta, "num_edges", where);
+  out.feat_dim = field<int64_t>(meta, "feat_dim", where);
+  out.num_classes = field<int64_t>(meta, "num_classes", where);
+  out.directed = optional_field<bool>(meta, "directed", where, false);
+  out.num_splits = optional_field<int64_t>(meta, "num_splits", where, -1);
+  DGNN_CHECK(out.num_nodes > 0 && out.num_edges >= 0 && out.feat_dim > 0 && out.num_classes >= 2,
+             where,
+             ": num_nodes, feat_dim must be positive, num_edges non-negative and num_classes >= 2");
+  DGNN_CHECK(out.num_splits >= -1, where, ": num_splits must not be negative, got ",
+             out.num_splits);
+  return out;
+}
+
+Dataset load_dataset_dir(const std::string& dir) {
+  const std::string meta_path = dir + "/meta.json";
+  std::ifstream in(meta_path, std::ios::binary);
+  if (!in) fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const DatasetMeta meta = parse_dataset_meta(text.str(), meta_path);
   Dataset ds;
   ds.source = dir;
-  ds.name = meta.value("name", fs::path(dir).filename().string());
-  const int64_t num_nodes = field<int64_t>(meta, "num_nodes", meta_path);
-  const int64_t num_edges = field<int64_t>(meta, "num_edges", meta_path);
-  const int64_t feat_dim = field<int64_t>(meta, "feat_dim", meta_path);
-  ds.num_classes = field<int64_t>(meta, "num_classes", meta_path);
-  ds.directed = meta.value("directed", false);
-  DGNN_CHECK(num_nodes > 0 && num_edges >= 0 && feat_dim > 0 && ds.num_classes >= 2, meta_path,
-             ": num_nodes, feat_dim must be positive, num_edges non-negative and num_classes >= 2");
+  ds.name = meta.name.empty() ? fs::path(dir).filename().string() : meta.name;
+  const int64_t num_nodes = meta.num_nodes, num_edges = meta.num_edges, feat_dim = meta.feat_dim;
+  ds.num_classes = meta.num_classes;
+  ds.directed = meta.directed;
   ds.graph.indptr = load_required(dir, "indptr.npy");
   ds.graph.indices = load_required(dir, "indices.npy");
   ds.features = load_required(dir, "features.npy");
   ds.labels = load_required(dir, "labels.npy");
-  DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() == num_nodes + 1, dir,
+  DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() - 1 == num_nodes, dir,
              "/indptr.npy: has shape ", ds.graph.indptr.sizes(),
-             " but meta.json num_nodes = ", num_nodes, " needs ", num_nodes + 1, " entries");
+             " but meta.json num_nodes = ", num_nodes, " needs num_nodes + 1 entries");
   DGNN_CHECK(ds.graph.indices.dim() == 1 && ds.graph.indices.numel() == num_edges, dir,
              "/indices.npy: has shape ", ds.graph.indices.sizes(),
              " but meta.json num_edges = ", num_edges);
   DGNN_CHECK(ds.features.dim() == 2 && ds.features.size(1) == feat_dim, dir,
              "/features.npy: has shape ", ds.features.sizes(),
              " but meta.json feat_dim = ", feat_dim);
-  const int64_t num_splits = meta.value("num_splits", fs::exists(dir + "/train_idx.npy") ? 1 : 0);
+  const int64_t num_splits =
+      meta.num_splits >= 0 ? meta.num_splits : (fs::exists(dir + "/train_idx.npy") ? 1 : 0);
   for (int64_t k = 0; k < num_splits; ++k) {
     const std::string sdir = split_dir(dir, static_cast<size_t>(k));
     ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),

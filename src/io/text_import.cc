@@ -14,6 +14,7 @@
 #include "graph/coo_builder.h"
 #include "io/dataset.h"
 #include "io/npy.h"
+#include "io/text_import.h"
 #include "io/text_lines.h"
 
 namespace directgnn {
@@ -53,12 +54,12 @@ struct Edges {
 
 // Two node ids per line (further columns, such as weights, are ignored). With `text_format`
 // (edge lists), comment lines and one header line before the first edge are skipped.
-Edges read_edges(const std::string& path, bool text_format) {
+Edges read_edges(const TextSource& source, bool text_format) {
   Edges e;
   FirstError error;
   std::atomic<int64_t> first_edge_line{INT64_MAX};
   for_each_line(
-      path,
+      source,
       [&](int64_t first, int64_t count) {
         const auto size = static_cast<size_t>(first - 1 + count);
         e.src.resize(size);
@@ -96,7 +97,7 @@ Edges read_edges(const std::string& path, bool text_format) {
                    "first edge (only one header line may come first)");
     }
   }
-  error.throw_if_any(path);
+  error.throw_if_any(source.where);
   return e;
 }
 
@@ -112,11 +113,11 @@ at::Tensor kept(const std::vector<int64_t>& values, const std::vector<uint8_t>& 
 
 // One integer per line (OGB counts, labels, split ids). Labels may be "nan" (unlabelled: -1)
 // or integral floats ("3.0").
-std::vector<int64_t> read_column(const std::string& path, bool allow_nan) {
+std::vector<int64_t> read_column(const TextSource& source, bool allow_nan) {
   std::vector<int64_t> values;
   FirstError error;
   for_each_line(
-      path, [&](int64_t first, int64_t count) { values.resize(first - 1 + count); },
+      source, [&](int64_t first, int64_t count) { values.resize(first - 1 + count); },
       [&](std::string_view line, int64_t number) {
         std::string_view f[1];
         int64_t& v = values[static_cast<size_t>(number - 1)];
@@ -127,30 +128,31 @@ std::vector<int64_t> read_column(const std::string& path, bool allow_nan) {
             v = -1;
             return;
           }
-          if (std::floor(x) == x) {
+          // Integral floats only where they are exact (|x| < 2^53), never a clamped cast.
+          if (std::floor(x) == x && std::fabs(x) < 9007199254740992.0) {
             v = static_cast<int64_t>(x);
             return;
           }
         }
         error.report(number, "expected one integer, got '" + std::string(line.substr(0, 80)) + "'");
       });
-  error.throw_if_any(path);
+  error.throw_if_any(source.where);
   return values;
 }
 
 // One row of comma-separated floats per node; the first line fixes the width.
-at::Tensor read_features(const std::string& path, int64_t rows) {
-  const int dim = split_fields(first_line(path), nullptr, 0);
-  DGNN_CHECK(dim > 0, path, ": the first line holds no feature values");
+at::Tensor read_features(const TextSource& source, int64_t rows) {
+  const int dim = split_fields(first_line(source), nullptr, 0);
+  DGNN_CHECK(dim > 0, source.where, ": the first line holds no feature values");
   at::Tensor x = at::empty({rows, dim}, at::kFloat);
   float* data = x.data_ptr<float>();
   FirstError error;
   int64_t lines = 0;
   for_each_line(
-      path,
+      source,
       [&](int64_t first, int64_t count) {
         lines = first - 1 + count;
-        DGNN_CHECK(lines <= rows, path, ": has more than ", rows,
+        DGNN_CHECK(lines <= rows, source.where, ": has more than ", rows,
                    " lines (one per node, as num-node-list.csv.gz says)");
       },
       [&](std::string_view line, int64_t number) {
@@ -171,8 +173,8 @@ at::Tensor read_features(const std::string& path, int64_t rows) {
           }
         }
       });
-  error.throw_if_any(path);
-  DGNN_CHECK(lines == rows, path, ": has ", lines, " lines for ", rows,
+  error.throw_if_any(source.where);
+  DGNN_CHECK(lines == rows, source.where, ": has ", lines, " lines for ", rows,
              " nodes (one line of features per node)");
   return x;
 }
@@ -190,6 +192,19 @@ at::Tensor tensor_of(const std::vector<int64_t>& v) {
 
 }  // namespace
 
+EdgeColumns parse_edge_lines(const TextSource& source, bool text_format) {
+  Edges e = read_edges(source, text_format);
+  return {kept(e.src, e.keep), kept(e.dst, e.keep)};
+}
+
+std::vector<int64_t> parse_int_column(const TextSource& source, bool allow_nan) {
+  return read_column(source, allow_nan);
+}
+
+at::Tensor parse_feature_rows(const TextSource& source, int64_t rows) {
+  return read_features(source, rows);
+}
+
 bool looks_like_ogb(const std::string& dir) {
   return fs::exists(dir + "/raw/edge.csv.gz") || fs::exists(dir + "/edge.csv.gz");
 }
@@ -205,9 +220,7 @@ Dataset import_ogb(const std::string& dir, const ImportOptions& options) {
   ds.name = fs::path(dir).filename().string();
   ds.source = dir;
   const std::string edge_file = find_raw(dir, "edge.csv.gz");
-  Edges e = read_edges(edge_file, false);
-  at::Tensor src = kept(e.src, e.keep), dst = kept(e.dst, e.keep);
-  e = Edges();
+  auto [src, dst] = parse_edge_lines(edge_file, false);
   ds.directed = !options.add_inverse_edges;
   ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n,
                                 {options.add_inverse_edges, !options.keep_self_loops}, edge_file);
@@ -242,9 +255,7 @@ Dataset import_edge_list(const std::string& path, const ImportOptions& options) 
   DGNN_CHECK(!options.labels_path.empty(), path,
              ": an edge list carries no labels; give them with --labels LABELS.npy (one integer "
              "per node, -1 for unlabelled)");
-  Edges e = read_edges(path, true);
-  at::Tensor src = kept(e.src, e.keep), dst = kept(e.dst, e.keep);
-  e = Edges();
+  auto [src, dst] = parse_edge_lines(path, true);
   DGNN_CHECK(src.numel() > 0, path, ": no edges found");
   Dataset ds;
   ds.name = fs::path(path).stem().string();

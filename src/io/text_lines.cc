@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -16,18 +17,32 @@ namespace {
 
 constexpr size_t kBlockBytes = size_t{64} << 20;
 
-// gzip (also reads plain files, as zlib does) with errors naming the file.
+// gzip (also reads plain files, as zlib does) with errors naming the file; or, for a source in
+// memory, its bytes.
 class GzFile {
  public:
-  explicit GzFile(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb")) {
-    if (file_ == nullptr) fail(path, ": cannot open (", std::strerror(errno), ")");
+  explicit GzFile(const TextSource& source) : path_(source.where) {
+    if (source.in_memory) {
+      memory_ = source.bytes;
+      return;
+    }
+    file_ = gzopen(path_.c_str(), "rb");
+    if (file_ == nullptr) fail(path_, ": cannot open (", std::strerror(errno), ")");
     gzbuffer(file_, 1 << 20);
   }
-  ~GzFile() { gzclose(file_); }
+  ~GzFile() {
+    if (file_ != nullptr) gzclose(file_);
+  }
   GzFile(const GzFile&) = delete;
   GzFile& operator=(const GzFile&) = delete;
 
   size_t read(char* out, size_t want) {
+    if (file_ == nullptr) {
+      const size_t n = std::min(want, memory_.size());
+      std::memcpy(out, memory_.data(), n);
+      memory_.remove_prefix(n);
+      return n;
+    }
     const int n = gzread(file_, out, static_cast<unsigned>(want));
     if (n < 0) {
       int code = 0;
@@ -39,7 +54,8 @@ class GzFile {
 
  private:
   std::string path_;
-  gzFile file_;
+  gzFile file_ = nullptr;
+  std::string_view memory_;
 };
 
 // Lines of `block` handed to `on_line` in parallel, numbered from `first`.
@@ -91,11 +107,14 @@ int64_t count_lines(std::string_view block) {
 
 }  // namespace
 
-void for_each_line(const std::string& path,
+void for_each_line(const TextSource& source,
                    const std::function<void(int64_t, int64_t)>& on_block_start,
                    const std::function<void(std::string_view, int64_t)>& on_line) {
-  GzFile file(path);
-  std::vector<char> buffer(kBlockBytes);
+  GzFile file(source);
+  // Text in memory needs no more buffer than its own size (fuzzing calls this many times).
+  std::vector<char> buffer(source.in_memory
+                               ? std::min(kBlockBytes, std::max<size_t>(64, source.bytes.size() + 1))
+                               : kBlockBytes);
   size_t held = 0;  // bytes of an unfinished last line carried into the next block
   int64_t next_line = 1;
   const int threads = std::max(1, num_threads());
@@ -133,8 +152,8 @@ void for_each_line(const std::string& path,
   }
 }
 
-std::string first_line(const std::string& path) {
-  GzFile file(path);
+std::string first_line(const TextSource& source) {
+  GzFile file(source);
   std::string line;
   char c[4096];
   while (const size_t got = file.read(c, sizeof c)) {

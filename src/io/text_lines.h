@@ -7,19 +7,36 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace directgnn {
 
-// Calls `on_line(line, line_number)` for every line of `path` (1-based numbers, without the
+// Where lines come from: a file (plain or gzip-compressed) or bytes already in memory (tests
+// and the fuzz targets). A path converts implicitly.
+struct TextSource {
+  TextSource(std::string file_path) : where(std::move(file_path)) {}  // NOLINT: implicit
+  TextSource(const char* file_path) : where(file_path) {}             // NOLINT: implicit
+  static TextSource memory(std::string_view bytes, std::string name) {
+    TextSource source(std::move(name));
+    source.bytes = bytes;
+    source.in_memory = true;
+    return source;
+  }
+  std::string where;       // the path, or the name errors give for bytes in memory
+  std::string_view bytes;  // the text itself when in_memory (plain text, not gzip)
+  bool in_memory = false;
+};
+
+// Calls `on_line(line, line_number)` for every line of `source` (1-based numbers, without the
 // newline or a trailing '\r'), many lines in parallel. `on_block_start(first_line, count)`
 // runs serially before each block's lines (so callers can grow their outputs) and its lines
 // get indices first_line .. first_line + count - 1. Throws naming the file on I/O errors.
-void for_each_line(const std::string& path,
+void for_each_line(const TextSource& source,
                    const std::function<void(int64_t first_line, int64_t count)>& on_block_start,
                    const std::function<void(std::string_view line, int64_t line_number)>& on_line);
 
-// The first line of `path` (without its newline); empty for an empty file.
-std::string first_line(const std::string& path);
+// The first line of `source` (without its newline); empty for an empty file.
+std::string first_line(const TextSource& source);
 
 // Splits `line` at commas, tabs or spaces into up to `max` fields; returns how many it found
 // (fields beyond `max` are counted, not stored). Empty fields between separators are skipped.

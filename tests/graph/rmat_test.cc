@@ -33,7 +33,9 @@ TEST(Rmat, SymmetricWithoutSelfLoopsOrDuplicates) {
   for (int64_t u = 0; u < n; ++u) {
     for (int64_t e = ptr[u]; e < ptr[u + 1]; ++e) {
       ASSERT_NE(idx[e], u) << "self-loop at " << u;
-      if (e > ptr[u]) ASSERT_LT(idx[e - 1], idx[e]) << "row " << u << " unsorted or duplicated";
+      if (e > ptr[u]) {
+        ASSERT_LT(idx[e - 1], idx[e]) << "row " << u << " unsorted or duplicated";
+      }
       ASSERT_TRUE(has_edge(idx[e], u)) << "edge " << u << "->" << idx[e] << " has no reverse";
     }
   }

@@ -77,7 +77,7 @@ TEST(DatasetDir, BadInputsNameTheFileAndTheProblem) {
       "missing field 'num_nodes'");
   expect_load_error(
       [](const std::string& p) { edit_meta(p, [](nlohmann::json& m) { m["feat_dim"] = "six"; }); },
-      "field 'feat_dim' has the wrong type");
+      "field 'feat_dim' must be an integer, got \"six\"");
   expect_load_error([](const std::string& p) { std::ofstream(p + "/meta.json") << "{not json"; },
                     "not valid JSON");
   expect_load_error(

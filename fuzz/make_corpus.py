@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Seed corpora for the fuzz targets (standard library only): small hand-made files of every
+format, plus the members of the bundled datasets when ../shared/datasets is there.
+Usage: make_corpus.py OUT_DIR [DATASETS_DIR]"""
+import io
+import os
+import struct
+import sys
+import zipfile
+
+
+def npy(descr, shape, body, version=1, fortran=False):
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, "True" if fortran else "False",
+        "(%s)" % "".join("%d," % s for s in shape) if len(shape) != 1 else "(%d,)" % shape[0])
+    size_bytes = 2 if version == 1 else 4
+    total = 6 + 2 + size_bytes + len(header) + 1
+    header += " " * ((64 - total % 64) % 64) + "\n"
+    length = struct.pack("<H" if version == 1 else "<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + header.encode("latin1") + body
+
+
+def small_npys():
+    f4 = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
+    return {
+        "f4_2x3.npy": npy("<f4", (2, 3), f4),
+        "f4_v2.npy": npy("<f4", (3, 2), f4, version=2),
+        "f4_v3.npy": npy("<f4", (6,), f4, version=3),
+        "f2.npy": npy("<f2", (4,), struct.pack("<4e", 1, 2, 3, 4)),
+        "f8.npy": npy("<f8", (2,), struct.pack("<2d", 1, 2)),
+        "i4.npy": npy("<i4", (3,), struct.pack("<3i", 1, -2, 3)),
+        "i8.npy": npy("<i8", (2, 2), struct.pack("<4q", 0, 1, 2, 3)),
+        "i1.npy": npy("|i1", (3,), b"\x01\xff\x02"),
+        "u1.npy": npy("|u1", (3,), b"\x01\xff\x02"),
+        "b1.npy": npy("|b1", (4,), b"\x00\x01\x01\x00"),
+        "scalar.npy": npy("<i8", (), struct.pack("<q", 7)),
+        "empty.npy": npy("<f4", (0, 5), b""),
+        "fortran.npy": npy("<f4", (2, 3), f4, fortran=True),
+        "unicode.npy": npy("<U3", (1,), "abc".encode("utf-32-le")),
+        "object.npy": npy("|O", (1,), b"\x80\x04N."),
+    }
+
+
+def zip_of(members, method, zip64=False):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=method) as z:
+        for name, data in members.items():
+            with z.open(name, "w", force_zip64=zip64) as f:
+                f.write(data)
+    return out.getvalue()
+
+
+def main():
+    out = sys.argv[1]
+    datasets = sys.argv[2] if len(sys.argv) > 2 else None
+    for target in ("npy", "npz", "text", "meta"):
+        os.makedirs(os.path.join(out, target), exist_ok=True)
+
+    def put(target, name, data):
+        with open(os.path.join(out, target, name), "wb") as f:
+            f.write(data)
+
+    npys = small_npys()
+    for name, data in npys.items():
+        put("npy", name, data)
+    arrays = {"x.npy": npys["f4_2x3.npy"], "y.npy": npys["i8.npy"], "m.npy": npys["b1.npy"]}
+    put("npz", "stored.npz", zip_of(arrays, zipfile.ZIP_STORED))
+    put("npz", "deflate.npz", zip_of(arrays, zipfile.ZIP_DEFLATED))
+    put("npz", "zip64.npz", zip_of(arrays, zipfile.ZIP_DEFLATED, zip64=True))
+    put("npz", "unicode.npz", zip_of({"names.npy": npys["unicode.npy"]}, zipfile.ZIP_STORED))
+    if datasets and os.path.isdir(datasets):
+        for file in sorted(os.listdir(datasets)):
+            if not file.endswith(".npz"):
+                continue
+            path = os.path.join(datasets, file)
+            with zipfile.ZipFile(path) as z:
+                for info in z.infolist():
+                    data = z.read(info)
+                    if len(data) <= 65536:
+                        put("npy", file + "." + info.filename, data)
+                    # A smaller archive of each member keeps the layout numpy writes.
+                    put("npz", file + "." + info.filename + ".npz",
+                        zip_of({info.filename: data[:4096]}, info.compress_type,
+                               zip64=info.compress_type == zipfile.ZIP_DEFLATED))
+
+    # Text: the first byte picks the reader (fuzz_text.cc): 0 edge list, 1 strict CSV edges,
+    # 2 integer column (6: with nan), 3 feature rows (3 + 4k: k + 1 rows).
+    texts = {
+        "edges.txt": b"\x00# comment\n% another\nsrc dst\n0 1\n1\t2\n2,0\n\n3 4 0.5\n",
+        "edges_crlf.txt": b"\x000,1\r\n1,2\r\n",
+        "edges.csv": b"\x010,1\n1,2\n2,3\n",
+        "bad_edges.txt": b"\x000 1\nheader after\n-1 2\n",
+        "column.csv": b"\x023\n1\n0\n",
+        "labels.csv": b"\x06nan\n3.0\n1\n",
+        "features.csv": b"\x0b0.5,1.5,-2\n1e3,2,3\n1,2,3\n",
+        "features_short.csv": b"\x070.5,1.5\n1\n",
+    }
+    for name, data in texts.items():
+        put("text", name, data)
+
+    metas = {
+        "meta.json": b'{"name": "cora", "format_version": 1, "num_nodes": 2708, '
+                     b'"num_edges": 10556, "feat_dim": 1433, "feat_dtype": "float32", '
+                     b'"num_classes": 7, "directed": false, "num_splits": 1}',
+        "minimal.json": b'{"format_version": 1, "num_nodes": 1, "num_edges": 0, '
+                        b'"feat_dim": 1, "num_classes": 2}',
+        "wrong_types.json": b'{"format_version": "1", "num_nodes": 2.5, "directed": "yes"}',
+        "array.json": b"[1, 2, 3]",
+    }
+    for name, data in metas.items():
+        put("meta", name, data)
+
+
+if __name__ == "__main__":
+    main()
