@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "core/signals.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "options.h"
@@ -24,6 +25,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const directgnn::Interrupted& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return e.exit_code();
   } catch (const directgnn::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -3,6 +3,9 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <malloc.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <thread>
 
@@ -33,6 +36,16 @@ void configure_threads(int num_threads) {
 }
 
 int num_threads() { return g_num_threads; }
+
+void set_thread_team(int n) {
+#ifdef _OPENMP
+  // The OpenMP team size is a per-thread setting: a new thread starts from the runtime's
+  // default (all cores), not from what configure_threads() set on the main thread.
+  omp_set_num_threads(std::max(1, n));
+#else
+  (void)n;
+#endif
+}
 
 void configure_allocator() {
   // Serve large blocks from the heap (mmap'd chunks are unmapped on every free) and never

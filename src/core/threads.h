@@ -10,6 +10,9 @@ namespace directgnn {
 // Sets the threads used everywhere (0 = all cores). Call once at start-up, before any work.
 void configure_threads(int num_threads);
 int num_threads();
+// Sizes the OpenMP team of parallel loops started from the calling thread (worker threads
+// call it first; they do not inherit the main thread's setting).
+void set_thread_team(int num_threads);
 
 // Keeps large allocations in the heap and stops returning memory to the OS after each free.
 void configure_allocator();

@@ -4,16 +4,21 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
+#include <zlib.h>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/progress.h"
+#include "core/resources.h"
+#include "core/signals.h"
 #include "core/random.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
@@ -22,6 +27,7 @@
 #include "sampling/neighbor_sampler.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
+#include "train/pipeline.h"
 
 namespace directgnn {
 namespace {
@@ -47,9 +53,9 @@ at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
 
 class MetricsLog {
  public:
-  explicit MetricsLog(const std::string& path) {
+  MetricsLog(const std::string& path, bool append) {
     if (path.empty()) return;
-    file_.open(path, std::ios::out | std::ios::trunc);
+    file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
     DGNN_CHECK(file_.good(), "--metrics ", path, ": cannot open for writing");
     path_ = path;
   }
@@ -75,11 +81,14 @@ nlohmann::json TrainReport::to_json() const {
                         {"sample_s", sample_s},
                         {"gather_s", gather_s},
                         {"compute_s", compute_s},
+                        {"wait_s", wait_s},
+                        {"cpu_s", cpu_s},
                         {"eval_time_s", eval_s},
                         {"epochs", epochs},
                         {"steps_per_epoch", steps_per_epoch},
                         {"seeds_per_epoch", seeds_per_epoch},
-                        {"split", split_description}};
+                        {"split", split_description},
+                        {"param_digest", param_digest}};
   if (!std::isnan(test_roc_auc)) out["test_roc_auc"] = test_roc_auc;
   return out;
 }
@@ -91,6 +100,134 @@ std::string resolved_fanout(const TrainOptions& options) {
   return text;
 }
 
+nlohmann::json training_options_json(const TrainOptions& o) {
+  return {{"model", o.model.to_json()}, {"optimizer", o.optimizer},   {"lr", o.lr},
+          {"weight_decay", o.weight_decay}, {"epochs", o.epochs},   {"batch_size", o.batch_size},
+          {"fanout", resolved_fanout(o)},   {"features", o.features}, {"eval_every", o.eval_every},
+          {"seed", o.seed},                 {"split", o.split}};
+}
+
+void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
+                                 const std::string& where) {
+  try {
+    const nlohmann::json& m = j.at("model");
+    o.model.arch = m.at("arch").get<std::string>();
+    o.model.hidden = m.at("hidden").get<int64_t>();
+    o.model.layers = m.at("layers").get<int64_t>();
+    o.model.dropout = m.at("dropout").get<double>();
+    o.optimizer = j.at("optimizer").get<std::string>();
+    o.lr = j.at("lr").get<double>();
+    o.weight_decay = j.at("weight_decay").get<double>();
+    o.epochs = j.at("epochs").get<int64_t>();
+    o.batch_size = j.at("batch_size").get<int64_t>();
+    o.fanout = j.at("fanout").get<std::string>();
+    o.features = j.at("features").get<std::string>();
+    o.eval_every = j.at("eval_every").get<int64_t>();
+    o.seed = j.at("seed").get<uint64_t>();
+    o.split = j.at("split").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": training options are incomplete or mistyped: ", e.what());
+  }
+}
+
+namespace {
+
+std::string digest_of(const std::vector<at::Tensor>& params) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const at::Tensor& p : params) {
+    const at::Tensor c = p.detach().contiguous();
+    crc = crc32(crc, static_cast<const Bytef*>(c.data_ptr()), static_cast<uInt>(c.nbytes()));
+  }
+  char text[16];
+  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+  return text;
+}
+
+// One prepared minibatch: what the pipeline's workers hand to the training loop.
+struct Prepared {
+  at::Tensor seeds, labels, x;
+  MiniBatch batch;
+  double sample_s = 0, gather_s = 0;
+};
+
+// Progress within the epoch being trained, saved with the training state.
+struct EpochProgress {
+  int64_t next_step = 0;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  double sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0, elapsed_s = 0, cpu_s = 0;
+
+  nlohmann::json to_json() const {
+    return {{"next_step", next_step}, {"loss_sum", loss_sum},   {"correct", correct},
+            {"sample_s", sample_s},   {"gather_s", gather_s},   {"compute_s", compute_s},
+            {"wait_s", wait_s},       {"elapsed_s", elapsed_s}, {"cpu_s", cpu_s}};
+  }
+  static EpochProgress from_json(const nlohmann::json& j) {
+    EpochProgress p;
+    p.next_step = j.at("next_step").get<int64_t>();
+    p.loss_sum = j.at("loss_sum").get<double>();
+    p.correct = j.at("correct").get<int64_t>();
+    p.sample_s = j.at("sample_s").get<double>();
+    p.gather_s = j.at("gather_s").get<double>();
+    p.compute_s = j.at("compute_s").get<double>();
+    p.wait_s = j.at("wait_s").get<double>();
+    p.elapsed_s = j.at("elapsed_s").get<double>();
+    p.cpu_s = j.at("cpu_s").get<double>();
+    return p;
+  }
+};
+
+// Totals over the epochs finished so far, saved with the training state.
+struct RunTotals {
+  double train_s = 0, eval_s = 0, sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0,
+         cpu_s = 0;
+  int64_t evaluations = 0;
+  int64_t best_epoch = -1;
+  double best_val_acc = 0, test_acc = 0, test_roc_auc = std::numeric_limits<double>::quiet_NaN();
+
+  nlohmann::json to_json() const {
+    return {{"train_s", train_s},       {"eval_s", eval_s},
+            {"sample_s", sample_s},     {"gather_s", gather_s},
+            {"compute_s", compute_s},   {"wait_s", wait_s},
+            {"cpu_s", cpu_s},           {"evaluations", evaluations},
+            {"best_epoch", best_epoch}, {"best_val_acc", best_val_acc},
+            {"test_acc", test_acc},     {"test_roc_auc", number_or_null(test_roc_auc)}};
+  }
+  static RunTotals from_json(const nlohmann::json& j) {
+    RunTotals t;
+    t.train_s = j.at("train_s").get<double>();
+    t.eval_s = j.at("eval_s").get<double>();
+    t.sample_s = j.at("sample_s").get<double>();
+    t.gather_s = j.at("gather_s").get<double>();
+    t.compute_s = j.at("compute_s").get<double>();
+    t.wait_s = j.at("wait_s").get<double>();
+    t.cpu_s = j.at("cpu_s").get<double>();
+    t.evaluations = j.at("evaluations").get<int64_t>();
+    t.best_epoch = j.at("best_epoch").get<int64_t>();
+    t.best_val_acc = j.at("best_val_acc").get<double>();
+    t.test_acc = j.at("test_acc").get<double>();
+    t.test_roc_auc = j.at("test_roc_auc").is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                                    : j.at("test_roc_auc").get<double>();
+    return t;
+  }
+};
+
+// True on every rank when any rank has been asked to stop (ranks must stop at the same step).
+int agreed_stop(ProcessGroup* group) {
+  const int local = stop_signal();
+  if (group == nullptr) return local;
+  std::vector<at::Tensor> flag{at::tensor({static_cast<double>(local != 0)}, at::kDouble)};
+  group->all_reduce_sum(flag);
+  if (flag[0].item<double>() == 0) return 0;
+  return local != 0 ? local : SIGTERM;
+}
+
+const char* signal_name(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+}  // namespace
+
 TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& out) {
   DGNN_CHECK(options.epochs >= 1, "--epochs must be at least 1, got ", options.epochs);
   DGNN_CHECK(options.batch_size >= 1, "--batch-size must be positive, got ", options.batch_size);
@@ -98,6 +235,12 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   DGNN_CHECK(options.lr > 0, "--lr must be positive, got ", options.lr);
   DGNN_CHECK(options.weight_decay >= 0, "--weight-decay must not be negative, got ",
              options.weight_decay);
+  DGNN_CHECK(options.checkpoint_every >= 0, "--checkpoint-every must not be negative, got ",
+             options.checkpoint_every);
+  DGNN_CHECK(options.prefetch >= 0 && options.prefetch <= 64, "--prefetch must be in 0..64, got ",
+             options.prefetch);
+  DGNN_CHECK(options.sampler_workers >= 1 && options.sampler_workers <= 64,
+             "--sampler-workers must be in 1..64, got ", options.sampler_workers);
   ModelConfig config = options.model;
   config.in_dim = ds.feat_dim();
   config.num_classes = ds.num_classes;
@@ -130,7 +273,6 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         params, torch::optim::SGDOptions(options.lr).weight_decay(options.weight_decay));
   }
   torch::optim::Optimizer& optimizer = *optimizer_owner;
-  MetricsLog metrics(leader ? options.metrics_path : std::string());
 
   TrainReport report;
   report.split_description = chosen.description;
@@ -140,6 +282,57 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
              " training nodes, fewer than the ", ranks, " ranks");
   report.steps_per_epoch = (num_train + options.batch_size - 1) / options.batch_size;
   report.seeds_per_epoch = num_train * ranks;
+  const int64_t steps = report.steps_per_epoch;
+
+  // Where the run stands: a fresh start, or the saved state of an earlier run.
+  int64_t start_epoch = 1;
+  EpochProgress resumed_epoch;
+  RunTotals totals;
+  if (!options.resume_dir.empty()) {
+    const std::string where = training_state_path(options.resume_dir);
+    const nlohmann::json state = read_training_state(options.resume_dir);
+    try {
+      nlohmann::json saved = state.at("options"), given = training_options_json(options);
+      saved.erase("epochs");  // the one option a resumed run may change
+      given.erase("epochs");
+      DGNN_CHECK(saved == given, where, ": the run was saved with other options (",
+                 state.at("options").dump(), "); resume with the same ones");
+      DGNN_CHECK(state.at("ranks").get<int>() == ranks, where, ": the run was saved with ",
+                 state.at("ranks").get<int>(), " ranks; resume it with the same number, not ",
+                 ranks);
+      DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds.num_nodes() &&
+                     state.at("steps_per_epoch").get<int64_t>() == steps,
+                 where, ": the run was saved on another dataset (",
+                 state.at("num_nodes").get<int64_t>(), " nodes), not ", ds.source);
+      start_epoch = state.at("epoch").get<int64_t>();
+      resumed_epoch = EpochProgress::from_json(state.at("progress"));
+      totals = RunTotals::from_json(state.at("totals"));
+    } catch (const nlohmann::json::exception& e) {
+      fail(where, ": the training state is incomplete or mistyped: ", e.what());
+    }
+    DGNN_CHECK(start_epoch <= options.epochs, where, ": the run finished all ",
+               start_epoch - 1, " epochs; give --epochs N with N > ", start_epoch - 1,
+               " to train further");
+    load_training_state(options.resume_dir, model, optimizer);
+  }
+  const std::string state_dir =
+      !options.checkpoint_dir.empty() ? options.checkpoint_dir : std::string(kDefaultStateDir);
+  auto save_state = [&](int64_t epoch, const EpochProgress& progress) {
+    if (!leader) return;
+    const nlohmann::json state = {{"kind", "directgnn training state"},
+                                  {"options", training_options_json(options)},
+                                  {"run", options.run_info},
+                                  {"ranks", ranks},
+                                  {"num_nodes", ds.num_nodes()},
+                                  {"steps_per_epoch", steps},
+                                  {"epoch", epoch},
+                                  {"progress", progress.to_json()},
+                                  {"totals", totals.to_json()}};
+    save_training_state(state_dir, model, optimizer, state);
+  };
+
+  // Appending when resuming keeps the records of the epochs already done.
+  MetricsLog metrics(leader ? options.metrics_path : std::string(), !options.resume_dir.empty());
   if (!options.quiet && leader) {
     out << "Dataset " << ds.name << ": " << ds.num_nodes() << " nodes, " << ds.graph.num_edges()
         << " edges, " << ds.feat_dim() << " features, " << ds.num_classes << " classes\n"
@@ -147,64 +340,104 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         << "Model: " << config.arch << ", " << config.layers << " layers, hidden " << config.hidden
         << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", features "
         << placement_name(store.placement()) << ", " << num_threads() << " thread(s)"
-        << (ranks > 1 ? " per rank, " + std::to_string(ranks) + " ranks" : std::string()) << "\n";
+        << (ranks > 1 ? " per rank, " + std::to_string(ranks) + " ranks" : std::string())
+        << ", prefetch " << options.prefetch << "\n";
+    if (!options.resume_dir.empty()) {
+      out << "Resuming from " << options.resume_dir << " at epoch " << start_epoch << ", step "
+          << resumed_epoch.next_step << " of " << steps << "\n";
+    }
   }
-  double total_train_s = 0, total_eval_s = 0;
-  int64_t evaluations = 0;
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) {
+  const int sampler_threads = num_threads();
+  for (int64_t epoch = start_epoch; epoch <= options.epochs; ++epoch) {
     model.train();
+    EpochProgress ep = epoch == start_epoch ? resumed_epoch : EpochProgress{};
     const auto epoch_start = Clock::now();
+    const double cpu_start = process_cpu_seconds();
+    const double elapsed_before = ep.elapsed_s, cpu_before = ep.cpu_s;
     const at::Tensor order = shuffled(split.train, mix64(options.seed, 0xe90c, epoch))
                                  .narrow(0, rank * num_train, num_train);
-    double loss_sum = 0, sample_s = 0, gather_s = 0, compute_s = 0;
-    int64_t correct = 0;
-    Progress progress("Epoch " + std::to_string(epoch) + " steps",
-                      leader ? report.steps_per_epoch : -1);
-    for (int64_t step = 0; step < report.steps_per_epoch; ++step) {
-      progress.update(step);
+    auto prepare = [&](int64_t step) {
+      Prepared p;
       const int64_t lo = step * options.batch_size;
-      const at::Tensor seeds = order.narrow(0, lo, std::min(options.batch_size, num_train - lo));
+      p.seeds = order.narrow(0, lo, std::min(options.batch_size, num_train - lo));
       auto t = Clock::now();
       const uint64_t stream = mix64(options.seed, epoch, step);
-      const MiniBatch batch = sampler.sample(seeds, ranks > 1 ? mix64(stream, rank) : stream);
-      sample_s += seconds_since(t);
+      p.batch = sampler.sample(p.seeds, ranks > 1 ? mix64(stream, rank) : stream);
+      p.sample_s = seconds_since(t);
       t = Clock::now();
-      const at::Tensor x = store.gather(batch.input_nodes);
-      gather_s += seconds_since(t);
+      p.x = store.gather(p.batch.input_nodes);
+      p.gather_s = seconds_since(t);
+      p.labels = ds.labels.index_select(0, p.seeds);
+      return p;
+    };
+    Pipeline<Prepared> pipeline(ep.next_step, steps, options.prefetch, options.sampler_workers,
+                                prepare, [sampler_threads] { set_thread_team(sampler_threads); });
+    Progress progress("Epoch " + std::to_string(epoch) + " steps", leader ? steps : -1);
+    int stopped = 0;
+    for (int64_t step = ep.next_step; step < steps; ++step) {
+      progress.update(step);
+      auto t = Clock::now();
+      Prepared p = pipeline.next();
+      ep.wait_s += seconds_since(t);
+      ep.sample_s += p.sample_s;
+      ep.gather_s += p.gather_s;
       t = Clock::now();
-      const at::Tensor labels = ds.labels.index_select(0, seeds);
       optimizer.zero_grad();
-      const at::Tensor logits = model.forward(batch.blocks, x);
-      const at::Tensor loss = at::cross_entropy_loss(logits, labels);
+      const at::Tensor logits = model.forward(p.batch.blocks, p.x);
+      const at::Tensor loss = at::cross_entropy_loss(logits, p.labels);
       loss.backward();
       if (group != nullptr) {
         std::vector<at::Tensor> grads;
-        for (const at::Tensor& p : params) grads.push_back(p.grad());
+        for (const at::Tensor& param : params) grads.push_back(param.grad());
         group->all_reduce_mean(grads);
       }
       optimizer.step();
-      loss_sum += loss.item<double>() * static_cast<double>(seeds.numel());
-      correct += logits.argmax(1).eq(labels).sum().item<int64_t>();
-      compute_s += seconds_since(t);
+      ep.loss_sum += loss.item<double>() * static_cast<double>(p.seeds.numel());
+      ep.correct += logits.argmax(1).eq(p.labels).sum().item<int64_t>();
+      ep.compute_s += seconds_since(t);
+      ep.next_step = step + 1;
+      const int64_t global_step = (epoch - 1) * steps + step + 1;
+      stopped = agreed_stop(group);
+      if (stopped != 0 || (options.checkpoint_every > 0 &&
+                           global_step % options.checkpoint_every == 0)) {
+        ep.elapsed_s = elapsed_before + seconds_since(epoch_start);
+        ep.cpu_s = cpu_before + process_cpu_seconds() - cpu_start;
+        save_state(epoch, ep);
+      }
+      if (stopped != 0) break;
+    }
+    if (stopped != 0) {
+      progress.finish();
+      if (group != nullptr) group->barrier();  // the leader has written the state
+      std::ostringstream message;
+      message << "Interrupted by " << signal_name(stopped) << " at epoch " << epoch << ", step "
+              << ep.next_step << " of " << steps << ". Training state saved in " << state_dir
+              << "; resume with:\n  directgnn train --resume " << state_dir;
+      throw Interrupted(stopped, message.str());
     }
     progress.finish();
-    const double epoch_s = seconds_since(epoch_start);
-    total_train_s += epoch_s;
-    report.sample_s += sample_s;
-    report.gather_s += gather_s;
-    report.compute_s += compute_s;
-    at::Tensor totals = at::tensor({loss_sum, static_cast<double>(correct)}, at::kDouble);
+    const double epoch_s = elapsed_before + seconds_since(epoch_start);
+    const double cpu_s = cpu_before + process_cpu_seconds() - cpu_start;
+    totals.train_s += epoch_s;
+    totals.sample_s += ep.sample_s;
+    totals.gather_s += ep.gather_s;
+    totals.compute_s += ep.compute_s;
+    totals.wait_s += ep.wait_s;
+    totals.cpu_s += cpu_s;
+    at::Tensor sums = at::tensor({ep.loss_sum, static_cast<double>(ep.correct)}, at::kDouble);
     if (group != nullptr) {
-      std::vector<at::Tensor> t{totals};
+      std::vector<at::Tensor> t{sums};
       group->all_reduce_sum(t);
     }
     const auto seen = static_cast<double>(report.seeds_per_epoch);
-    const double loss = totals[0].item<double>() / seen;
-    const double train_acc = totals[1].item<double>() / seen;
-    nlohmann::json record = {
-        {"event", "epoch"},       {"epoch", epoch},          {"loss", loss},
-        {"train_acc", train_acc}, {"epoch_time_s", epoch_s}, {"sample_s", sample_s},
-        {"gather_s", gather_s},   {"compute_s", compute_s}};
+    const double loss = sums[0].item<double>() / seen;
+    const double train_acc = sums[1].item<double>() / seen;
+    nlohmann::json record = {{"event", "epoch"},         {"epoch", epoch},
+                             {"loss", loss},             {"train_acc", train_acc},
+                             {"epoch_time_s", epoch_s},  {"sample_s", ep.sample_s},
+                             {"gather_s", ep.gather_s},  {"compute_s", ep.compute_s},
+                             {"wait_s", ep.wait_s},      {"cpu_s", cpu_s},
+                             {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)}};
     char line[256];
     std::snprintf(line, sizeof(line), "Epoch %05lld | Loss %.4f | Train Acc %.4f",
                   static_cast<long long>(epoch), loss, train_acc);
@@ -213,8 +446,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       const auto eval_start = Clock::now();
       const EvalResult r = evaluate(model, ds, split, group);
       const double eval_s = seconds_since(eval_start);
-      total_eval_s += eval_s;
-      ++evaluations;
+      totals.eval_s += eval_s;
+      ++totals.evaluations;
       record["val_acc"] = r.val_acc;
       record["test_acc"] = r.test_acc;
       record["eval_time_s"] = eval_s;
@@ -224,28 +457,21 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       }
       std::snprintf(line, sizeof(line), " | Val Acc %.4f | Test Acc %.4f", r.val_acc, r.test_acc);
       text += line;
-      if (report.best_epoch < 0 || r.val_acc > report.best_val_acc) {
-        report.best_epoch = epoch;
-        report.best_val_acc = r.val_acc;
-        report.test_acc = r.test_acc;
-        report.test_roc_auc = r.test_roc_auc;
+      if (totals.best_epoch < 0 || r.val_acc > totals.best_val_acc) {
+        totals.best_epoch = epoch;
+        totals.best_val_acc = r.val_acc;
+        totals.test_acc = r.test_acc;
+        totals.test_roc_auc = r.test_roc_auc;
         if (!options.checkpoint_dir.empty() && leader) {
-          const nlohmann::json meta = {
-              {"model", config.to_json()},
-              {"epoch", epoch},
-              {"val_acc", r.val_acc},
-              {"test_acc", r.test_acc},
-              {"test_roc_auc", number_or_null(r.test_roc_auc)},
-              {"seed", options.seed},
-              {"split", options.split},
-              {"split_description", chosen.description},
-              {"dataset",
-               {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}},
-              {"fanout", fanout_text},
-              {"optimizer", options.optimizer},
-              {"lr", options.lr},
-              {"weight_decay", options.weight_decay},
-              {"batch_size", options.batch_size}};
+          nlohmann::json meta = training_options_json(options);
+          meta.update({{"model", config.to_json()},
+                       {"epoch", epoch},
+                       {"val_acc", r.val_acc},
+                       {"test_acc", r.test_acc},
+                       {"test_roc_auc", number_or_null(r.test_roc_auc)},
+                       {"split_description", chosen.description},
+                       {"dataset",
+                        {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}}});
           save_checkpoint(options.checkpoint_dir, model, optimizer, meta);
         }
       }
@@ -254,14 +480,37 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     text += line;
     if (!options.quiet && leader) out << text << std::endl;
     metrics.write(record);
+    // The epoch is complete; a stop now resumes at the next one.
+    const int stop_now = agreed_stop(group);
+    const bool keep_state = options.checkpoint_every > 0 || !options.resume_dir.empty();
+    if (stop_now != 0 || (keep_state && epoch == options.epochs)) {
+      EpochProgress next;
+      save_state(epoch + 1, next);
+    }
+    if (stop_now != 0 && epoch < options.epochs) {
+      if (group != nullptr) group->barrier();
+      std::ostringstream message;
+      message << "Interrupted by " << signal_name(stop_now) << " after epoch " << epoch
+              << ". Training state saved in " << state_dir << "; resume with:\n"
+              << "  directgnn train --resume " << state_dir;
+      throw Interrupted(stop_now, message.str());
+    }
   }
   const auto epochs = static_cast<double>(options.epochs);
   report.epochs = options.epochs;
-  report.epoch_time_s = total_train_s / epochs;
-  report.sample_s /= epochs;
-  report.gather_s /= epochs;
-  report.compute_s /= epochs;
-  report.eval_s = evaluations > 0 ? total_eval_s / static_cast<double>(evaluations) : 0.0;
+  report.best_epoch = totals.best_epoch;
+  report.best_val_acc = totals.best_val_acc;
+  report.test_acc = totals.test_acc;
+  report.test_roc_auc = totals.test_roc_auc;
+  report.epoch_time_s = totals.train_s / epochs;
+  report.sample_s = totals.sample_s / epochs;
+  report.gather_s = totals.gather_s / epochs;
+  report.compute_s = totals.compute_s / epochs;
+  report.wait_s = totals.wait_s / epochs;
+  report.cpu_s = totals.cpu_s / epochs;
+  report.param_digest = digest_of(params);
+  report.eval_s =
+      totals.evaluations > 0 ? totals.eval_s / static_cast<double>(totals.evaluations) : 0.0;
   nlohmann::json final_record = report.to_json();
   final_record["event"] = "final";
   final_record["threads"] = num_threads();
@@ -277,10 +526,10 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       out << line;
     }
     std::snprintf(line, sizeof(line),
-                  "\nAverage epoch time %.4f s (sampling %.4f, gathering %.4f, compute %.4f); "
-                  "evaluation %.4f s\n",
+                  "\nAverage epoch time %.4f s (sampling %.4f, gathering %.4f, compute %.4f, "
+                  "waiting %.4f; CPU %.2f s); evaluation %.4f s\n",
                   report.epoch_time_s, report.sample_s, report.gather_s, report.compute_s,
-                  report.eval_s);
+                  report.wait_s, report.cpu_s, report.eval_s);
     out << line;
     if (!options.checkpoint_dir.empty()) {
       out << "Checkpoint (epoch " << report.best_epoch << ") in " << options.checkpoint_dir << "\n";

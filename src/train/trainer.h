@@ -29,7 +29,20 @@ struct TrainOptions {
   uint64_t seed = 0;
   int64_t split = 0;
   std::string metrics_path;  // JSONL, one object per epoch and a final one
+  // Best-validation model (checkpoint.pt) and the training state (state.pt) go here; a stop
+  // signal saves the state here too (in kDefaultStateDir when empty).
   std::string checkpoint_dir;
+  // Also save the training state every N steps (0: only when stopped by a signal).
+  int64_t checkpoint_every = 0;
+  // Continue from DIR/state.pt: the options must be the ones it was saved with (see
+  // options_from_training_state); epochs may be raised to train further.
+  std::string resume_dir;
+  // Minibatches prepared ahead of the one training (0: prepare each in turn), by this many
+  // worker threads (train/pipeline.h). Neither changes the result.
+  int prefetch = 1;
+  int sampler_workers = 1;
+  // Stored with the training state for the front end (the dataset it was loaded from).
+  nlohmann::json run_info;
   bool quiet = false;  // no per-epoch lines (benchmarks)
   // Data-parallel ranks (dist/process_group.h), or nullptr for one process. With a group,
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
@@ -44,18 +57,33 @@ struct TrainReport {
   double test_roc_auc;      // NaN unless two classes
   double epoch_time_s = 0;  // mean training time per epoch (excluding evaluation)
   double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
+  double wait_s = 0;  // mean per epoch the training loop waited for its next minibatch
+  double cpu_s = 0;   // mean process CPU time per epoch (all threads), from /proc
   double eval_s = 0;                                 // mean per evaluation
   int64_t steps_per_epoch = 0;
   int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks
   std::string split_description;
+  // CRC-32 of the final parameters' bytes (hex): equal digests mean bitwise-equal models.
+  std::string param_digest;
 
   // The fields above; test_roc_auc only where it is defined.
   nlohmann::json to_json() const;
 };
 
+// Where a stopped run without --checkpoint saves its training state.
+inline constexpr const char* kDefaultStateDir = "directgnn-checkpoint";
+
+// The options that shape a run's result, as stored in its training state, and back: every
+// field but the paths, the group and the output switches. Throws naming `where` on a bad field.
+nlohmann::json training_options_json(const TrainOptions& options);
+void apply_training_options_json(const nlohmann::json& json, TrainOptions& options,
+                                 const std::string& where);
+
 // The fan-out list for `options`, defaulting to 10 per layer.
 std::string resolved_fanout(const TrainOptions& options);
 
+// Trains; throws Interrupted (core/signals.h) after saving the training state when a stop
+// signal arrives.
 TrainReport train(const Dataset& dataset, const TrainOptions& options, std::ostream& out);
 
 }  // namespace directgnn

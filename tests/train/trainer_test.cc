@@ -1,9 +1,14 @@
 #include "train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
+#include <csignal>
+#include <iostream>
 #include <sstream>
 
+#include "core/signals.h"
+#include "core/threads.h"
 #include "graph/rmat.h"
 #include "io/dataset.h"
 #include "nn/model.h"
@@ -97,6 +102,82 @@ TEST(Trainer, InferenceOfSomeNodesMatchesInferenceOfAll) {
         const at::Tensor some = model.infer_nodes(ds.graph, x, targets, 300);
         EXPECT_TRUE(at::allclose(some, all, 1e-5, 1e-6)) << arch << " " << layers << " layers";
       }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace directgnn
+
+namespace directgnn {
+namespace {
+
+TrainOptions resumable(const std::string& dir) {
+  TrainOptions t = quick();
+  t.epochs = 4;
+  t.batch_size = 64;
+  t.eval_every = 2;
+  t.checkpoint_dir = dir;
+  return t;
+}
+
+// Stops after `steps_before_stop` steps through the stop flag a signal sets, then resumes.
+TrainReport interrupted_then_resumed(const Dataset& ds, const std::string& dir, int stop_after) {
+  TrainOptions first = resumable(dir);
+  first.checkpoint_every = stop_after;
+  clear_stop();
+  // The flag is polled after every step, so the first step finishes and the state is saved.
+  request_stop(SIGTERM);
+  try {
+    train(ds, first, std::cout);
+    ADD_FAILURE() << "expected Interrupted";
+  } catch (const Interrupted& e) {
+    EXPECT_EQ(e.exit_code(), 143);
+    EXPECT_NE(std::string(e.what()).find("directgnn train --resume " + dir), std::string::npos)
+        << e.what();
+  }
+  clear_stop();
+  TrainOptions second = resumable(dir);
+  second.resume_dir = dir;
+  return train(ds, second, std::cout);
+}
+
+TEST(Trainer, InterruptedAndResumedRunEndsWithTheSameParameters) {
+  at::set_num_threads(1);
+  const Dataset ds = small_rmat();
+  testing::TempDirectory dir;
+  clear_stop();
+  const TrainReport straight = train(ds, resumable(dir.file("a")), std::cout);
+  // The stop flag is seen after the first step; the resumed run does the other 3 epochs + 2/3.
+  const TrainReport resumed = interrupted_then_resumed(ds, dir.file("b"), 1);
+  EXPECT_EQ(straight.param_digest, resumed.param_digest);
+  EXPECT_EQ(straight.best_epoch, resumed.best_epoch);
+  EXPECT_DOUBLE_EQ(straight.test_acc, resumed.test_acc);
+  // A finished run cannot be resumed again without more epochs.
+  TrainOptions again = resumable(dir.file("b"));
+  again.resume_dir = dir.file("b");
+  EXPECT_ERROR_CONTAINS(train(ds, again, std::cout), "the run finished all 4 epochs");
+  again.epochs = 5;
+  EXPECT_EQ(train(ds, again, std::cout).epochs, 5);
+  // Other options than the saved ones are refused.
+  TrainOptions other = resumable(dir.file("b"));
+  other.resume_dir = dir.file("b");
+  other.lr = 0.1;
+  EXPECT_ERROR_CONTAINS(train(ds, other, std::cout), "was saved with other options");
+  at::set_num_threads(num_threads());
+}
+
+TEST(Trainer, PrefetchDepthAndWorkersDoNotChangeTheResult) {
+  const Dataset ds = small_rmat();
+  std::string digest;
+  for (int prefetch : {0, 1, 2, 4}) {
+    for (int workers : {1, 3}) {
+      TrainOptions t = quick();
+      t.prefetch = prefetch;
+      t.sampler_workers = workers;
+      const TrainReport r = train(ds, t, std::cout);
+      if (digest.empty()) digest = r.param_digest;
+      EXPECT_EQ(r.param_digest, digest) << "prefetch " << prefetch << ", workers " << workers;
     }
   }
 }
