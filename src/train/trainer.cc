@@ -346,6 +346,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       out << "Resuming from " << options.resume_dir << " at epoch " << start_epoch << ", step "
           << resumed_epoch.next_step << " of " << steps << "\n";
     }
+    out.flush();  // seen at once, also when the output is a file
   }
   const int sampler_threads = num_threads();
   for (int64_t epoch = start_epoch; epoch <= options.epochs; ++epoch) {

@@ -1,0 +1,158 @@
+// Interrupting real `directgnn train` runs: SIGTERM mid-epoch then --resume, a second signal,
+// and SIGKILL at random moments while checkpoints are being written.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "e2e_util.h"
+#include "test_util.h"
+
+namespace directgnn {
+namespace {
+
+using e2e::Background;
+
+// Waits until `path` holds at least `lines` lines (or the process has ended).
+bool wait_for_lines(const std::string& path, int lines, const Background& b) {
+  for (int i = 0; i < 3000; ++i) {
+    const std::string text = e2e::read_text(path);
+    if (std::count(text.begin(), text.end(), '\n') >= lines) return true;
+    if (waitpid(b.pid, nullptr, WNOHANG) != 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Whether `dir` holds a temporary of an unfinished write (by process `pid`, when given).
+bool has_temporary(const std::string& dir, pid_t pid = -1) {
+  const std::string mark = pid < 0 ? ".tmp-" : ".tmp-" + std::to_string(pid) + "-";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().find(mark) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The built-in synthetic graph, small batches: ~150 steps an epoch.
+const std::string kOptions = " --threads 1 --batch-size 32 --eval-every 2 --seed 11";
+const std::string kRun = "train --epochs 4" + kOptions;
+
+TEST(Interrupt, SigtermMidEpochThenResumeEndsWithTheSameParameters) {
+  testing::TempDirectory dir;
+  const auto straight = e2e::run(kRun + " --metrics " + dir.file("a.jsonl"));
+  ASSERT_EQ(straight.status, 0) << straight.output;
+
+  const std::string metrics = dir.file("b.jsonl"), ckpt = dir.file("ck");
+  const Background b =
+      e2e::spawn(kRun + " --metrics " + metrics + " --checkpoint " + ckpt, dir.file("b.log"));
+  // After the first epoch's record, the signal lands in epoch 2.
+  ASSERT_TRUE(wait_for_lines(metrics, 1, b)) << e2e::read_text(dir.file("b.log"));
+  kill(b.pid, SIGTERM);
+  EXPECT_EQ(e2e::wait_exit(b), 143);
+  const std::string log = e2e::read_text(dir.file("b.log"));
+  EXPECT_NE(log.find("Interrupted by SIGTERM"), std::string::npos) << log;
+  EXPECT_NE(log.find("directgnn train --resume " + ckpt), std::string::npos) << log;
+
+  const auto resumed = e2e::run("train --threads 1 --resume " + ckpt + " --metrics " + metrics);
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("Resuming from " + ckpt), std::string::npos) << resumed.output;
+  const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(metrics);
+  EXPECT_EQ(a["param_digest"], r["param_digest"]) << "resumed parameters differ bitwise";
+  EXPECT_EQ(a["test_acc"], r["test_acc"]);
+  // Every epoch has exactly one record across the two runs.
+  const std::string text = e2e::read_text(metrics);
+  for (int epoch = 1; epoch <= 4; ++epoch) {
+    const std::string key = "\"epoch\":" + std::to_string(epoch) + ",";
+    EXPECT_EQ(text.find(key), text.rfind(key)) << "epoch " << epoch << " twice:\n" << text;
+    EXPECT_NE(text.find(key), std::string::npos) << "epoch " << epoch << " missing:\n" << text;
+  }
+  // The resumed run refuses options that would change the result.
+  const auto changed = e2e::run("train --resume " + ckpt + " --lr 0.1");
+  EXPECT_EQ(changed.status, 1);
+  EXPECT_NE(changed.output.find("--lr cannot be given with --resume"), std::string::npos)
+      << changed.output;
+}
+
+TEST(Interrupt, ASecondSignalExitsAtOnce) {
+  testing::TempDirectory dir;
+  const std::string metrics = dir.file("m.jsonl");
+  const Background b = e2e::spawn(
+      "train --epochs 50" + kOptions + " --metrics " + metrics + " --checkpoint " + dir.file("ck"),
+      dir.file("log"));
+  ASSERT_TRUE(wait_for_lines(metrics, 1, b)) << e2e::read_text(dir.file("log"));
+  // Two different signals, so the kernel cannot merge them: the second is handled while the
+  // first still is, and exits without saving (130 or 143, whichever handler runs last).
+  kill(b.pid, SIGINT);
+  kill(b.pid, SIGTERM);
+  const int status = e2e::wait_exit(b);
+  EXPECT_TRUE(status == 130 || status == 143) << status;
+  const std::string log = e2e::read_text(dir.file("log"));
+  EXPECT_NE(log.find("second signal, exiting now"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Training state saved"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ck/state.pt")));
+}
+
+// SIGKILL at random moments of a run that writes its state every step (and its best model at
+// every improvement): whatever the moment, what is on disk loads, and the run can go on.
+TEST(Interrupt, SigkillDuringCheckpointWritesNeverLeavesATornCheckpoint) {
+  testing::TempDirectory dir;
+  const std::string ckpt = dir.file("ck");
+  const std::string fresh = "train --threads 1 --epochs 1000 --batch-size 64 --hidden 512 "
+                            "--seed 3 --checkpoint-every 1 --checkpoint " +
+                            ckpt;
+  std::mt19937 rng(12345);
+  std::uniform_int_distribution<int> delay_ms(250, 1200);
+  int resumed_runs = 0, temporaries_seen = 0, states_found = 0;
+  for (int round = 0; round < 20; ++round) {
+    const bool has_state = std::filesystem::exists(ckpt + "/state.pt");
+    states_found += has_state;
+    const std::string args = has_state ? "train --threads 1 --resume " + ckpt : fresh;
+    const std::string log = dir.file("log" + std::to_string(round));
+    const Background b = e2e::spawn(args, log);
+    if (round % 2 == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    } else {
+      // Odd rounds aim at a write: kill as soon as this run's temporary file appears.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!has_temporary(ckpt, b.pid) && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    kill(b.pid, SIGKILL);
+    const bool mid_write = has_temporary(ckpt, b.pid);
+    const int status = e2e::wait_exit(b);
+    const std::string text = e2e::read_text(log);
+    ASSERT_EQ(status, 128 + SIGKILL) << "round " << round << " ended on its own:\n" << text;
+    ASSERT_EQ(text.find("error"), std::string::npos) << "round " << round << ":\n" << text;
+    const bool resumed = text.find("Resuming from") != std::string::npos;
+    resumed_runs += resumed;
+    // A temporary appears only once training runs, after the state has loaded.
+    if (has_state && mid_write) {
+      EXPECT_TRUE(resumed) << "round " << round << " did not resume its state:\n" << text;
+    }
+    temporaries_seen += mid_write;
+  }
+  std::cout << "[ info ] " << states_found << " of 20 runs found a saved state, " << resumed_runs
+            << " had loaded it when killed; " << temporaries_seen
+            << " kills left a half-written temporary behind\n";
+  EXPECT_GE(states_found, 5);
+  EXPECT_GE(temporaries_seen, 5) << "the kills did not land inside checkpoint writes";
+  // Both files load: the best model through eval; the state once more, and this time the
+  // run is stopped gracefully.
+  const auto eval = e2e::run("eval --threads 1 --checkpoint " + ckpt);
+  EXPECT_EQ(eval.status, 0) << eval.output;
+  const Background last = e2e::spawn("train --threads 1 --resume " + ckpt, dir.file("last"));
+  ASSERT_TRUE(wait_for_lines(dir.file("last"), 4, last)) << e2e::read_text(dir.file("last"));
+  kill(last.pid, SIGTERM);
+  EXPECT_EQ(e2e::wait_exit(last), 143) << e2e::read_text(dir.file("last"));
+}
+
+}  // namespace
+}  // namespace directgnn
