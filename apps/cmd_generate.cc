@@ -40,6 +40,26 @@ void run_generate(GenerateArgs& a) {
   DGNN_CHECK(a.o.feat_dim > 0, "--feat-dim must be positive");
   check_rmat_options(a.o.graph);
   const int64_t n = a.o.graph.num_nodes;
+  // Resources, before any work: the arrays' sizes against free memory (in memory) or disk.
+  const int64_t drawn_edges = rmat_edges_drawn(a.o.graph);
+  const int64_t feat_out_bytes = n * a.o.feat_dim * (a.feat_dtype == "float16" ? 2 : 4);
+  // At least: the symmetrised int64 indices, indptr, labels and the feature table.
+  const int64_t min_bytes = 2 * drawn_edges * 8 + 2 * (n + 1) * 8 + feat_out_bytes;
+  if (a.in_memory) {
+    const HostMemory mem = host_memory();
+    const int64_t needed = min_bytes + (a.feat_dtype == "float16" ? 2 * feat_out_bytes : 0);
+    DGNN_CHECK(mem.available == 0 || needed <= mem.available, "generate rmat --in-memory: the ",
+               "graph and features need at least ", gib_text(needed), " of memory, but only ",
+               gib_text(mem.available), " of ", gib_text(mem.total),
+               " are available; write to disk with --out DIR (features are streamed) or use a "
+               "smaller --scale / --feat-dim");
+  } else {
+    const int64_t free = disk_free_bytes(a.out);
+    DGNN_CHECK(free < 0 || min_bytes <= free, "generate rmat --out ", a.out, ": the dataset needs ",
+               "at least ", gib_text(min_bytes), " of disk, but only ", gib_text(free),
+               " are free there; choose a directory on a larger disk, --feat-dtype float16, or a "
+               "smaller --scale / --feat-dim");
+  }
   std::printf(
       "generate rmat: %lld nodes, edge factor %g (a=%g b=%g c=%g), %lld %s features, "
       "%lld classes, seed %llu, %d thread(s)\n",

@@ -2,7 +2,13 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 #include <cstdint>
 #include <cstdio>
@@ -43,6 +49,43 @@ inline double process_cpu_seconds() {
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// Memory of the machine from /proc/meminfo, in bytes (0 where unknown).
+struct HostMemory {
+  int64_t total = 0, available = 0;
+};
+inline HostMemory host_memory() {
+  HostMemory m;
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemTotal:") m.total = kib * 1024;
+    if (key == "MemAvailable:") m.available = kib * 1024;
+  }
+  return m;
+}
+
+// Free space for an unprivileged writer on the filesystem holding `path` (or its nearest
+// existing parent), in bytes; -1 where unknown.
+inline int64_t disk_free_bytes(const std::string& path) {
+  std::filesystem::path p = std::filesystem::absolute(path);
+  std::error_code ec;
+  while (!p.empty() && !std::filesystem::exists(p, ec)) p = p.parent_path();
+  struct statvfs fs {};
+  if (p.empty() || statvfs(p.c_str(), &fs) != 0) return -1;
+  return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+}
+
+// "12.34 GiB"
+inline std::string gib_text(int64_t bytes) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(2);
+  out << static_cast<double>(bytes) / (1 << 30) << " GiB";
+  return out.str();
 }
 
 }  // namespace directgnn

@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include "core/parallel.h"
+#include "core/resources.h"
 #include "directgnn/error.h"
 #include "feature/cpu/gather.h"
 #include "feature/gpu_gather.h"
@@ -93,12 +94,24 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
              "feature table must be a 2-D CPU tensor");
   if (!table_.is_contiguous()) table_ = table_.contiguous();
   if (placement_ == Placement::kHost) return;
+  const int64_t bytes = table_.numel() * table_.element_size();
+  if (placement_ == Placement::kPinned) {
+    // Pinning locks every page of the table in RAM, so it must fit with room to spare; a
+    // larger table would fail deep in the driver or push the machine into swapping.
+    const HostMemory mem = host_memory();
+    const int64_t reserve = std::min<int64_t>(mem.total / 8, int64_t{4} << 30);
+    DGNN_CHECK(mem.total == 0 || bytes <= mem.total - reserve,
+               "--features pinned: the feature table is ", gib_text(bytes),
+               ", but pinning locks it in RAM and this machine has ", gib_text(mem.total),
+               " (", gib_text(reserve), " kept for everything else); use --features host (the "
+               "CPU gathers from the memory-mapped table), or halve it with convert --feat-dtype "
+               "float16");
+  }
   DGNN_CHECK(gpu::available(), "--features ", placement_name(placement_), " needs a GPU, but ",
              gpu::unavailable_reason(), "; use --features host");
   DGNN_CHECK(device_index_ >= 0 && device_index_ < gpu::device_count(), "--features ",
              placement_name(placement_), ": device ", device_index_, " does not exist (this ",
              "machine has ", gpu::device_count(), " GPU(s))");
-  const int64_t bytes = table_.numel() * table_.element_size();
   if (placement_ == Placement::kPinned) {
     if (bytes > 0) {
       pin_ = gpu::pin_host_memory(table_.data_ptr(), static_cast<size_t>(bytes), device_index_);
@@ -106,6 +119,14 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
     }
     return;
   }
+  // The table and room for training (activations, the model, the sampler) must fit.
+  const gpu::DeviceMemory dev = gpu::device_memory(device_index_);
+  const int64_t headroom = std::min<int64_t>(dev.total / 10, int64_t{2} << 30);
+  DGNN_CHECK(bytes <= dev.free - headroom, "--features device: the feature table is ",
+             gib_text(bytes), ", but cuda:", device_index_, " has ", gib_text(dev.free),
+             " free of ", gib_text(dev.total), " (", gib_text(headroom),
+             " kept for training); use --features pinned to read it from host memory "
+             "(zero-copy), or halve it with convert --feat-dtype float16");
   try {
     device_table_ =
         table_.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device_index_)));

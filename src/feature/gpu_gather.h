@@ -21,6 +21,11 @@ bool available();
 std::string unavailable_reason();
 int device_count();
 std::string device_name(int device);
+// Free and total memory of `device`, in bytes (cudaMemGetInfo).
+struct DeviceMemory {
+  int64_t free = 0, total = 0;
+};
+DeviceMemory device_memory(int device);
 
 // Registers [ptr, ptr + bytes) as mapped (read-only where supported) pinned memory for
 // `device`. The returned handle unregisters on destruction; memory someone else registered

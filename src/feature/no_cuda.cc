@@ -23,6 +23,7 @@ std::string unavailable_reason() {
 int device_count() { return 0; }
 
 std::string device_name(int) { no_cuda("naming a device"); }
+DeviceMemory device_memory(int) { no_cuda("reading device memory"); }
 
 std::shared_ptr<void> pin_host_memory(void*, size_t, int) {
   no_cuda("pinned placement (cudaHostRegister)");

@@ -243,7 +243,9 @@ MappedFile::MappedFile(const std::string& path) {
     close(fd);
     fail(path, ": is empty (0 bytes)");
   }
-  data_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  // MAP_NORESERVE: a private writable mapping is otherwise charged in full against the
+  // kernel's overcommit limit, and a table larger than RAM + swap could not be mapped at all.
+  data_ = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
   const int saved = errno;
   close(fd);
   if (data_ == MAP_FAILED) {

@@ -125,6 +125,20 @@ TEST(Generate, WritesAnRmatDatasetThatTrainsAndConvertsToFloat16) {
   EXPECT_NE(m.output.find("Built in memory"), std::string::npos) << m.output;
 }
 
+// Asking for more memory or disk than there is fails before any work, with the sizes.
+TEST(ResourceErrors, GenerateChecksMemoryAndDiskFirst) {
+  const auto memory = e2e::run("generate rmat --scale 36 --in-memory");
+  EXPECT_EQ(memory.status, 1);
+  EXPECT_NE(memory.output.find("need at least"), std::string::npos) << memory.output;
+  EXPECT_NE(memory.output.find("write to disk with --out DIR"), std::string::npos)
+      << memory.output;
+  testing::TempDirectory dir;
+  const auto disk = e2e::run("generate rmat --scale 38 --out " + dir.file("g"));
+  EXPECT_EQ(disk.status, 1);
+  EXPECT_NE(disk.output.find("of disk, but only"), std::string::npos) << disk.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("g")));
+}
+
 TEST(BenchGather, TheRequestModelRunsWithoutAGpu) {
   const CommandResult r = run("bench gather --model --row-bytes 400,512 --ids 20000");
   ASSERT_EQ(r.status, 0) << r.output;

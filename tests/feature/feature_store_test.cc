@@ -35,3 +35,39 @@ TEST(FeatureStore, OutOfRangeIdsAreRefusedBeforeAnyRead) {
 
 }  // namespace
 }  // namespace directgnn
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "core/resources.h"
+#include "io/npy.h"
+
+namespace directgnn {
+namespace {
+
+// A memory-mapped table larger than RAM (a sparse file: no disk or memory is used): host
+// placement maps it fine; pinning it is refused up front with the sizes and what to do.
+TEST(FeatureStore, PinningATableLargerThanRamFailsEarlyWithTheSizes) {
+  const HostMemory mem = host_memory();
+  ASSERT_GT(mem.total, 0);
+  const int64_t dim = 128;
+  const int64_t rows = (mem.total + (int64_t{8} << 30)) / (dim * 4);
+  testing::TempDirectory dir;
+  const std::string path = dir.file("huge.npy");
+  const std::string header = npy_header_for(at::kFloat, {rows, dim});
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, header.data(), header.size()), static_cast<ssize_t>(header.size()));
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(header.size() + rows * dim * 4)), 0);
+  close(fd);
+  const at::Tensor table = load_npy(path);  // mapped, larger than RAM + swap
+  ASSERT_EQ(table.size(0), rows);
+  const FeatureStore host(table, Placement::kHost);
+  EXPECT_TRUE(host.gather(at::tensor({int64_t{0}, rows - 1})).eq(0).all().item<bool>());
+  EXPECT_ERROR_CONTAINS(FeatureStore(table, Placement::kPinned),
+                        "--features pinned: the feature table is " + gib_text(rows * dim * 4));
+  EXPECT_ERROR_CONTAINS(FeatureStore(table, Placement::kPinned), "use --features host");
+}
+
+}  // namespace
+}  // namespace directgnn

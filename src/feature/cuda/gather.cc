@@ -134,6 +134,13 @@ std::string device_name(int device) {
   return prop.name;
 }
 
+DeviceMemory device_memory(int device) {
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  size_t free = 0, total = 0;
+  DGNN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return {static_cast<int64_t>(free), static_cast<int64_t>(total)};
+}
+
 std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   int read_only = 0;
