@@ -4,18 +4,20 @@
 
 #include <cstdint>
 
+#include "core/hd.h"
+
 namespace directgnn {
 
 // splitmix64: a counter-based mixer, so that random streams derive from (seed, position)
 // and do not depend on which thread computes what.
-inline uint64_t mix64(uint64_t x) {
+DGNN_HD inline uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-inline uint64_t mix64(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b)); }
-inline uint64_t mix64(uint64_t a, uint64_t b, uint64_t c) { return mix64(mix64(a, b), c); }
+DGNN_HD inline uint64_t mix64(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b)); }
+DGNN_HD inline uint64_t mix64(uint64_t a, uint64_t b, uint64_t c) { return mix64(mix64(a, b), c); }
 
 // Small fast generator for per-item streams (xorshift64*), seeded through mix64.
 class SplitRng {

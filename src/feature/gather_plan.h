@@ -15,11 +15,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define DGNN_HD __host__ __device__
-#else
-#define DGNN_HD
-#endif
+#include "core/hd.h"
 
 namespace directgnn::gather_plan {
 

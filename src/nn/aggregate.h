@@ -13,4 +13,14 @@ namespace directgnn {
 at::Tensor csr_aggregate(const at::Tensor& indptr, const at::Tensor& indices,
                          const at::Tensor& weight, const at::Tensor& x_src);
 
+// The same from tensor operations (gather the source rows, weight, index_add), on any device:
+// the GPU path, and a second implementation the CPU kernels are tested against. Autograd
+// comes from the operations.
+at::Tensor csr_aggregate_generic(const at::Tensor& indptr, const at::Tensor& indices,
+                                 const at::Tensor& weight, const at::Tensor& x_src);
+
+// The destination row of each of the `num_edges` edges of a CSR, by binary search (no
+// host synchronisation on a GPU).
+at::Tensor edge_destinations(const at::Tensor& indptr, int64_t num_edges);
+
 }  // namespace directgnn

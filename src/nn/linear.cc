@@ -83,6 +83,8 @@ at::Tensor parallel_linear(const at::Tensor& x, const at::Tensor& weight, const 
   DGNN_CHECK(x.dim() == 2 && weight.dim() == 2 && x.size(1) == weight.size(1),
              "linear: x [M, K] and weight [N, K] do not match (", x.sizes(), " vs ", weight.sizes(),
              ")");
+  // Off the CPU the library's own product is the right one (cuBLAS).
+  if (!x.device().is_cpu()) return at::linear(x, weight, bias);
   // torch 1.13's Function::apply cannot take undefined tensors: an empty one means "no bias".
   const at::Tensor b = bias.defined() ? bias : at::empty({0}, x.options());
   return ParallelLinear::apply(x.contiguous(), weight, b);
