@@ -1,8 +1,12 @@
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
+#include "core/atomic_file.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "graph/planted_partition.h"
@@ -31,12 +35,218 @@ PlantedPartitionOptions parse_synthetic(const std::string& text) {
   return o;
 }
 
+// One configuration of the side-by-side comparison.
+struct Mode {
+  std::string name;      // conventional, zero-copy, zero-copy-unaligned, all-in-gpu, cpu
+  std::string sampler;   // cpu or gpu
+  std::string device, features, gather;
+};
+
+std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers) {
+  std::vector<std::string> names, kinds;
+  std::stringstream a(modes), b(samplers);
+  for (std::string item; std::getline(a, item, ',');) {
+    if (item == "all") {
+      names.insert(names.end(), {"conventional", "zero-copy", "all-in-gpu"});
+    } else {
+      names.push_back(item);
+    }
+  }
+  for (std::string item; std::getline(b, item, ',');) kinds.push_back(item);
+  std::vector<Mode> out;
+  for (const std::string& name : names) {
+    Mode m{name, "", "cuda", "", ""};
+    if (name == "conventional") {
+      m.features = "host";
+      m.gather = "cpu-copy";
+    } else if (name == "zero-copy") {
+      m.features = "pinned";
+      m.gather = "aligned";
+    } else if (name == "zero-copy-unaligned") {
+      m.features = "pinned";
+      m.gather = "zero-copy";
+    } else if (name == "all-in-gpu") {
+      m.features = "device";
+      m.gather = "aligned";
+    } else if (name == "cpu") {
+      m.device = "cpu";
+      m.features = "host";
+      m.gather = "auto";
+    } else {
+      fail("--modes: '", name, "' is not a mode (conventional, zero-copy, zero-copy-unaligned, ",
+           "all-in-gpu, cpu, or all)");
+    }
+    for (const std::string& kind : kinds) {
+      DGNN_CHECK(kind == "cpu" || kind == "gpu", "--samplers: '", kind, "': use cpu and/or gpu");
+      if (m.device == "cpu" && kind == "gpu") continue;  // the CPU path samples on the CPU
+      m.sampler = kind;
+      out.push_back(m);
+    }
+  }
+  DGNN_CHECK(!out.empty(), "--modes/--samplers select nothing to run");
+  return out;
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// A self-contained page: the table, and per run two stacked bars: what the training loop spent
+// its epoch on (compute, waiting for data, the rest) and what the workers spent preparing
+// minibatches (sampling, gathering; overlapped with training when prefetching).
+std::string comparison_html(const nlohmann::json& result) {
+  double longest = 1e-9;
+  for (const auto& run : result["runs"]) {
+    if (run.contains("epoch_time_s")) {
+      longest = std::max({longest, run["epoch_time_s"].get<double>(),
+                          run["sample_s"].get<double>() + run["gather_s"].get<double>()});
+    }
+  }
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>directgnn bench train</title>"
+       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+       "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#eee}"
+       ".bar{display:flex;height:14px;margin:2px 0}.bar div{height:14px}"
+       ".compute{background:#4e79a7}.wait{background:#e15759}.other{background:#bab0ac}"
+       ".sample{background:#59a14f}.gather{background:#f28e2b}"
+       ".key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}</style>"
+       "</head><body>\n<h1>directgnn bench train</h1>\n<p>"
+    << html_escape(result["setup"].dump()) << "</p>\n";
+  h << "<table><tr><th>mode</th><th>sampler</th><th>epoch (s)</th><th>sample (s)</th>"
+       "<th>gather (s)</th><th>compute (s)</th><th>wait (s)</th><th>CPU (s/epoch)</th>"
+       "<th>GPU energy (J/epoch)</th><th>peak GPU memory (GiB)</th><th>speed-up</th>"
+       "<th>test acc</th></tr>\n";
+  auto cell = [&](const nlohmann::json& run, const char* key, int digits) {
+    if (!run.contains(key) || run[key].is_null()) return std::string("&ndash;");
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", digits, run[key].get<double>());
+    return std::string(text);
+  };
+  for (const auto& run : result["runs"]) {
+    h << "<tr><td>" << html_escape(run["mode"].get<std::string>()) << "</td><td>"
+      << html_escape(run["sampler"].get<std::string>()) << "</td>";
+    if (!run.contains("epoch_time_s")) {
+      h << "<td colspan=\"10\" style=\"text-align:left\">skipped: "
+        << html_escape(run.value("skipped", std::string())) << "</td></tr>\n";
+      continue;
+    }
+    nlohmann::json shown = run;
+    shown["gpu_peak_gib"] = run.value("gpu_peak_bytes", 0) / double(1 << 30);
+    h << "<td>" << cell(run, "epoch_time_s", 3) << "</td><td>" << cell(run, "sample_s", 3)
+      << "</td><td>" << cell(run, "gather_s", 3) << "</td><td>" << cell(run, "compute_s", 3)
+      << "</td><td>" << cell(run, "wait_s", 3) << "</td><td>" << cell(run, "cpu_s", 2)
+      << "</td><td>" << cell(run, "gpu_energy_j", 1) << "</td><td>"
+      << (run.contains("gpu_peak_bytes") ? cell(shown, "gpu_peak_gib", 2) : "&ndash;")
+      << "</td><td>" << cell(run, "speedup", 2) << "</td><td>" << cell(run, "test_acc", 4)
+      << "</td></tr>\n";
+  }
+  h << "</table>\n<h2>Where the epoch goes</h2>\n<p class=\"key\">training loop:"
+       "<span class=\"compute\"></span>compute<span class=\"wait\"></span>waiting for data"
+       "<span class=\"other\"></span>rest &nbsp; workers:<span class=\"sample\"></span>"
+       "sampling<span class=\"gather\"></span>gathering</p>\n<table>\n";
+  auto width = [&](double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", 600.0 * std::max(0.0, seconds) / longest);
+    return std::string(text);
+  };
+  for (const auto& run : result["runs"]) {
+    if (!run.contains("epoch_time_s")) continue;
+    const double epoch = run["epoch_time_s"], compute = run["compute_s"], wait = run["wait_s"];
+    h << "<tr><td>" << html_escape(run["mode"].get<std::string>() + " / " +
+                                   run["sampler"].get<std::string>())
+      << "</td><td style=\"text-align:left\"><div class=\"bar\"><div class=\"compute\" "
+         "style=\"width:"
+      << width(compute) << "px\"></div><div class=\"wait\" style=\"width:" << width(wait)
+      << "px\"></div><div class=\"other\" style=\"width:" << width(epoch - compute - wait)
+      << "px\"></div></div><div class=\"bar\"><div class=\"sample\" style=\"width:"
+      << width(run["sample_s"]) << "px\"></div><div class=\"gather\" style=\"width:"
+      << width(run["gather_s"]) << "px\"></div></div></td></tr>\n";
+  }
+  h << "</table>\n</body></html>\n";
+  return h.str();
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  write_file_atomic(path, text);
+}
+
+// Every mode on the same dataset, one after another in this process; a mode that cannot run
+// here (no GPU, a table too large for GPU memory) is reported as skipped with the reason.
+void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vector<Mode>& modes,
+                    const nlohmann::json& setup, const std::string& json_path,
+                    const std::string& html_path, bool leader) {
+  nlohmann::json runs = nlohmann::json::array();
+  double baseline = 0;
+  for (const Mode& m : modes) {
+    TrainOptions o = base;
+    o.device = m.device;
+    o.features = m.features;
+    o.gather = m.gather;
+    o.sampler = m.sampler;
+    nlohmann::json run = {{"mode", m.name}, {"sampler", m.sampler}};
+    if (leader) std::printf("%s / %s sampler: ", m.name.c_str(), m.sampler.c_str());
+    std::fflush(stdout);
+    try {
+      const TrainReport r = train(ds, o, std::cout);
+      run.update(r.to_json());
+      run["layout"] = r.mode;  // features/gather/sampler as run
+      run["mode"] = m.name;
+      run["seeds_per_s"] = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
+      if (m.name == "conventional" && m.sampler == "cpu") baseline = r.epoch_time_s;
+      if (leader) std::printf("%.3f s per epoch\n", r.epoch_time_s);
+    } catch (const Error& e) {
+      run["skipped"] = e.what();
+      if (leader) std::printf("skipped: %s\n", e.what());
+    }
+    runs.push_back(run);
+  }
+  if (baseline > 0) {
+    for (auto& run : runs) {
+      if (run.contains("epoch_time_s")) run["speedup"] = baseline / run["epoch_time_s"].get<double>();
+    }
+  }
+  if (!leader) return;
+  std::printf("\n%-20s %-7s %9s %9s %9s %9s %9s %9s %10s %8s %8s\n", "mode", "sampler",
+              "epoch(s)", "sample(s)", "gather(s)", "compute", "wait(s)", "CPU(s)", "GPU J/ep",
+              "speedup", "test_acc");
+  for (const auto& run : runs) {
+    if (!run.contains("epoch_time_s")) {
+      std::printf("%-20s %-7s skipped\n", run["mode"].get<std::string>().c_str(),
+                  run["sampler"].get<std::string>().c_str());
+      continue;
+    }
+    auto value = [&](const char* key) {
+      return run.contains(key) && !run[key].is_null() ? run[key].get<double>() : std::nan("");
+    };
+    std::printf("%-20s %-7s %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10.1f %8.2f %8.4f\n",
+                run["mode"].get<std::string>().c_str(), run["sampler"].get<std::string>().c_str(),
+                value("epoch_time_s"), value("sample_s"), value("gather_s"), value("compute_s"),
+                value("wait_s"), value("cpu_s"), value("gpu_energy_j"), value("speedup"),
+                value("test_acc"));
+  }
+  const nlohmann::json result = {{"setup", setup}, {"runs", runs}};
+  if (!json_path.empty()) write_text_file(json_path, result.dump(2) + "\n");
+  if (!html_path.empty()) write_text_file(html_path, comparison_html(result));
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app) {
   struct Args {
     TrainOptions train;
-    std::string dataset, synthetic = "100000,20,128", json;
+    std::string dataset, synthetic = "100000,20,128", json, html, modes, samplers = "cpu,gpu";
     double train_fraction = 0.5;
     int threads = 0;
     int dist_timeout = 300;
@@ -54,6 +264,13 @@ void register_bench(CLI::App& app) {
                 "fraction of the synthetic graph's nodes used as training seeds")
       ->capture_default_str();
   c->add_option("--json", args->json, "also write the results to this JSON file");
+  c->add_option("--modes", args->modes,
+                "compare, in one process: conventional (host table, CPU gathers and copies), "
+                "zero-copy (pinned, aligned GPU reads), zero-copy-unaligned, all-in-gpu, cpu; "
+                "or all (the first three)");
+  c->add_option("--samplers", args->samplers, "with --modes: samplers to run each mode with")
+      ->capture_default_str();
+  c->add_option("--html", args->html, "with --modes: write the comparison as an HTML page");
   add_training_options(c, &args->train);
   add_threads_option(c, &args->threads);
   add_dist_options(c, &args->dist_timeout);
@@ -86,31 +303,38 @@ void register_bench(CLI::App& app) {
           static_cast<long long>(options.batch_size), num_threads(), ranks);
     }
     options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
+    const nlohmann::json setup = {{"dataset", ds.name},
+                                  {"nodes", ds.num_nodes()},
+                                  {"edges", ds.graph.num_edges()},
+                                  {"feat_dim", ds.feat_dim()},
+                                  {"model", options.model.arch},
+                                  {"layers", options.model.layers},
+                                  {"hidden", options.model.hidden},
+                                  {"fanout", resolved_fanout(options)},
+                                  {"batch_size", options.batch_size},
+                                  {"epochs", options.epochs},
+                                  {"prefetch", options.prefetch},
+                                  {"threads", num_threads()},
+                                  {"ranks", ranks}};
+    if (!args->modes.empty()) {
+      run_comparison(ds, options, parse_modes(args->modes, args->samplers), setup, args->json,
+                     args->html, leader);
+      return;
+    }
+    DGNN_CHECK(args->html.empty(), "--html needs --modes (it draws the comparison)");
     const TrainReport r = train(ds, options, std::cout);
     if (!leader) return;
     const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
-    std::printf("%-14s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
-                "gather(s)", "compute(s)", "seeds/s", "test_acc");
-    std::printf("%-14lld %10.3f %10.3f %10.3f %10.3f %12.0f %8.4f\n",
+    std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)",
+                "sample(s)", "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");
+    std::printf("%-14lld %10.3f %10.3f %10.3f %10.3f %10.3f %12.0f %8.4f\n",
                 static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
-                r.compute_s, seeds_per_s, r.test_acc);
+                r.compute_s, r.wait_s, seeds_per_s, r.test_acc);
     if (!args->json.empty()) {
       nlohmann::json out = r.to_json();
-      out.update({{"dataset", ds.name},
-                  {"nodes", ds.num_nodes()},
-                  {"edges", ds.graph.num_edges()},
-                  {"feat_dim", ds.feat_dim()},
-                  {"model", options.model.arch},
-                  {"layers", options.model.layers},
-                  {"hidden", options.model.hidden},
-                  {"fanout", resolved_fanout(options)},
-                  {"batch_size", options.batch_size},
-                  {"threads", num_threads()},
-                  {"ranks", ranks},
-                  {"seeds_per_s", seeds_per_s}});
-      std::ofstream file(args->json);
-      DGNN_CHECK(file.good(), "--json ", args->json, ": cannot open for writing");
-      file << out.dump(2) << "\n";
+      out.update(setup);
+      out["seeds_per_s"] = seeds_per_s;
+      write_text_file(args->json, out.dump(2) + "\n");
     }
   });
 }

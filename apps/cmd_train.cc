@@ -51,7 +51,7 @@ void register_train(CLI::App& app) {
       for (const char* fixed :
            {"--dataset", "--model", "--layers", "--hidden", "--dropout", "--optimizer", "--lr",
             "--weight-decay", "--batch-size", "--fan-out", "--features", "--eval-every", "--seed",
-            "--split", "--keep-self-loops"}) {
+            "--split", "--keep-self-loops", "--device", "--gather", "--sampler", "--graph"}) {
         DGNN_CHECK(c->count(fixed) == 0, fixed,
                    " cannot be given with --resume: the run continues with the options it was "
                    "saved with (see ",

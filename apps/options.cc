@@ -35,9 +35,22 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);
   c->add_option("--fan-out", o->fanout,
                 "neighbours sampled per hop, seed hop first, -1 = all (default 10 per layer)");
+  c->add_option("--device", o->device,
+                "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N")
+      ->default_val("auto");
   c->add_option("--features", o->features,
-                "where the feature table lives: host, pinned (GPU reads host memory) or device")
-      ->default_val("host");
+                "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, "
+                "pinned (the GPU reads host memory) or device (GPU memory)")
+      ->default_val("auto");
+  c->add_option("--gather", o->gather,
+                "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), "
+                "zero-copy, or aligned (warp reads on 128-byte boundaries)")
+      ->default_val("auto");
+  c->add_option("--sampler", o->sampler, "neighbour sampling on the cpu or gpu (auto: gpu on a GPU)")
+      ->default_val("auto");
+  c->add_option("--graph", o->graph,
+                "where the GPU sampler reads the graph: pinned (host memory) or device")
+      ->default_val("pinned");
   c->add_option("--eval-every", o->eval_every, "evaluate every N epochs")->default_val(1);
   c->add_option("--seed", o->seed, "random seed (split, sampling, initialisation)")->default_val(0);
   c->add_option("--split", o->split, "which of the dataset's splits to use")->default_val(0);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace directgnn::gpu {
@@ -22,6 +23,10 @@ struct Ticket {
 // Runs `work` with the calling thread's side stream of `device` as the current stream, and
 // records an event after it. Each thread has its own side stream.
 Ticket run_on_side_stream(int device, const std::function<void()>& work);
+
+// Waits on the host until the current stream of `device` has finished its work (only that
+// stream: training on another stream goes on).
+void synchronize_current_stream(int device);
 
 // Makes the current stream wait for the ticket's work (no host synchronisation), and ties
 // each tensor in `used` (allocated on the side stream) to the current stream, so the caching
@@ -46,6 +51,9 @@ at::Tensor pick_counts(const DeviceCsr& graph, const at::Tensor& frontier, int64
 // Writes each frontier node's picks (global ids) at out[offsets[i] .. offsets[i + 1]).
 void pick_neighbors(const DeviceCsr& graph, const at::Tensor& frontier, int64_t fanout,
                     uint64_t seed, uint64_t hop, const at::Tensor& offsets, at::Tensor& out);
+
+// The GPU's PCI bus id ("0000:3b:00.0"), to find it in NVML.
+std::string pci_bus_id(int device);
 
 // Peak memory the caching allocator has handed out on `device` since the last reset.
 int64_t peak_allocated_bytes(int device);

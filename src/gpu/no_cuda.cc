@@ -16,6 +16,7 @@ Ticket run_on_side_stream(int, const std::function<void()>&) { no_cuda("a side s
 void wait_on_current_stream(const Ticket&, const std::vector<at::Tensor>&) {
   no_cuda("waiting on a stream");
 }
+void synchronize_current_stream(int) { no_cuda("a stream"); }
 at::Tensor dropout_mask(const at::Tensor&, uint64_t, double) { no_cuda("GPU dropout"); }
 at::Tensor pick_counts(const DeviceCsr&, const at::Tensor&, int64_t) {
   no_cuda("GPU neighbour sampling");
@@ -24,6 +25,7 @@ void pick_neighbors(const DeviceCsr&, const at::Tensor&, int64_t, uint64_t, uint
                     const at::Tensor&, at::Tensor&) {
   no_cuda("GPU neighbour sampling");
 }
+std::string pci_bus_id(int) { return ""; }
 int64_t peak_allocated_bytes(int) { return 0; }
 void reset_peak_allocated(int) {}
 

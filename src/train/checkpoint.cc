@@ -69,12 +69,14 @@ void write_archive(const std::string& path, torch::serialize::OutputArchive& arc
   write_checksummed_file(path, buffer.str());
 }
 
-torch::serialize::InputArchive open_archive(const std::string& path, const std::string& hint) {
+// Tensors are loaded onto `device` (checkpoints of GPU runs load on the CPU, and back).
+torch::serialize::InputArchive open_archive(const std::string& path, const std::string& hint,
+                                            c10::Device device = c10::Device(c10::kCPU)) {
   if (!fs::exists(path)) fail(path, ": no checkpoint here (", hint, ")");
   const std::string payload = read_checksummed_file(path);
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(payload.data(), payload.size());
+    archive.load_from(payload.data(), payload.size(), device);
   } catch (const std::exception& e) {
     fail(path, ": cannot read the checkpoint (corrupt or from another program): ",
          std::string(e.what()).substr(0, 200));
@@ -224,15 +226,18 @@ nlohmann::json read_training_state(const std::string& dir) {
 void load_training_state(const std::string& dir, GnnModel& model,
                          torch::optim::Optimizer& optimizer) {
   const std::string path = training_state_path(dir);
-  torch::serialize::InputArchive archive = open_archive(path, "no training state to resume");
+  const std::vector<at::Tensor> params = model.parameters();
+  const c10::Device device = params.empty() ? c10::Device(c10::kCPU) : params[0].device();
+  torch::serialize::InputArchive archive =
+      open_archive(path, "no training state to resume", device);
   load_model_and_optimizer(archive, path, model, &optimizer);
   at::Tensor rng;
-  DGNN_CHECK(archive.try_read("rng_cpu", rng), path,
+  DGNN_CHECK(archive.try_read("rng_cpu", rng, /*is_buffer=*/false), path,
              ": the training state has no random generator state");
   at::Generator generator = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(generator.mutex());
   try {
-    generator.set_state(rng);
+    generator.set_state(rng.cpu());
   } catch (const c10::Error& e) {
     fail(path, ": the random generator state is invalid: ",
          std::string(e.what_without_backtrace()).substr(0, 200));

@@ -37,7 +37,8 @@ bool has_training_state(const std::string& dir);
 void save_training_state(const std::string& dir, GnnModel& model,
                          torch::optim::Optimizer& optimizer, const nlohmann::json& state);
 nlohmann::json read_training_state(const std::string& dir);
-// Restores parameters, optimiser state and the CPU random generator.
+// Restores parameters, optimiser state and the CPU random generator. Tensors are loaded onto
+// the model's device.
 void load_training_state(const std::string& dir, GnnModel& model,
                          torch::optim::Optimizer& optimizer);
 

@@ -6,6 +6,8 @@
 #include <torch/utils.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -28,6 +30,10 @@
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/pipeline.h"
+#include "core/nvml.h"
+#include "feature/gpu_gather.h"
+#include "gpu/device.h"
+#include "sampling/device_sampler.h"
 
 namespace directgnn {
 namespace {
@@ -88,8 +94,15 @@ nlohmann::json TrainReport::to_json() const {
                         {"steps_per_epoch", steps_per_epoch},
                         {"seeds_per_epoch", seeds_per_epoch},
                         {"split", split_description},
-                        {"param_digest", param_digest}};
+                        {"param_digest", param_digest},
+                        {"device", device},
+                        {"mode", mode}};
   if (!std::isnan(test_roc_auc)) out["test_roc_auc"] = test_roc_auc;
+  if (device != "cpu") {
+    out["gpu_peak_bytes"] = gpu_peak_bytes;
+    out["gpu_energy_j"] = number_or_null(gpu_energy_j);
+    out["gpu_power_w"] = number_or_null(gpu_power_w);
+  }
   return out;
 }
 
@@ -104,7 +117,8 @@ nlohmann::json training_options_json(const TrainOptions& o) {
   return {{"model", o.model.to_json()}, {"optimizer", o.optimizer},   {"lr", o.lr},
           {"weight_decay", o.weight_decay}, {"epochs", o.epochs},   {"batch_size", o.batch_size},
           {"fanout", resolved_fanout(o)},   {"features", o.features}, {"eval_every", o.eval_every},
-          {"seed", o.seed},                 {"split", o.split}};
+          {"seed", o.seed},                 {"split", o.split},       {"device", o.device},
+          {"gather", o.gather},             {"sampler", o.sampler},   {"graph", o.graph}};
 }
 
 void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
@@ -125,6 +139,10 @@ void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
     o.eval_every = j.at("eval_every").get<int64_t>();
     o.seed = j.at("seed").get<uint64_t>();
     o.split = j.at("split").get<int64_t>();
+    o.device = j.value("device", std::string("cpu"));
+    o.gather = j.value("gather", std::string("auto"));
+    o.sampler = j.value("sampler", std::string("auto"));
+    o.graph = j.value("graph", std::string("pinned"));
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": training options are incomplete or mistyped: ", e.what());
   }
@@ -143,12 +161,100 @@ std::string digest_of(const std::vector<at::Tensor>& params) {
   return text;
 }
 
-// One prepared minibatch: what the pipeline's workers hand to the training loop.
+// One prepared minibatch: what the pipeline's workers hand to the training loop. On a GPU
+// its tensors were made on the worker's side stream, which `ticket` marks the end of.
 struct Prepared {
   at::Tensor seeds, labels, x;
   MiniBatch batch;
   double sample_s = 0, gather_s = 0;
+  gpu::Ticket ticket;
+
+  std::vector<at::Tensor> tensors() const {
+    std::vector<at::Tensor> all{seeds, labels, x, batch.seeds, batch.input_nodes};
+    for (const Block& b : batch.blocks) {
+      all.insert(all.end(), {b.indptr, b.indices, b.src_degree, b.dst_degree});
+    }
+    return all;
+  }
 };
+
+// Where a run trains, keeps its features and samples, resolved from the options.
+struct RunSetup {
+  c10::Device device{c10::kCPU};
+  Placement features = Placement::kHost;
+  GatherMethod gather = GatherMethod::kAuto;
+  bool gpu_sampler = false;
+  GraphPlacement graph = GraphPlacement::kPinned;
+  std::string note;  // why a run meant for a GPU trains on the CPU
+
+  bool gpu() const { return device.is_cuda(); }
+  int index() const { return device.index() < 0 ? 0 : device.index(); }
+  std::string mode() const {
+    const GatherMethod g = gather != GatherMethod::kAuto  ? gather
+                           : features == Placement::kHost ? GatherMethod::kCpuCopy
+                                                          : GatherMethod::kAligned;
+    return placement_name(features) + "/" + (gpu() ? gather_method_name(g) : "cpu") + "/" +
+           (gpu_sampler ? "gpu" : "cpu");
+  }
+};
+
+RunSetup resolve_run(const TrainOptions& o) {
+  RunSetup r;
+  std::string device = o.device;
+  if (device == "auto") {
+    device = gpu::available() ? "cuda" : "cpu";
+    if (device == "cpu") {
+      r.note = "note: training on the CPU: " + gpu::unavailable_reason() +
+               " (--device cuda needs one)";
+    }
+  }
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+    DGNN_CHECK(gpu::available(), "--device ", device, ": ", gpu::unavailable_reason(),
+               "; use --device cpu");
+    int index = 0;
+    if (device.size() > 5) {
+      DGNN_CHECK(std::all_of(device.begin() + 5, device.end(), ::isdigit) && device.size() < 9,
+                 "--device '", device, "': use cuda or cuda:N");
+      index = std::stoi(device.substr(5));
+    }
+    DGNN_CHECK(index < gpu::device_count(), "--device ", device, ": this machine has ",
+               gpu::device_count(), " GPU(s)");
+    r.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
+  } else {
+    DGNN_CHECK(device == "cpu", "--device '", o.device, "': use auto, cpu, cuda or cuda:N");
+  }
+  r.features = o.features == "auto" ? (r.gpu() ? Placement::kPinned : Placement::kHost)
+                                    : parse_placement(o.features);
+  DGNN_CHECK(r.gpu() || r.features == Placement::kHost, "--features ", o.features,
+             " keeps the table for a GPU to read, but training runs on the CPU: use --features "
+             "host, or --device cuda");
+  r.gather = o.gather == "auto" ? GatherMethod::kAuto : parse_gather_method(o.gather);
+  DGNN_CHECK(r.gpu() || r.gather == GatherMethod::kAuto || r.gather == GatherMethod::kCpuCopy,
+             "--gather ", o.gather, " gathers onto a GPU, but training runs on the CPU");
+  if (o.sampler == "auto") {
+    r.gpu_sampler = r.gpu();
+  } else if (o.sampler == "gpu") {
+    DGNN_CHECK(r.gpu(), "--sampler gpu samples on a GPU, but training runs on the CPU: use "
+                        "--sampler cpu, or --device cuda");
+    r.gpu_sampler = true;
+  } else {
+    DGNN_CHECK(o.sampler == "cpu", "--sampler '", o.sampler, "': use auto, cpu or gpu");
+  }
+  r.graph = parse_graph_placement(o.graph);
+  return r;
+}
+
+std::string report_device(const RunSetup& run) {
+  if (!run.gpu()) return "cpu";
+  return "cuda:" + std::to_string(run.index()) + " (" + gpu::device_name(run.index()) + ")";
+}
+
+// Copies `from`'s parameters into `to` (any devices).
+void copy_parameters(GnnModel& from, GnnModel& to) {
+  torch::NoGradGuard no_grad;
+  const std::vector<at::Tensor> a = from.parameters(), b = to.parameters();
+  for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
+}
 
 // Progress within the epoch being trained, saved with the training state.
 struct EpochProgress {
@@ -246,8 +352,17 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   config.num_classes = ds.num_classes;
   config.validate();
   const std::string fanout_text = resolved_fanout(options);
-  const NeighborSampler sampler(ds.graph, parse_fanouts(fanout_text, config.layers));
-  const FeatureStore store(ds.features, parse_placement(options.features));
+  const RunSetup run = resolve_run(options);
+  const std::vector<int64_t> fanouts = parse_fanouts(fanout_text, config.layers);
+  const NeighborSampler sampler(ds.graph, fanouts);
+  std::unique_ptr<DeviceSampler> device_sampler;
+  if (run.gpu_sampler) {
+    device_sampler = std::make_unique<DeviceSampler>(ds.graph, fanouts, run.device, run.graph);
+  }
+  const FeatureStore store(ds.features, run.features, run.index());
+  const at::Tensor labels_on_device = run.gpu() ? ds.labels.to(run.device) : ds.labels;
+  std::unique_ptr<GpuEnergyMeter> energy;
+  if (run.gpu()) energy = std::make_unique<GpuEnergyMeter>(gpu::pci_bus_id(run.index()));
   const ChosenSplit chosen = choose_split(ds, options.split, options.seed);
   const Split& split = chosen.split;
 
@@ -256,7 +371,13 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   const int ranks = group != nullptr ? group->size() : 1;
   const bool leader = rank == 0;
   torch::manual_seed(options.seed);
-  GnnModel model(config);
+  GnnModel model(config);  // initialised on the CPU: the same start on every device
+  // GPU runs evaluate (full neighbourhoods, layer by layer) with a CPU copy of the model.
+  std::unique_ptr<GnnModel> cpu_model;
+  if (run.gpu()) {
+    cpu_model = std::make_unique<GnnModel>(config);
+    model.to(run.device);
+  }
   std::vector<at::Tensor> params = model.parameters();
   if (group != nullptr) {
     torch::NoGradGuard no_grad;
@@ -331,6 +452,9 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     save_training_state(state_dir, model, optimizer, state);
   };
 
+  if (!run.note.empty() && leader && !options.quiet) out << run.note << "\n";
+  report.device = report_device(run);
+  report.mode = run.mode();
   // Appending when resuming keeps the records of the epochs already done.
   MetricsLog metrics(leader ? options.metrics_path : std::string(), !options.resume_dir.empty());
   if (!options.quiet && leader) {
@@ -341,7 +465,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", features "
         << placement_name(store.placement()) << ", " << num_threads() << " thread(s)"
         << (ranks > 1 ? " per rank, " + std::to_string(ranks) + " ranks" : std::string())
-        << ", prefetch " << options.prefetch << "\n";
+        << ", prefetch " << options.prefetch << "\n"
+        << "Device: " << report_device(run) << ", mode " << run.mode() << "\n";
     if (!options.resume_dir.empty()) {
       out << "Resuming from " << options.resume_dir << " at epoch " << start_epoch << ", step "
           << resumed_epoch.next_step << " of " << steps << "\n";
@@ -349,9 +474,13 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     out.flush();  // seen at once, also when the output is a file
   }
   const int sampler_threads = num_threads();
+  double totals_energy_j = 0;
+  int64_t energy_epochs = 0;
   for (int64_t epoch = start_epoch; epoch <= options.epochs; ++epoch) {
     model.train();
     EpochProgress ep = epoch == start_epoch ? resumed_epoch : EpochProgress{};
+    if (run.gpu()) gpu::reset_peak_allocated(run.index());
+    const double energy_start = energy != nullptr ? energy->energy_joules() : 0.0;
     const auto epoch_start = Clock::now();
     const double cpu_start = process_cpu_seconds();
     const double elapsed_before = ep.elapsed_s, cpu_before = ep.cpu_s;
@@ -361,14 +490,43 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       Prepared p;
       const int64_t lo = step * options.batch_size;
       p.seeds = order.narrow(0, lo, std::min(options.batch_size, num_train - lo));
-      auto t = Clock::now();
       const uint64_t stream = mix64(options.seed, epoch, step);
-      p.batch = sampler.sample(p.seeds, ranks > 1 ? mix64(stream, rank) : stream);
-      p.sample_s = seconds_since(t);
-      t = Clock::now();
-      p.x = store.gather(p.batch.input_nodes);
-      p.gather_s = seconds_since(t);
-      p.labels = ds.labels.index_select(0, p.seeds);
+      const uint64_t sample_seed = ranks > 1 ? mix64(stream, rank) : stream;
+      if (!run.gpu()) {
+        auto t = Clock::now();
+        p.batch = sampler.sample(p.seeds, sample_seed);
+        p.sample_s = seconds_since(t);
+        t = Clock::now();
+        p.x = store.gather(p.batch.input_nodes);
+        p.gather_s = seconds_since(t);
+        p.labels = ds.labels.index_select(0, p.seeds);
+        return p;
+      }
+      // On a GPU: everything on this worker's side stream, timed by waiting for that stream
+      // (training goes on meanwhile on its own).
+      p.ticket = gpu::run_on_side_stream(run.index(), [&] {
+        auto t = Clock::now();
+        if (device_sampler != nullptr) {
+          p.batch = device_sampler->sample(p.seeds, sample_seed);
+        } else {
+          p.batch = sampler.sample(p.seeds, sample_seed);
+          for (Block& b : p.batch.blocks) {
+            b.indptr = b.indptr.to(run.device);
+            b.indices = b.indices.to(run.device);
+            b.src_degree = b.src_degree.to(run.device);
+            b.dst_degree = b.dst_degree.to(run.device);
+          }
+        }
+        gpu::synchronize_current_stream(run.index());
+        p.sample_s = seconds_since(t);
+        t = Clock::now();
+        GatherOptions gather;
+        gather.method = run.gather;
+        p.x = store.gather(p.batch.input_nodes, run.device, gather);
+        p.labels = labels_on_device.index_select(0, p.seeds.to(run.device));
+        gpu::synchronize_current_stream(run.index());
+        p.gather_s = seconds_since(t);
+      });
       return p;
     };
     Pipeline<Prepared> pipeline(ep.next_step, steps, options.prefetch, options.sampler_workers,
@@ -379,6 +537,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       progress.update(step);
       auto t = Clock::now();
       Prepared p = pipeline.next();
+      if (run.gpu()) gpu::wait_on_current_stream(p.ticket, p.tensors());
       ep.wait_s += seconds_since(t);
       ep.sample_s += p.sample_s;
       ep.gather_s += p.gather_s;
@@ -439,13 +598,27 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
                              {"gather_s", ep.gather_s},  {"compute_s", ep.compute_s},
                              {"wait_s", ep.wait_s},      {"cpu_s", cpu_s},
                              {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)}};
+    if (run.gpu()) {
+      const int64_t peak = gpu::peak_allocated_bytes(run.index());
+      report.gpu_peak_bytes = std::max(report.gpu_peak_bytes, peak);
+      record["gpu_peak_bytes"] = peak;
+      // Energy of the training steps of this epoch (the part run in this process).
+      const double joules = energy->energy_joules() - energy_start;
+      record["gpu_energy_j"] = number_or_null(joules);
+      record["gpu_power_w"] = number_or_null(joules / std::max(epoch_s, 1e-9));
+      if (!std::isnan(joules)) {
+        totals_energy_j += joules;
+        ++energy_epochs;
+      }
+    }
     char line[256];
     std::snprintf(line, sizeof(line), "Epoch %05lld | Loss %.4f | Train Acc %.4f",
                   static_cast<long long>(epoch), loss, train_acc);
     std::string text = line;
     if (epoch % options.eval_every == 0 || epoch == options.epochs) {
       const auto eval_start = Clock::now();
-      const EvalResult r = evaluate(model, ds, split, group);
+      if (cpu_model != nullptr) copy_parameters(model, *cpu_model);
+      const EvalResult r = evaluate(cpu_model != nullptr ? *cpu_model : model, ds, split, group);
       const double eval_s = seconds_since(eval_start);
       totals.eval_s += eval_s;
       ++totals.evaluations;
@@ -510,6 +683,10 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   report.wait_s = totals.wait_s / epochs;
   report.cpu_s = totals.cpu_s / epochs;
   report.param_digest = digest_of(params);
+  if (energy_epochs > 0) {
+    report.gpu_energy_j = totals_energy_j / static_cast<double>(energy_epochs);
+    report.gpu_power_w = totals_energy_j / std::max(totals.train_s, 1e-9);
+  }
   report.eval_s =
       totals.evaluations > 0 ? totals.eval_s / static_cast<double>(totals.evaluations) : 0.0;
   nlohmann::json final_record = report.to_json();

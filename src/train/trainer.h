@@ -24,7 +24,18 @@ struct TrainOptions {
   int64_t epochs = 100;
   int64_t batch_size = 1024;
   std::string fanout;             // PyG order, e.g. "10,10"; empty = 10 per layer
-  std::string features = "host";  // feature table placement (feature/feature_store.h)
+  // Where training runs: "auto" (a GPU when there is one, else the CPU with a one-line
+  // note), "cpu", "cuda" or "cuda:N".
+  std::string device = "auto";
+  // Feature table placement (feature/feature_store.h): "auto" is pinned on a GPU, host on
+  // the CPU. How a GPU gathers: "auto" (aligned from pinned/device memory, cpu-copy from
+  // host), "cpu-copy", "zero-copy" or "aligned".
+  std::string features = "auto";
+  std::string gather = "auto";
+  // Neighbour sampling: "auto" (gpu on a GPU, cpu otherwise), "cpu" or "gpu"; the GPU
+  // sampler reads the graph "pinned" in host memory or from a "device" copy.
+  std::string sampler = "auto";
+  std::string graph = "pinned";
   int64_t eval_every = 1;
   uint64_t seed = 0;
   int64_t split = 0;
@@ -59,6 +70,13 @@ struct TrainReport {
   double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
   double wait_s = 0;  // mean per epoch the training loop waited for its next minibatch
   double cpu_s = 0;   // mean process CPU time per epoch (all threads), from /proc
+  // GPU runs: peak memory the allocator handed out in any epoch, and energy per epoch (NaN
+  // where NVML cannot tell).
+  int64_t gpu_peak_bytes = 0;
+  double gpu_energy_j = std::numeric_limits<double>::quiet_NaN();
+  double gpu_power_w = std::numeric_limits<double>::quiet_NaN();
+  std::string device;  // e.g. "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3)"
+  std::string mode;    // features/gather/sampler as run, e.g. "pinned/aligned/gpu"
   double eval_s = 0;                                 // mean per evaluation
   int64_t steps_per_epoch = 0;
   int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks

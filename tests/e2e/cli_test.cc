@@ -139,6 +139,35 @@ TEST(ResourceErrors, GenerateChecksMemoryAndDiskFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("g")));
 }
 
+// The side-by-side comparison in one process: modes that need a GPU are skipped with the
+// reason where there is none; the JSON and the HTML page hold every run.
+TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
+  testing::TempDirectory dir;
+  const auto r = e2e::run("bench train --synthetic 4000,8,16 --epochs 1 --threads 1 "
+                          "--modes all,cpu --json " + dir.file("b.json") + " --html " +
+                          dir.file("b.html"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto result = nlohmann::json::parse(e2e::read_text(dir.file("b.json")));
+  ASSERT_EQ(result["runs"].size(), 7u);  // 3 GPU modes x 2 samplers + the CPU path
+  const auto& cpu = result["runs"][6];
+  EXPECT_EQ(cpu["mode"], "cpu");
+  ASSERT_TRUE(cpu.contains("epoch_time_s")) << cpu.dump();
+  for (const char* key : {"sample_s", "gather_s", "compute_s", "wait_s", "cpu_s", "test_acc"}) {
+    EXPECT_TRUE(cpu.contains(key)) << key;
+  }
+  const std::string html = e2e::read_text(dir.file("b.html"));
+  EXPECT_NE(html.find("<table>"), std::string::npos);
+  EXPECT_NE(html.find("class=\"compute\""), std::string::npos);
+  for (const auto& run : result["runs"]) {
+    if (!run.contains("epoch_time_s")) {
+      EXPECT_NE(run["skipped"].get<std::string>().find("--device cuda"), std::string::npos);
+    }
+  }
+  const auto bad = e2e::run("bench train --synthetic 4000,8,16 --modes fastest");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.output.find("'fastest' is not a mode"), std::string::npos) << bad.output;
+}
+
 TEST(BenchGather, TheRequestModelRunsWithoutAGpu) {
   const CommandResult r = run("bench gather --model --row-bytes 400,512 --ids 20000");
   ASSERT_EQ(r.status, 0) << r.output;

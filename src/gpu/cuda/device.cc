@@ -50,6 +50,10 @@ Ticket run_on_side_stream(int device, const std::function<void()>& work) {
   return {event, device};
 }
 
+void synchronize_current_stream(int device) {
+  c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).synchronize();
+}
+
 void wait_on_current_stream(const Ticket& ticket, const std::vector<at::Tensor>& used) {
   DGNN_CHECK(ticket.event != nullptr, "waiting on a ticket that holds no work");
   c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(ticket.device));
@@ -91,6 +95,12 @@ void pick_neighbors(const DeviceCsr& graph, const at::Tensor& frontier, int64_t 
                                  frontier.data_ptr<int64_t>(), frontier.numel(), fanout, seed, hop,
                                  offsets.data_ptr<int64_t>(), out.data_ptr<int64_t>(),
                                  c10::cuda::getCurrentCUDAStream(frontier.get_device()));
+}
+
+std::string pci_bus_id(int device) {
+  char id[32] = {0};
+  DGNN_CUDA_CHECK(cudaDeviceGetPCIBusId(id, sizeof id, device));
+  return id;
 }
 
 int64_t peak_allocated_bytes(int device) {
