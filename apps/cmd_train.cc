@@ -33,12 +33,6 @@ void register_train(CLI::App& app) {
   c->add_option("--resume", args->resume,
                 "continue the run whose training state is in DIR (saved on SIGINT/SIGTERM or "
                 "by --checkpoint-every); dataset and options come from it");
-  c->add_option("--prefetch", args->train.prefetch,
-                "minibatches sampled and gathered ahead of the one training (0: none)")
-      ->default_val(1);
-  c->add_option("--sampler-workers", args->train.sampler_workers,
-                "threads preparing minibatches ahead (with --prefetch > 0)")
-      ->default_val(1);
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_dist_options(c, &args->dist_timeout);
   add_threads_option(c, &args->threads);

@@ -51,6 +51,12 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--graph", o->graph,
                 "where the GPU sampler reads the graph: pinned (host memory) or device")
       ->default_val("pinned");
+  c->add_option("--prefetch", o->prefetch,
+                "minibatches sampled and gathered ahead of the one training (0: none)")
+      ->default_val(o->prefetch);
+  c->add_option("--sampler-workers", o->sampler_workers,
+                "threads preparing minibatches ahead (with --prefetch > 0)")
+      ->default_val(o->sampler_workers);
   c->add_option("--eval-every", o->eval_every, "evaluate every N epochs")->default_val(1);
   c->add_option("--seed", o->seed, "random seed (split, sampling, initialisation)")->default_val(0);
   c->add_option("--split", o->split, "which of the dataset's splits to use")->default_val(0);

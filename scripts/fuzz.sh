@@ -29,6 +29,7 @@ for t in "${targets[@]}"; do
   log="build-fuzz/fuzz-$t.log"
   echo "fuzz_$t: ${seconds}s"
   # Inputs up to 64 KiB; larger seeds (dataset members) are truncated, which tests truncation.
+  before=$(find "build-fuzz/findings/$t" -type f | wc -l)
   status=0
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     "build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=4096 \
@@ -36,7 +37,7 @@ for t in "${targets[@]}"; do
     "build-fuzz/corpus/$t" "build-fuzz/seeds/$t" >"$log" 2>&1 || status=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
-  findings=$(find "build-fuzz/findings/$t" -type f | wc -l)
-  line="fuzz_$t: ${seconds}s, $runs executions, $cov, findings $findings, exit $status"
+  findings=$(( $(find "build-fuzz/findings/$t" -type f | wc -l) - before ))
+  line="fuzz_$t: ${seconds}s, $runs executions, $cov, new findings $findings, exit $status"
   echo "$line" | tee -a build-fuzz/fuzz-summary.txt
 done

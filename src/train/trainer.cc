@@ -201,6 +201,20 @@ struct RunSetup {
 RunSetup resolve_run(const TrainOptions& o) {
   RunSetup r;
   std::string device = o.device;
+  if (device == "auto" && !gpu::available()) {
+    // Options that only make sense on a GPU name the missing GPU, not a mismatch.
+    const std::pair<const char*, bool> wants_gpu[] = {
+        {"--features", o.features == "pinned" || o.features == "device"},
+        {"--gather", o.gather != "auto" && o.gather != "cpu-copy"},
+        {"--sampler", o.sampler == "gpu"}};
+    for (const auto& [flag, wanted] : wants_gpu) {
+      const std::string& value = std::string(flag) == "--features" ? o.features
+                                 : std::string(flag) == "--gather" ? o.gather
+                                                                   : o.sampler;
+      DGNN_CHECK(!wanted, flag, " ", value, " needs a GPU, but ", gpu::unavailable_reason(),
+                 "; leave it out to train on the CPU");
+    }
+  }
   if (device == "auto") {
     device = gpu::available() ? "cuda" : "cpu";
     if (device == "cpu") {
@@ -370,14 +384,13 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
   const int rank = group != nullptr ? group->rank() : 0;
   const int ranks = group != nullptr ? group->size() : 1;
   const bool leader = rank == 0;
+  // GPU runs evaluate (full neighbourhoods, layer by layer) with a CPU copy of the model,
+  // made before seeding so the random stream matches a CPU run's.
+  std::unique_ptr<GnnModel> cpu_model;
+  if (run.gpu()) cpu_model = std::make_unique<GnnModel>(config);
   torch::manual_seed(options.seed);
   GnnModel model(config);  // initialised on the CPU: the same start on every device
-  // GPU runs evaluate (full neighbourhoods, layer by layer) with a CPU copy of the model.
-  std::unique_ptr<GnnModel> cpu_model;
-  if (run.gpu()) {
-    cpu_model = std::make_unique<GnnModel>(config);
-    model.to(run.device);
-  }
+  if (run.gpu()) model.to(run.device);
   std::vector<at::Tensor> params = model.parameters();
   if (group != nullptr) {
     torch::NoGradGuard no_grad;

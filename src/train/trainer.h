@@ -50,7 +50,7 @@ struct TrainOptions {
   std::string resume_dir;
   // Minibatches prepared ahead of the one training (0: prepare each in turn), by this many
   // worker threads (train/pipeline.h). Neither changes the result.
-  int prefetch = 1;
+  int prefetch = 2;
   int sampler_workers = 1;
   // Stored with the training state for the front end (the dataset it was loaded from).
   nlohmann::json run_info;
