@@ -37,8 +37,8 @@ PlantedPartitionOptions parse_synthetic(const std::string& text) {
 
 // One configuration of the side-by-side comparison.
 struct Mode {
-  std::string name;      // conventional, zero-copy, zero-copy-unaligned, all-in-gpu, cpu
-  std::string sampler;   // cpu or gpu
+  std::string name;     // conventional, zero-copy, zero-copy-unaligned, all-in-gpu, cpu
+  std::string sampler;  // cpu or gpu
   std::string device, features, gather;
 };
 
@@ -164,15 +164,16 @@ std::string comparison_html(const nlohmann::json& result) {
   for (const auto& run : result["runs"]) {
     if (!run.contains("epoch_time_s")) continue;
     const double epoch = run["epoch_time_s"], compute = run["compute_s"], wait = run["wait_s"];
-    h << "<tr><td>" << html_escape(run["mode"].get<std::string>() + " / " +
-                                   run["sampler"].get<std::string>())
+    h << "<tr><td>"
+      << html_escape(run["mode"].get<std::string>() + " / " + run["sampler"].get<std::string>())
       << "</td><td style=\"text-align:left\"><div class=\"bar\"><div class=\"compute\" "
          "style=\"width:"
       << width(compute) << "px\"></div><div class=\"wait\" style=\"width:" << width(wait)
       << "px\"></div><div class=\"other\" style=\"width:" << width(epoch - compute - wait)
       << "px\"></div></div><div class=\"bar\"><div class=\"sample\" style=\"width:"
-      << width(run["sample_s"]) << "px\"></div><div class=\"gather\" style=\"width:"
-      << width(run["gather_s"]) << "px\"></div></div></td></tr>\n";
+      << width(run["sample_s"])
+      << "px\"></div><div class=\"gather\" style=\"width:" << width(run["gather_s"])
+      << "px\"></div></div></td></tr>\n";
   }
   h << "</table>\n</body></html>\n";
   return h.str();
@@ -214,13 +215,14 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
   }
   if (baseline > 0) {
     for (auto& run : runs) {
-      if (run.contains("epoch_time_s")) run["speedup"] = baseline / run["epoch_time_s"].get<double>();
+      if (run.contains("epoch_time_s"))
+        run["speedup"] = baseline / run["epoch_time_s"].get<double>();
     }
   }
   if (!leader) return;
-  std::printf("\n%-20s %-7s %9s %9s %9s %9s %9s %9s %10s %8s %8s\n", "mode", "sampler",
-              "epoch(s)", "sample(s)", "gather(s)", "compute", "wait(s)", "CPU(s)", "GPU J/ep",
-              "speedup", "test_acc");
+  std::printf("\n%-20s %-7s %9s %9s %9s %9s %9s %9s %10s %8s %8s\n", "mode", "sampler", "epoch(s)",
+              "sample(s)", "gather(s)", "compute", "wait(s)", "CPU(s)", "GPU J/ep", "speedup",
+              "test_acc");
   for (const auto& run : runs) {
     if (!run.contains("epoch_time_s")) {
       std::printf("%-20s %-7s skipped\n", run["mode"].get<std::string>().c_str(),
@@ -325,8 +327,8 @@ void register_bench(CLI::App& app) {
     const TrainReport r = train(ds, options, std::cout);
     if (!leader) return;
     const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
-    std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)",
-                "sample(s)", "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");
+    std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
+                "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");
     std::printf("%-14lld %10.3f %10.3f %10.3f %10.3f %10.3f %12.0f %8.4f\n",
                 static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
                 r.compute_s, r.wait_s, seeds_per_s, r.test_acc);

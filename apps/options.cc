@@ -46,7 +46,8 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
                 "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), "
                 "zero-copy, or aligned (warp reads on 128-byte boundaries)")
       ->default_val("auto");
-  c->add_option("--sampler", o->sampler, "neighbour sampling on the cpu or gpu (auto: gpu on a GPU)")
+  c->add_option("--sampler", o->sampler,
+                "neighbour sampling on the cpu or gpu (auto: gpu on a GPU)")
       ->default_val("auto");
   c->add_option("--graph", o->graph,
                 "where the GPU sampler reads the graph: pinned (host memory) or device")

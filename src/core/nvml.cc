@@ -13,8 +13,8 @@ using NvmlInit = int (*)();
 using NvmlShutdown = int (*)();
 using NvmlHandleByIndex = int (*)(unsigned, void**);
 using NvmlHandleByPci = int (*)(const char*, void**);
-using NvmlPower = int (*)(void*, unsigned*);                 // milliwatts
-using NvmlEnergy = int (*)(void*, unsigned long long*);     // millijoules
+using NvmlPower = int (*)(void*, unsigned*);             // milliwatts
+using NvmlEnergy = int (*)(void*, unsigned long long*);  // millijoules
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -44,7 +44,8 @@ GpuEnergyMeter::GpuEnergyMeter(const std::string& pci_bus_id) {
     }
   }
   if (status != 0) {
-    if (const auto by_index = symbol<NvmlHandleByIndex>(library_, "nvmlDeviceGetHandleByIndex_v2")) {
+    if (const auto by_index =
+            symbol<NvmlHandleByIndex>(library_, "nvmlDeviceGetHandleByIndex_v2")) {
       status = by_index(0, &device);
     }
   }

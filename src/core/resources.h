@@ -5,13 +5,12 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <cstdint>
-#include <cstdio>
 
 namespace directgnn {
 

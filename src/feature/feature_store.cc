@@ -102,8 +102,9 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
     const int64_t reserve = std::min<int64_t>(mem.total / 8, int64_t{4} << 30);
     DGNN_CHECK(mem.total == 0 || bytes <= mem.total - reserve,
                "--features pinned: the feature table is ", gib_text(bytes),
-               ", but pinning locks it in RAM and this machine has ", gib_text(mem.total),
-               " (", gib_text(reserve), " kept for everything else); use --features host (the "
+               ", but pinning locks it in RAM and this machine has ", gib_text(mem.total), " (",
+               gib_text(reserve),
+               " kept for everything else); use --features host (the "
                "CPU gathers from the memory-mapped table), or halve it with convert --feat-dtype "
                "float16");
   }

@@ -6,8 +6,9 @@ namespace directgnn::gpu {
 namespace {
 
 [[noreturn]] void no_cuda(const char* what) {
-  fail(what, " needs a GPU, but this build of directgnn has no CUDA (its torch is CPU-only); "
-             "use --device cpu, or build against a CUDA torch (docs/gather.md)");
+  fail(what,
+       " needs a GPU, but this build of directgnn has no CUDA (its torch is CPU-only); "
+       "use --device cpu, or build against a CUDA torch (docs/gather.md)");
 }
 
 }  // namespace

@@ -62,7 +62,8 @@ T field(const nlohmann::json& meta, const char* name, const std::string& where) 
     ok = value.is_string();
     wanted = "a string";
   }
-  if (!ok) fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
+  if (!ok)
+    fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
   return value.get<T>();
 }
 

@@ -1,6 +1,8 @@
 // Importers for text formats: OGB node-property raw directories and SNAP/CSV edge lists
 // (docs/formats.md). Text is read in blocks and parsed on every thread; errors name the file
 // and line.
+#include "io/text_import.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include "graph/coo_builder.h"
 #include "io/dataset.h"
 #include "io/npy.h"
-#include "io/text_import.h"
 #include "io/text_lines.h"
 
 namespace directgnn {

@@ -112,9 +112,9 @@ void for_each_line(const TextSource& source,
                    const std::function<void(std::string_view, int64_t)>& on_line) {
   GzFile file(source);
   // Text in memory needs no more buffer than its own size (fuzzing calls this many times).
-  std::vector<char> buffer(source.in_memory
-                               ? std::min(kBlockBytes, std::max<size_t>(64, source.bytes.size() + 1))
-                               : kBlockBytes);
+  std::vector<char> buffer(
+      source.in_memory ? std::min(kBlockBytes, std::max<size_t>(64, source.bytes.size() + 1))
+                       : kBlockBytes);
   size_t held = 0;  // bytes of an unfinished last line carried into the next block
   int64_t next_line = 1;
   const int threads = std::max(1, num_threads());

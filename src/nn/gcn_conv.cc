@@ -15,12 +15,12 @@ namespace {
 // The same with tensor operations, on any device (the GPU path).
 std::pair<at::Tensor, at::Tensor> gcn_weights_generic(const Block& block) {
   const at::Tensor dst = edge_destinations(block.indptr, block.num_edges());
-  const at::Tensor count = (block.indptr.narrow(0, 1, block.num_dst) -
-                            block.indptr.narrow(0, 0, block.num_dst))
-                               .to(at::kFloat);
+  const at::Tensor count =
+      (block.indptr.narrow(0, 1, block.num_dst) - block.indptr.narrow(0, 0, block.num_dst))
+          .to(at::kFloat);
   const at::Tensor di = block.dst_degree + 1.0f;
-  const at::Tensor scale = at::where(count > 0, block.dst_degree / count.clamp_min(1.0f),
-                                     at::zeros_like(count));
+  const at::Tensor scale =
+      at::where(count > 0, block.dst_degree / count.clamp_min(1.0f), at::zeros_like(count));
   const at::Tensor src_deg = block.src_degree.index_select(0, block.indices.to(at::kLong));
   const at::Tensor edge =
       scale.index_select(0, dst) / at::sqrt(di.index_select(0, dst) * (src_deg + 1.0f));

@@ -73,9 +73,9 @@ DeviceSampler::~DeviceSampler() = default;
 at::Tensor DeviceSampler::counts(const at::Tensor& frontier, int64_t fanout) const {
   if (device_.is_cuda()) {
     const int index = device_.index() < 0 ? 0 : device_.index();
-    return gpu::pick_counts({indptr_ptr_, indices_ptr_, graph_.indices.scalar_type() == at::kInt,
-                             index},
-                            frontier, fanout);
+    return gpu::pick_counts(
+        {indptr_ptr_, indices_ptr_, graph_.indices.scalar_type() == at::kInt, index}, frontier,
+        fanout);
   }
   at::Tensor out = at::empty({frontier.numel()}, frontier.options());
   const int64_t* f = frontier.data_ptr<int64_t>();
@@ -92,9 +92,9 @@ at::Tensor DeviceSampler::picks(const at::Tensor& frontier, int64_t fanout, uint
   at::Tensor out = at::empty({total}, frontier.options());
   if (device_.is_cuda()) {
     const int index = device_.index() < 0 ? 0 : device_.index();
-    gpu::pick_neighbors({indptr_ptr_, indices_ptr_, graph_.indices.scalar_type() == at::kInt,
-                         index},
-                        frontier, fanout, seed, hop, offsets, out);
+    gpu::pick_neighbors(
+        {indptr_ptr_, indices_ptr_, graph_.indices.scalar_type() == at::kInt, index}, frontier,
+        fanout, seed, hop, offsets, out);
     return out;
   }
   // The kernel's work, one frontier node at a time.
@@ -108,8 +108,8 @@ at::Tensor DeviceSampler::picks(const at::Tensor& frontier, int64_t fanout, uint
         const int64_t first = ptr[f[i]], deg = ptr[f[i] + 1] - first;
         const uint64_t key = uniform_pick::node_key(seed, hop, static_cast<uint64_t>(f[i]));
         for (int64_t j = 0; j < off[i + 1] - off[i]; ++j) {
-          o[off[i] + j] = static_cast<int64_t>(
-              indices[first + uniform_pick::pick_offset(deg, fanout, key, j)]);
+          o[off[i] + j] =
+              static_cast<int64_t>(indices[first + uniform_pick::pick_offset(deg, fanout, key, j)]);
         }
       }
     });

@@ -50,10 +50,10 @@ class DeviceSampler {
   const CsrGraph& graph_;
   std::vector<int64_t> fanouts_;
   c10::Device device_;
-  at::Tensor degree_;                     // float32 [N] on the device
-  at::Tensor indptr_dev_, indices_dev_;   // device placement
+  at::Tensor degree_;                    // float32 [N] on the device
+  at::Tensor indptr_dev_, indices_dev_;  // device placement
   std::shared_ptr<void> pin_indptr_, pin_indices_;
-  const int64_t* indptr_ptr_ = nullptr;   // as the kernels read them
+  const int64_t* indptr_ptr_ = nullptr;  // as the kernels read them
   const void* indices_ptr_ = nullptr;
 };
 

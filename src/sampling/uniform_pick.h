@@ -65,7 +65,8 @@ DGNN_HD inline uint64_t node_key(uint64_t seed, uint64_t hop, uint64_t node) {
 // Edge offset (from the node's first edge) of pick `j` of a node of degree `deg`.
 DGNN_HD inline int64_t pick_offset(int64_t deg, int64_t fanout, uint64_t key, int64_t j) {
   if (fanout < 0 || deg <= fanout) return j;  // every neighbour, in order
-  return static_cast<int64_t>(Permutation(static_cast<uint64_t>(deg), key)(static_cast<uint64_t>(j)));
+  return static_cast<int64_t>(
+      Permutation(static_cast<uint64_t>(deg), key)(static_cast<uint64_t>(j)));
 }
 
 }  // namespace directgnn::uniform_pick

@@ -1,7 +1,7 @@
 #include "train/checkpoint.h"
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/optim/optimizer.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -29,8 +29,7 @@ uint32_t crc_of(std::string_view bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
   for (size_t done = 0; done < bytes.size();) {
     const size_t chunk = std::min<size_t>(bytes.size() - done, size_t{1} << 30);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done),
-                static_cast<uInt>(chunk));
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + done), static_cast<uInt>(chunk));
     done += chunk;
   }
   return static_cast<uint32_t>(crc);
@@ -153,8 +152,9 @@ std::string read_checksummed_file(const std::string& path) {
   in.read(header.data(), static_cast<std::streamsize>(header.size()));
   if (in.gcount() != static_cast<std::streamsize>(header.size()) ||
       header.compare(0, sizeof kMagic, kMagic, sizeof kMagic) != 0) {
-    fail(path, ": not a directgnn checkpoint (no DGNNCKPT header; files from before checksums "
-               "were added cannot be read: train again)");
+    fail(path,
+         ": not a directgnn checkpoint (no DGNNCKPT header; files from before checksums "
+         "were added cannot be read: train again)");
   }
   const uint64_t version = get_le(header.data() + 8, 4);
   DGNN_CHECK(version == kContainerVersion, path, ": checkpoint format version ", version,
@@ -199,9 +199,7 @@ void load_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Opti
 
 std::string training_state_path(const std::string& dir) { return dir + "/state.pt"; }
 
-bool has_training_state(const std::string& dir) {
-  return fs::exists(training_state_path(dir));
-}
+bool has_training_state(const std::string& dir) { return fs::exists(training_state_path(dir)); }
 
 void save_training_state(const std::string& dir, GnnModel& model,
                          torch::optim::Optimizer& optimizer, const nlohmann::json& state) {

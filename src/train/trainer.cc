@@ -18,22 +18,22 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/nvml.h"
 #include "core/progress.h"
+#include "core/random.h"
 #include "core/resources.h"
 #include "core/signals.h"
-#include "core/random.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "feature/feature_store.h"
+#include "feature/gpu_gather.h"
+#include "gpu/device.h"
 #include "graph/splits.h"
+#include "sampling/device_sampler.h"
 #include "sampling/neighbor_sampler.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/pipeline.h"
-#include "core/nvml.h"
-#include "feature/gpu_gather.h"
-#include "gpu/device.h"
-#include "sampling/device_sampler.h"
 
 namespace directgnn {
 namespace {
@@ -114,11 +114,21 @@ std::string resolved_fanout(const TrainOptions& options) {
 }
 
 nlohmann::json training_options_json(const TrainOptions& o) {
-  return {{"model", o.model.to_json()}, {"optimizer", o.optimizer},   {"lr", o.lr},
-          {"weight_decay", o.weight_decay}, {"epochs", o.epochs},   {"batch_size", o.batch_size},
-          {"fanout", resolved_fanout(o)},   {"features", o.features}, {"eval_every", o.eval_every},
-          {"seed", o.seed},                 {"split", o.split},       {"device", o.device},
-          {"gather", o.gather},             {"sampler", o.sampler},   {"graph", o.graph}};
+  return {{"model", o.model.to_json()},
+          {"optimizer", o.optimizer},
+          {"lr", o.lr},
+          {"weight_decay", o.weight_decay},
+          {"epochs", o.epochs},
+          {"batch_size", o.batch_size},
+          {"fanout", resolved_fanout(o)},
+          {"features", o.features},
+          {"eval_every", o.eval_every},
+          {"seed", o.seed},
+          {"split", o.split},
+          {"device", o.device},
+          {"gather", o.gather},
+          {"sampler", o.sampler},
+          {"graph", o.graph}};
 }
 
 void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
@@ -218,8 +228,8 @@ RunSetup resolve_run(const TrainOptions& o) {
   if (device == "auto") {
     device = gpu::available() ? "cuda" : "cpu";
     if (device == "cpu") {
-      r.note = "note: training on the CPU: " + gpu::unavailable_reason() +
-               " (--device cuda needs one)";
+      r.note =
+          "note: training on the CPU: " + gpu::unavailable_reason() + " (--device cuda needs one)";
     }
   }
   if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
@@ -248,8 +258,9 @@ RunSetup resolve_run(const TrainOptions& o) {
   if (o.sampler == "auto") {
     r.gpu_sampler = r.gpu();
   } else if (o.sampler == "gpu") {
-    DGNN_CHECK(r.gpu(), "--sampler gpu samples on a GPU, but training runs on the CPU: use "
-                        "--sampler cpu, or --device cuda");
+    DGNN_CHECK(r.gpu(),
+               "--sampler gpu samples on a GPU, but training runs on the CPU: use "
+               "--sampler cpu, or --device cuda");
     r.gpu_sampler = true;
   } else {
     DGNN_CHECK(o.sampler == "cpu", "--sampler '", o.sampler, "': use auto, cpu or gpu");
@@ -299,8 +310,7 @@ struct EpochProgress {
 
 // Totals over the epochs finished so far, saved with the training state.
 struct RunTotals {
-  double train_s = 0, eval_s = 0, sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0,
-         cpu_s = 0;
+  double train_s = 0, eval_s = 0, sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0, cpu_s = 0;
   int64_t evaluations = 0;
   int64_t best_epoch = -1;
   double best_val_acc = 0, test_acc = 0, test_roc_auc = std::numeric_limits<double>::quiet_NaN();
@@ -444,9 +454,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     } catch (const nlohmann::json::exception& e) {
       fail(where, ": the training state is incomplete or mistyped: ", e.what());
     }
-    DGNN_CHECK(start_epoch <= options.epochs, where, ": the run finished all ",
-               start_epoch - 1, " epochs; give --epochs N with N > ", start_epoch - 1,
-               " to train further");
+    DGNN_CHECK(start_epoch <= options.epochs, where, ": the run finished all ", start_epoch - 1,
+               " epochs; give --epochs N with N > ", start_epoch - 1, " to train further");
     load_training_state(options.resume_dir, model, optimizer);
   }
   const std::string state_dir =
@@ -571,8 +580,8 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
       ep.next_step = step + 1;
       const int64_t global_step = (epoch - 1) * steps + step + 1;
       stopped = agreed_stop(group);
-      if (stopped != 0 || (options.checkpoint_every > 0 &&
-                           global_step % options.checkpoint_every == 0)) {
+      if (stopped != 0 ||
+          (options.checkpoint_every > 0 && global_step % options.checkpoint_every == 0)) {
         ep.elapsed_s = elapsed_before + seconds_since(epoch_start);
         ep.cpu_s = cpu_before + process_cpu_seconds() - cpu_start;
         save_state(epoch, ep);
@@ -605,11 +614,16 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     const auto seen = static_cast<double>(report.seeds_per_epoch);
     const double loss = sums[0].item<double>() / seen;
     const double train_acc = sums[1].item<double>() / seen;
-    nlohmann::json record = {{"event", "epoch"},         {"epoch", epoch},
-                             {"loss", loss},             {"train_acc", train_acc},
-                             {"epoch_time_s", epoch_s},  {"sample_s", ep.sample_s},
-                             {"gather_s", ep.gather_s},  {"compute_s", ep.compute_s},
-                             {"wait_s", ep.wait_s},      {"cpu_s", cpu_s},
+    nlohmann::json record = {{"event", "epoch"},
+                             {"epoch", epoch},
+                             {"loss", loss},
+                             {"train_acc", train_acc},
+                             {"epoch_time_s", epoch_s},
+                             {"sample_s", ep.sample_s},
+                             {"gather_s", ep.gather_s},
+                             {"compute_s", ep.compute_s},
+                             {"wait_s", ep.wait_s},
+                             {"cpu_s", cpu_s},
                              {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)}};
     if (run.gpu()) {
       const int64_t peak = gpu::peak_allocated_bytes(run.index());
@@ -651,14 +665,15 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         totals.test_roc_auc = r.test_roc_auc;
         if (!options.checkpoint_dir.empty() && leader) {
           nlohmann::json meta = training_options_json(options);
-          meta.update({{"model", config.to_json()},
-                       {"epoch", epoch},
-                       {"val_acc", r.val_acc},
-                       {"test_acc", r.test_acc},
-                       {"test_roc_auc", number_or_null(r.test_roc_auc)},
-                       {"split_description", chosen.description},
-                       {"dataset",
-                        {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}}});
+          meta.update(
+              {{"model", config.to_json()},
+               {"epoch", epoch},
+               {"val_acc", r.val_acc},
+               {"test_acc", r.test_acc},
+               {"test_roc_auc", number_or_null(r.test_roc_auc)},
+               {"split_description", chosen.description},
+               {"dataset",
+                {{"name", ds.name}, {"source", ds.source}, {"num_nodes", ds.num_nodes()}}}});
           save_checkpoint(options.checkpoint_dir, model, optimizer, meta);
         }
       }

@@ -23,7 +23,7 @@ struct TrainOptions {
   double weight_decay = 0.0;
   int64_t epochs = 100;
   int64_t batch_size = 1024;
-  std::string fanout;             // PyG order, e.g. "10,10"; empty = 10 per layer
+  std::string fanout;  // PyG order, e.g. "10,10"; empty = 10 per layer
   // Where training runs: "auto" (a GPU when there is one, else the CPU with a one-line
   // note), "cpu", "cuda" or "cuda:N".
   std::string device = "auto";
@@ -77,7 +77,7 @@ struct TrainReport {
   double gpu_power_w = std::numeric_limits<double>::quiet_NaN();
   std::string device;  // e.g. "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3)"
   std::string mode;    // features/gather/sampler as run, e.g. "pinned/aligned/gpu"
-  double eval_s = 0;                                 // mean per evaluation
+  double eval_s = 0;   // mean per evaluation
   int64_t steps_per_epoch = 0;
   int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks
   std::string split_description;

@@ -130,8 +130,7 @@ TEST(ResourceErrors, GenerateChecksMemoryAndDiskFirst) {
   const auto memory = e2e::run("generate rmat --scale 36 --in-memory");
   EXPECT_EQ(memory.status, 1);
   EXPECT_NE(memory.output.find("need at least"), std::string::npos) << memory.output;
-  EXPECT_NE(memory.output.find("write to disk with --out DIR"), std::string::npos)
-      << memory.output;
+  EXPECT_NE(memory.output.find("write to disk with --out DIR"), std::string::npos) << memory.output;
   testing::TempDirectory dir;
   const auto disk = e2e::run("generate rmat --scale 38 --out " + dir.file("g"));
   EXPECT_EQ(disk.status, 1);
@@ -143,9 +142,10 @@ TEST(ResourceErrors, GenerateChecksMemoryAndDiskFirst) {
 // reason where there is none; the JSON and the HTML page hold every run.
 TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
   testing::TempDirectory dir;
-  const auto r = e2e::run("bench train --synthetic 4000,8,16 --epochs 1 --threads 1 "
-                          "--modes all,cpu --json " + dir.file("b.json") + " --html " +
-                          dir.file("b.html"));
+  const auto r = e2e::run(
+      "bench train --synthetic 4000,8,16 --epochs 1 --threads 1 "
+      "--modes all,cpu --json " +
+      dir.file("b.json") + " --html " + dir.file("b.html"));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto result = nlohmann::json::parse(e2e::read_text(dir.file("b.json")));
   ASSERT_EQ(result["runs"].size(), 7u);  // 3 GPU modes x 2 samplers + the CPU path

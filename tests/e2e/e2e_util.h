@@ -40,8 +40,8 @@ inline Background spawn(const std::string& args, const std::string& log) {
   b.log = log;
   b.pid = fork();
   if (b.pid == 0) {
-    const std::string command = "exec " + std::string(DIRECTGNN_BINARY) + " " + args + " >" + log +
-                                " 2>&1";
+    const std::string command =
+        "exec " + std::string(DIRECTGNN_BINARY) + " " + args + " >" + log + " 2>&1";
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -104,9 +104,10 @@ TEST(Interrupt, ASecondSignalExitsAtOnce) {
 TEST(Interrupt, SigkillDuringCheckpointWritesNeverLeavesATornCheckpoint) {
   testing::TempDirectory dir;
   const std::string ckpt = dir.file("ck");
-  const std::string fresh = "train --threads 1 --epochs 1000 --batch-size 64 --hidden 512 "
-                            "--seed 3 --checkpoint-every 1 --checkpoint " +
-                            ckpt;
+  const std::string fresh =
+      "train --threads 1 --epochs 1000 --batch-size 64 --hidden 512 "
+      "--seed 3 --checkpoint-every 1 --checkpoint " +
+      ckpt;
   std::mt19937 rng(12345);
   std::uniform_int_distribution<int> delay_ms(250, 1200);
   int resumed_runs = 0, temporaries_seen = 0, states_found = 0;

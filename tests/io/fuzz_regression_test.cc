@@ -48,7 +48,8 @@ TEST(DatasetMeta, ParsesAndChecksTypes) {
   EXPECT_EQ(m.num_nodes, 3);
   EXPECT_TRUE(m.directed);
   EXPECT_EQ(m.num_splits, 2);
-  const std::string base = R"("format_version": 1, "num_edges": 2, "feat_dim": 4, "num_classes": 2)";
+  const std::string base =
+      R"("format_version": 1, "num_edges": 2, "feat_dim": 4, "num_classes": 2)";
   EXPECT_ERROR_CONTAINS(parse_dataset_meta("{" + base + R"(, "num_nodes": 2.5})", "m.json"),
                         "m.json: field 'num_nodes' must be an integer, got 2.5");
   EXPECT_ERROR_CONTAINS(

@@ -1,9 +1,8 @@
 #include "train/checkpoint.h"
 
 #include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-
 #include <sys/resource.h>
+#include <torch/optim/adam.h>
 
 #include <csignal>
 #include <fstream>
@@ -121,7 +120,8 @@ TEST(Checkpoint, AFailedWriteKeepsThePreviousCheckpoint) {
   const std::string before = read_all(dir.file("checkpoint.pt"));
   rlimit old{};
   getrlimit(RLIMIT_FSIZE, &old);
-  struct sigaction ignore {}, previous {};
+  struct sigaction ignore {
+  }, previous{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGXFSZ, &ignore, &previous);
   rlimit small = old;
@@ -132,8 +132,7 @@ TEST(Checkpoint, AFailedWriteKeepsThePreviousCheckpoint) {
     save_checkpoint(dir.path(), a, optimizer, {{"model", big.to_json()}, {"epoch", 2}});
   } catch (const Error& e) {
     threw = true;
-    EXPECT_NE(std::string(e.what()).find(dir.file("checkpoint.pt")), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir.file("checkpoint.pt")), std::string::npos) << e.what();
   }
   setrlimit(RLIMIT_FSIZE, &old);
   sigaction(SIGXFSZ, &previous, nullptr);

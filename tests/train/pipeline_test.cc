@@ -1,10 +1,10 @@
 #include "train/pipeline.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
-#include <dirent.h>
 #include <random>
 #include <stdexcept>
 #include <thread>

@@ -57,8 +57,8 @@ void synchronize_current_stream(int device) {
 void wait_on_current_stream(const Ticket& ticket, const std::vector<at::Tensor>& used) {
   DGNN_CHECK(ticket.event != nullptr, "waiting on a ticket that holds no work");
   c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(ticket.device));
-  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(
-      static_cast<c10::DeviceIndex>(ticket.device));
+  const c10::cuda::CUDAStream current =
+      c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(ticket.device));
   static_cast<at::cuda::CUDAEvent*>(ticket.event.get())->block(current);
   for (const at::Tensor& t : used) {
     if (t.defined() && t.is_cuda() && t.storage().data_ptr().get() != nullptr) {
@@ -68,7 +68,8 @@ void wait_on_current_stream(const Ticket& ticket, const std::vector<at::Tensor>&
 }
 
 at::Tensor dropout_mask(const at::Tensor& x, uint64_t seed, double p) {
-  DGNN_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat, "GPU dropout: x must be float32 on a GPU");
+  DGNN_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat,
+             "GPU dropout: x must be float32 on a GPU");
   at::Tensor mask = at::empty(x.sizes(), x.options().requires_grad(false));
   kernels::launch_dropout_mask(mask.data_ptr<float>(), mask.numel(), seed,
                                dropout_hash::threshold(p), static_cast<float>(1.0 / (1.0 - p)),

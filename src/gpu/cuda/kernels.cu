@@ -18,8 +18,8 @@ int blocks_for(int64_t n) {
 // The graph may be pinned host memory read over PCIe: every thread reads its node's two
 // indptr entries once.
 __global__ void pick_counts_kernel(const int64_t* __restrict__ indptr,
-                                   const int64_t* __restrict__ frontier, int64_t n,
-                                   int64_t fanout, int64_t* __restrict__ counts) {
+                                   const int64_t* __restrict__ frontier, int64_t n, int64_t fanout,
+                                   int64_t* __restrict__ counts) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t node = frontier[i];
@@ -45,7 +45,8 @@ __global__ void pick_neighbors_kernel(const int64_t* __restrict__ indptr,
     const int64_t begin = offsets[i], count = offsets[i + 1] - begin;
     const uint64_t key = uniform_pick::node_key(seed, hop, static_cast<uint64_t>(node));
     for (int64_t j = lane; j < count; j += 32) {
-      out[begin + j] = static_cast<int64_t>(indices[first + uniform_pick::pick_offset(deg, fanout, key, j)]);
+      out[begin + j] =
+          static_cast<int64_t>(indices[first + uniform_pick::pick_offset(deg, fanout, key, j)]);
     }
   }
 }
@@ -61,8 +62,8 @@ __global__ void dropout_mask_kernel(float* __restrict__ mask, int64_t n, uint64_
 
 }  // namespace
 
-void launch_pick_counts(const int64_t* indptr, const int64_t* frontier, int64_t n,
-                        int64_t fanout, int64_t* counts, cudaStream_t stream) {
+void launch_pick_counts(const int64_t* indptr, const int64_t* frontier, int64_t n, int64_t fanout,
+                        int64_t* counts, cudaStream_t stream) {
   if (n == 0) return;
   pick_counts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(indptr, frontier, n, fanout, counts);
   cuda::check_launch(stream, "pick_counts_kernel", __FILE__, __LINE__);
