@@ -4,10 +4,10 @@
 #include <ATen/Parallel.h>
 
 #include "core/parallel.h"
-#include "core/resources.h"
 #include "directgnn/error.h"
 #include "feature/cpu/gather.h"
 #include "feature/gpu_gather.h"
+#include "gpu/placement.h"
 
 namespace directgnn {
 namespace {
@@ -96,17 +96,9 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
   if (placement_ == Placement::kHost) return;
   const int64_t bytes = table_.numel() * table_.element_size();
   if (placement_ == Placement::kPinned) {
-    // Pinning locks every page of the table in RAM, so it must fit with room to spare; a
-    // larger table would fail deep in the driver or push the machine into swapping.
-    const HostMemory mem = host_memory();
-    const int64_t reserve = std::min<int64_t>(mem.total / 8, int64_t{4} << 30);
-    DGNN_CHECK(mem.total == 0 || bytes <= mem.total - reserve,
-               "--features pinned: the feature table is ", gib_text(bytes),
-               ", but pinning locks it in RAM and this machine has ", gib_text(mem.total), " (",
-               gib_text(reserve),
-               " kept for everything else); use --features host (the "
-               "CPU gathers from the memory-mapped table), or halve it with convert --feat-dtype "
-               "float16");
+    gpu::check_pinnable(bytes, "--features pinned: the feature table",
+                        "use --features host (the CPU gathers from the memory-mapped table), or "
+                        "halve it with convert --feat-dtype float16");
   }
   DGNN_CHECK(gpu::available(), "--features ", placement_name(placement_), " needs a GPU, but ",
              gpu::unavailable_reason(), "; use --features host");
@@ -121,13 +113,9 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
     return;
   }
   // The table and room for training (activations, the model, the sampler) must fit.
-  const gpu::DeviceMemory dev = gpu::device_memory(device_index_);
-  const int64_t headroom = std::min<int64_t>(dev.total / 10, int64_t{2} << 30);
-  DGNN_CHECK(bytes <= dev.free - headroom, "--features device: the feature table is ",
-             gib_text(bytes), ", but cuda:", device_index_, " has ", gib_text(dev.free),
-             " free of ", gib_text(dev.total), " (", gib_text(headroom),
-             " kept for training); use --features pinned to read it from host memory "
-             "(zero-copy), or halve it with convert --feat-dtype float16");
+  gpu::check_fits_on_device(bytes, device_index_, "--features device: the feature table",
+                            "use --features pinned to read it from host memory (zero-copy), or "
+                            "halve it with convert --feat-dtype float16");
   try {
     device_table_ =
         table_.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device_index_)));

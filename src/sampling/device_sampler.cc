@@ -6,6 +6,7 @@
 #include "directgnn/error.h"
 #include "feature/gpu_gather.h"
 #include "gpu/device.h"
+#include "gpu/placement.h"
 #include "sampling/uniform_pick.h"
 
 namespace directgnn {
@@ -52,7 +53,10 @@ DeviceSampler::DeviceSampler(const CsrGraph& graph, std::vector<int64_t> fanouts
   degree_ = graph.degrees().to(at::kFloat).to(device_);
   if (device_.is_cpu()) return;
   const int index = device_.index() < 0 ? 0 : device_.index();
+  const int64_t bytes = graph.indptr.nbytes() + graph.indices.nbytes();
   if (placement == GraphPlacement::kDevice) {
+    gpu::check_fits_on_device(bytes, index, "--graph device: the graph",
+                              "use --graph pinned (the GPU samples it in host memory)");
     indptr_dev_ = graph.indptr.to(device_);
     indices_dev_ = graph.indices.to(device_);
     indptr_ptr_ = indptr_dev_.data_ptr<int64_t>();
@@ -60,6 +64,8 @@ DeviceSampler::DeviceSampler(const CsrGraph& graph, std::vector<int64_t> fanouts
     return;
   }
   // Pinned in place: the kernels read the host arrays through their mapped device addresses.
+  gpu::check_pinnable(bytes, "--sampler gpu --graph pinned: the graph",
+                      "use --sampler cpu (the CPU samples the memory-mapped graph)");
   pin_indptr_ = gpu::pin_host_memory(graph.indptr.data_ptr(), graph.indptr.nbytes(), index);
   indptr_ptr_ = static_cast<const int64_t*>(gpu::mapped_device_pointer(graph.indptr.data_ptr()));
   if (graph.indices.nbytes() > 0) {

@@ -121,10 +121,10 @@ TrainOptions resumable(const std::string& dir) {
   return t;
 }
 
-// Stops after `steps_before_stop` steps through the stop flag a signal sets, then resumes.
-TrainReport interrupted_then_resumed(const Dataset& ds, const std::string& dir, int stop_after) {
-  TrainOptions first = resumable(dir);
-  first.checkpoint_every = stop_after;
+// Stops after the first step through the flag a signal sets, then resumes from the state the
+// stop saved.
+TrainReport interrupted_then_resumed(const Dataset& ds, const std::string& dir) {
+  const TrainOptions first = resumable(dir);
   clear_stop();
   // The flag is polled after every step, so the first step finishes and the state is saved.
   request_stop(SIGTERM);
@@ -149,7 +149,7 @@ TEST(Trainer, InterruptedAndResumedRunEndsWithTheSameParameters) {
   clear_stop();
   const TrainReport straight = train(ds, resumable(dir.file("a")), std::cout);
   // The stop flag is seen after the first step; the resumed run does the other 3 epochs + 2/3.
-  const TrainReport resumed = interrupted_then_resumed(ds, dir.file("b"), 1);
+  const TrainReport resumed = interrupted_then_resumed(ds, dir.file("b"));
   EXPECT_EQ(straight.param_digest, resumed.param_digest);
   EXPECT_EQ(straight.best_epoch, resumed.best_epoch);
   EXPECT_DOUBLE_EQ(straight.test_acc, resumed.test_acc);
