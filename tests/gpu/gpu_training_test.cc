@@ -94,7 +94,18 @@ TEST(GpuDropout, KeepsTheSameElementsAsTheCpu) {
   EXPECT_TRUE(gpu.cpu().equal(cpu));
 }
 
-// Every mode trains Cora to the CPU path's test accuracy, within 0.02, for a fixed seed.
+// Every mode trains Cora to the CPU path's test accuracy, within 0.02. Cora's accuracy moves by
+// about that much from one seed to the next, and the GPU sampler draws other neighbours than
+// the CPU's, so both sides are the mean over the same three fixed seeds.
+double mean_test_acc(const Dataset& ds, TrainOptions o) {
+  double sum = 0;
+  for (const uint64_t seed : {1, 2, 3}) {
+    o.seed = seed;
+    sum += train(ds, o, std::cout).test_acc;
+  }
+  return sum / 3;
+}
+
 TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
   REQUIRE_GPU();
   REQUIRE_DATASET(path, "cora.npz");
@@ -104,10 +115,9 @@ TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
   base.batch_size = 64;
   base.eval_every = 40;
   base.quiet = true;
-  base.seed = 1;
   TrainOptions cpu = base;
   cpu.device = "cpu";
-  const double reference = train(ds, cpu, std::cout).test_acc;
+  const double reference = mean_test_acc(ds, cpu);
   EXPECT_GT(reference, 0.75);
   struct Mode {
     const char* features;
@@ -122,9 +132,10 @@ TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
     o.features = m.features;
     o.gather = m.gather;
     o.sampler = m.sampler;
-    const TrainReport r = train(ds, o, std::cout);
-    EXPECT_NEAR(r.test_acc, reference, 0.02) << m.features << "/" << m.gather << "/" << m.sampler;
-    EXPECT_GT(r.gpu_peak_bytes, 0);
+    EXPECT_NEAR(mean_test_acc(ds, o), reference, 0.02)
+        << m.features << "/" << m.gather << "/" << m.sampler;
+    o.seed = 1;
+    EXPECT_GT(train(ds, o, std::cout).gpu_peak_bytes, 0);
   }
 }
 
