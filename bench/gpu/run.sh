@@ -67,7 +67,7 @@ cat "$OUT/gather.txt" >>"$summary"
 # average degree ~15), GraphSAGE 3x256, fan-out 15,10,5, batch 1024, every mode in one process.
 build-gpu/directgnn bench train --synthetic "${TRAIN_SYNTHETIC:-10000000,15,128}" \
   --train-fraction "${TRAIN_FRACTION:-0.05}" --layers 3 --hidden 256 --fan-out 15,10,5 \
-  --batch-size 1024 --epochs "${TRAIN_EPOCHS:-2}" --prefetch 2 --modes all --samplers cpu,gpu \
+  --batch-size 1024 --epochs "${TRAIN_EPOCHS:-2}" --prefetch 2 --modes all --samplers cpu,gpu --no-eval \
   --json "$OUT/train.json" --html "$OUT/train.html" 2>&1 | tee "$OUT/train.txt"
 say "bench train: exit ${PIPESTATUS[0]}"
 tail -9 "$OUT/train.txt" >>"$summary"

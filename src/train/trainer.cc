@@ -98,6 +98,10 @@ nlohmann::json TrainReport::to_json() const {
                         {"device", device},
                         {"mode", mode}};
   if (!std::isnan(test_roc_auc)) out["test_roc_auc"] = test_roc_auc;
+  if (best_epoch < 0) {  // never evaluated (TrainOptions::evaluate off)
+    out["val_acc"] = nullptr;
+    out["test_acc"] = nullptr;
+  }
   if (device != "cpu") {
     out["gpu_peak_bytes"] = gpu_peak_bytes;
     out["gpu_energy_j"] = number_or_null(gpu_energy_j);
@@ -642,7 +646,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
     std::snprintf(line, sizeof(line), "Epoch %05lld | Loss %.4f | Train Acc %.4f",
                   static_cast<long long>(epoch), loss, train_acc);
     std::string text = line;
-    if (epoch % options.eval_every == 0 || epoch == options.epochs) {
+    if (options.evaluate && (epoch % options.eval_every == 0 || epoch == options.epochs)) {
       const auto eval_start = Clock::now();
       if (cpu_model != nullptr) copy_parameters(model, *cpu_model);
       const EvalResult r = evaluate(cpu_model != nullptr ? *cpu_model : model, ds, split, group);

@@ -37,6 +37,7 @@ struct TrainOptions {
   std::string sampler = "auto";
   std::string graph = "pinned";
   int64_t eval_every = 1;
+  bool evaluate = true;  // false: no evaluation at all (timing runs); accuracies stay 0
   uint64_t seed = 0;
   int64_t split = 0;
   std::string metrics_path;  // JSONL, one object per epoch and a final one
