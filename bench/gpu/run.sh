@@ -6,6 +6,9 @@
 # Files under $OUT: summary.txt, build.log, gpu-tests.log, tests.log, model.txt,
 # gather.txt, gather.json, train.txt, train.json, train.html.
 # TRAIN_SYNTHETIC (nodes,avg-degree,feat-dim) sizes the training comparison's graph.
+# STAGES (default "tests gather train") picks what runs after the build, so a device call's
+# time limit can be split over calls: the build directory stays while the machine is warm,
+# and a second call rebuilds nothing.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/build-gpu/out}
@@ -44,7 +47,10 @@ if [ $status -ne 0 ]; then
 fi
 grep -E "directgnn: CUDA kernels" "$OUT/build.log" | tee -a "$summary"
 
+stages=" ${STAGES:-tests gather train} "
+want() { [[ "$stages" == *" $1 "* ]]; }
 export DIRECTGNN_DATA=${DIRECTGNN_DATA:-$PWD/shared/datasets}
+if want tests; then
 build-gpu/tests/directgnn_tests \
   --gtest_filter='*Gpu*:*Emulated*:*PcieModel*:*FeatureStore*:*DeviceSampler*:*UniformPick*' \
   >"$OUT/gpu-tests.log" 2>&1
@@ -56,13 +62,17 @@ say "gpu tests with DIRECTGNN_DEBUG_SYNC=1: exit $?"
 build-gpu/tests/directgnn_tests --gtest_brief=1 >"$OUT/tests.log" 2>&1
 say "all unit tests: exit $?"
 tail -5 "$OUT/tests.log" | tee -a "$summary"
+fi
 
+if want gather; then
 build-gpu/directgnn bench gather --model >"$OUT/model.txt" 2>&1
 build-gpu/directgnn bench gather --table-gib "${GATHER_TABLE_GIB:-4}" --json "$OUT/gather.json" \
   2>&1 | tee "$OUT/gather.txt"
 say "bench gather: exit ${PIPESTATUS[0]}"
 cat "$OUT/gather.txt" >>"$summary"
+fi
 
+if want train; then
 # The training comparison (issue 4): a papers100M-shaped synthetic graph (128-d features,
 # average degree ~15), GraphSAGE 3x256, fan-out 15,10,5, batch 1024, every mode in one process.
 build-gpu/directgnn bench train --synthetic "${TRAIN_SYNTHETIC:-10000000,15,128}" \
@@ -71,3 +81,4 @@ build-gpu/directgnn bench train --synthetic "${TRAIN_SYNTHETIC:-10000000,15,128}
   --json "$OUT/train.json" --html "$OUT/train.html" 2>&1 | tee "$OUT/train.txt"
 say "bench train: exit ${PIPESTATUS[0]}"
 tail -9 "$OUT/train.txt" >>"$summary"
+fi
