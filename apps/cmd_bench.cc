@@ -128,11 +128,14 @@ std::string comparison_html(const nlohmann::json& result) {
        "<th>gather (s)</th><th>compute (s)</th><th>wait (s)</th><th>CPU (s/epoch)</th>"
        "<th>GPU energy (J/epoch)</th><th>peak GPU memory (GiB)</th><th>speed-up</th>"
        "<th>test acc</th></tr>\n";
+  auto fixed = [](double value, int digits) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", digits, value);
+    return std::string(text);
+  };
   auto cell = [&](const nlohmann::json& run, const char* key, int digits) {
     if (!run.contains(key) || run[key].is_null()) return std::string("&ndash;");
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", digits, run[key].get<double>());
-    return std::string(text);
+    return fixed(run[key].get<double>(), digits);
   };
   for (const auto& run : result["runs"]) {
     h << "<tr><td>" << html_escape(run["mode"].get<std::string>()) << "</td><td>"
@@ -142,13 +145,13 @@ std::string comparison_html(const nlohmann::json& result) {
         << html_escape(run.value("skipped", std::string())) << "</td></tr>\n";
       continue;
     }
-    nlohmann::json shown = run;
-    shown["gpu_peak_gib"] = run.value("gpu_peak_bytes", 0) / double(1 << 30);
     h << "<td>" << cell(run, "epoch_time_s", 3) << "</td><td>" << cell(run, "sample_s", 3)
       << "</td><td>" << cell(run, "gather_s", 3) << "</td><td>" << cell(run, "compute_s", 3)
       << "</td><td>" << cell(run, "wait_s", 3) << "</td><td>" << cell(run, "cpu_s", 2)
       << "</td><td>" << cell(run, "gpu_energy_j", 1) << "</td><td>"
-      << (run.contains("gpu_peak_bytes") ? cell(shown, "gpu_peak_gib", 2) : "&ndash;")
+      << (run.contains("gpu_peak_bytes")
+              ? fixed(run["gpu_peak_bytes"].get<double>() / double(1 << 30), 2)
+              : "&ndash;")
       << "</td><td>" << cell(run, "speedup", 2) << "</td><td>" << cell(run, "test_acc", 4)
       << "</td></tr>\n";
   }
@@ -177,10 +180,6 @@ std::string comparison_html(const nlohmann::json& result) {
   }
   h << "</table>\n</body></html>\n";
   return h.str();
-}
-
-void write_text_file(const std::string& path, const std::string& text) {
-  write_file_atomic(path, text);
 }
 
 // Every mode on the same dataset, one after another in this process; a mode that cannot run
@@ -239,8 +238,8 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
                 value("test_acc"));
   }
   const nlohmann::json result = {{"setup", setup}, {"runs", runs}};
-  if (!json_path.empty()) write_text_file(json_path, result.dump(2) + "\n");
-  if (!html_path.empty()) write_text_file(html_path, comparison_html(result));
+  if (!json_path.empty()) write_file_atomic(json_path, result.dump(2) + "\n");
+  if (!html_path.empty()) write_file_atomic(html_path, comparison_html(result));
 }
 
 }  // namespace
@@ -341,7 +340,7 @@ void register_bench(CLI::App& app) {
       nlohmann::json out = r.to_json();
       out.update(setup);
       out["seeds_per_s"] = seeds_per_s;
-      write_text_file(args->json, out.dump(2) + "\n");
+      write_file_atomic(args->json, out.dump(2) + "\n");
     }
   });
 }

@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include "core/parallel.h"
+#include "core/resources.h"
 #include "directgnn/error.h"
 #include "feature/cpu/gather.h"
 #include "feature/gpu_gather.h"
@@ -29,8 +30,6 @@ void check_range_on_device(const at::Tensor& ids, int64_t num_rows) {
   fail("feature gather: ids[", i, "] = ", ids[i].item<int64_t>(),
        " is out of range for a table of ", num_rows, " rows");
 }
-
-double gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
 
 }  // namespace
 
@@ -120,8 +119,8 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
     device_table_ =
         table_.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device_index_)));
   } catch (const std::exception& e) {
-    fail("--features device: copying the feature table (", gib(bytes),
-         " GiB) to cuda:", device_index_,
+    fail("--features device: copying the feature table (", gib_text(bytes),
+         ") to cuda:", device_index_,
          " failed; use --features pinned to read it from host memory. (", e.what(), ")");
   }
   device_rows_ = device_table_.data_ptr();

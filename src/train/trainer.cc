@@ -217,15 +217,16 @@ RunSetup resolve_run(const TrainOptions& o) {
   std::string device = o.device;
   if (device == "auto" && !gpu::available()) {
     // Options that only make sense on a GPU name the missing GPU, not a mismatch.
-    const std::pair<const char*, bool> wants_gpu[] = {
-        {"--features", o.features == "pinned" || o.features == "device"},
-        {"--gather", o.gather != "auto" && o.gather != "cpu-copy"},
-        {"--sampler", o.sampler == "gpu"}};
-    for (const auto& [flag, wanted] : wants_gpu) {
-      const std::string& value = std::string(flag) == "--features" ? o.features
-                                 : std::string(flag) == "--gather" ? o.gather
-                                                                   : o.sampler;
-      DGNN_CHECK(!wanted, flag, " ", value, " needs a GPU, but ", gpu::unavailable_reason(),
+    struct Wants {
+      const char* flag;
+      const std::string& value;
+      bool gpu;
+    };
+    for (const Wants& w :
+         {Wants{"--features", o.features, o.features == "pinned" || o.features == "device"},
+          Wants{"--gather", o.gather, o.gather != "auto" && o.gather != "cpu-copy"},
+          Wants{"--sampler", o.sampler, o.sampler == "gpu"}}) {
+      DGNN_CHECK(!w.gpu, w.flag, " ", w.value, " needs a GPU, but ", gpu::unavailable_reason(),
                  "; leave it out to train on the CPU");
     }
   }
@@ -292,24 +293,8 @@ struct EpochProgress {
   int64_t correct = 0;
   double sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0, elapsed_s = 0, cpu_s = 0;
 
-  nlohmann::json to_json() const {
-    return {{"next_step", next_step}, {"loss_sum", loss_sum},   {"correct", correct},
-            {"sample_s", sample_s},   {"gather_s", gather_s},   {"compute_s", compute_s},
-            {"wait_s", wait_s},       {"elapsed_s", elapsed_s}, {"cpu_s", cpu_s}};
-  }
-  static EpochProgress from_json(const nlohmann::json& j) {
-    EpochProgress p;
-    p.next_step = j.at("next_step").get<int64_t>();
-    p.loss_sum = j.at("loss_sum").get<double>();
-    p.correct = j.at("correct").get<int64_t>();
-    p.sample_s = j.at("sample_s").get<double>();
-    p.gather_s = j.at("gather_s").get<double>();
-    p.compute_s = j.at("compute_s").get<double>();
-    p.wait_s = j.at("wait_s").get<double>();
-    p.elapsed_s = j.at("elapsed_s").get<double>();
-    p.cpu_s = j.at("cpu_s").get<double>();
-    return p;
-  }
+  NLOHMANN_DEFINE_TYPE_INTRUSIVE(EpochProgress, next_step, loss_sum, correct, sample_s, gather_s,
+                                 compute_s, wait_s, elapsed_s, cpu_s)
 };
 
 // Totals over the epochs finished so far, saved with the training state.
@@ -453,7 +438,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
                  where, ": the run was saved on another dataset (",
                  state.at("num_nodes").get<int64_t>(), " nodes), not ", ds.source);
       start_epoch = state.at("epoch").get<int64_t>();
-      resumed_epoch = EpochProgress::from_json(state.at("progress"));
+      resumed_epoch = state.at("progress").get<EpochProgress>();
       totals = RunTotals::from_json(state.at("totals"));
     } catch (const nlohmann::json::exception& e) {
       fail(where, ": the training state is incomplete or mistyped: ", e.what());
@@ -473,7 +458,7 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
                                   {"num_nodes", ds.num_nodes()},
                                   {"steps_per_epoch", steps},
                                   {"epoch", epoch},
-                                  {"progress", progress.to_json()},
+                                  {"progress", progress},
                                   {"totals", totals.to_json()}};
     save_training_state(state_dir, model, optimizer, state);
   };
