@@ -251,7 +251,7 @@ void register_bench(CLI::App& app) {
     double train_fraction = 0.5;
     bool no_eval = false;
     int threads = 0;
-    int dist_timeout = 300;
+    DistArgs dist;
   };
   auto args = std::make_shared<Args>();
   CLI::App* bench = app.add_subcommand("bench", "measure directgnn");
@@ -278,9 +278,9 @@ void register_bench(CLI::App& app) {
               "slow on large graphs); no accuracy is reported");
   add_training_options(c, &args->train);
   add_threads_option(c, &args->threads);
-  add_dist_options(c, &args->dist_timeout);
+  add_dist_options(c, &args->dist);
   c->callback([args] {
-    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist_timeout);
+    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, args->train.device);
     const bool leader = group == nullptr || group->rank() == 0;
     TrainOptions options = args->train;
     options.quiet = true;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/build_info.h"
 #include "options.h"
 
 namespace directgnn::cli {
@@ -11,13 +12,21 @@ void register_info(CLI::App& app) {
     std::string path;
     bool keep_self_loops = false;
     int threads = 0;
+    bool build = false;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* c = app.add_subcommand("info", "describe a dataset");
-  c->add_option("PATH", args->path, "dataset directory or .npz file")->required();
+  CLI::App* c = app.add_subcommand("info", "describe a dataset, or this build (--build)");
+  c->add_option("PATH", args->path, "dataset directory or .npz file");
+  c->add_flag("--build", args->build,
+              "print the torch, CUDA, BLAS and OpenMP this build uses, and the GPUs it sees");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_threads_option(c, &args->threads);
   c->callback([args] {
+    if (args->build) {
+      std::fputs(build_info_text(build_info()).c_str(), stdout);
+      if (args->path.empty()) return;
+    }
+    if (args->path.empty()) throw CLI::RequiredError("PATH (or --build)");
     const Dataset ds = load_dataset(args->path, import_options(args->keep_self_loops));
     const at::Tensor deg = ds.graph.degrees();
     const at::Tensor sorted = std::get<0>(deg.sort());

@@ -17,7 +17,7 @@ void register_train(CLI::App& app) {
     std::string resume;
     bool keep_self_loops = false;
     int threads = 0;
-    int dist_timeout = 300;
+    DistArgs dist;
   };
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand(
@@ -34,7 +34,7 @@ void register_train(CLI::App& app) {
                 "continue the run whose training state is in DIR (saved on SIGINT/SIGTERM or "
                 "by --checkpoint-every); dataset and options come from it");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
-  add_dist_options(c, &args->dist_timeout);
+  add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
   c->callback([args, c] {
     TrainOptions options = args->train;
@@ -69,7 +69,7 @@ void register_train(CLI::App& app) {
         dataset.empty() ? dataset : std::filesystem::absolute(dataset).lexically_normal().string();
     options.run_info = {{"dataset", dataset_path}, {"keep_self_loops", keep_self_loops}};
     install_stop_handlers();
-    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist_timeout);
+    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.device);
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
     train(ds, options, std::cout);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "core/build_info.h"
 #include "core/signals.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
@@ -14,6 +15,13 @@ int main(int argc, char** argv) {
   directgnn::configure_threads(0);
   CLI::App app{"directgnn: train graph neural networks whose features live in host memory"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] {
+    const directgnn::BuildInfo b = directgnn::build_info();
+    return "directgnn " + b.directgnn_version + " (torch " + b.torch_version + ", " +
+           (b.cuda_compiled ? "CUDA " + b.torch_cuda + " for " + b.cuda_architectures
+                            : std::string("no CUDA")) +
+           "; `directgnn info --build` says more)";
+  });
   directgnn::cli::register_train(app);
   directgnn::cli::register_eval(app);
   directgnn::cli::register_convert(app);

@@ -5,6 +5,7 @@
 
 #include "core/threads.h"
 #include "dist/process_group.h"
+#include "feature/gpu_gather.h"
 #include "graph/planted_partition.h"
 
 namespace directgnn::cli {
@@ -63,19 +64,32 @@ void add_training_options(CLI::App* c, TrainOptions* o) {
   c->add_option("--split", o->split, "which of the dataset's splits to use")->default_val(0);
 }
 
-void add_dist_options(CLI::App* command, int* timeout_s) {
+void add_dist_options(CLI::App* command, DistArgs* args) {
   command
-      ->add_option("--dist-timeout", *timeout_s,
+      ->add_option("--dist-timeout", args->timeout_s,
                    "seconds a rank waits for the others before failing (under torchrun or launch)")
       ->default_val(300)
       ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--dist-backend", args->backend,
+                   "collectives between ranks: auto (nccl when every rank has a GPU of its own, "
+                   "else gloo), gloo or nccl")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
 }
 
-std::unique_ptr<ProcessGroup> join_ranks(int timeout_s) {
+std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const std::string& device) {
   // Joining comes before loading the dataset: a rank that cannot join fails at once.
+  // A single process needs no group, unless a backend is named (then it runs a group of one).
   const DistEnv env = dist_env_from_environment();
-  if (env.world_size == 1) return nullptr;
-  return ProcessGroup::create(env, std::chrono::seconds(timeout_s));
+  if (env.world_size == 1 && args.backend == "auto") return nullptr;
+  DistOptions options;
+  options.backend = args.backend == "nccl"   ? DistBackend::kNccl
+                    : args.backend == "gloo" ? DistBackend::kGloo
+                                             : DistBackend::kAuto;
+  options.timeout = std::chrono::seconds(args.timeout_s);
+  options.gpu_by_rank = (device == "auto" || device == "cuda") && gpu::available();
+  return ProcessGroup::create(env, options);
 }
 
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import) {

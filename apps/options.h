@@ -17,10 +17,16 @@ void add_threads_option(CLI::App* command, int* threads);
 // Model and optimisation flags of `train` and `bench train`.
 void add_training_options(CLI::App* command, TrainOptions* options);
 
-// --dist-timeout, for commands that can run as ranks (under torchrun or `launch`).
-void add_dist_options(CLI::App* command, int* timeout_s);
+// --dist-timeout and --dist-backend, for commands that can run as ranks (under torchrun or
+// `launch`).
+struct DistArgs {
+  int timeout_s = 300;
+  std::string backend = "auto";
+};
+void add_dist_options(CLI::App* command, DistArgs* args);
 // Joins the other ranks when the environment says there are any; nullptr for one process.
-std::unique_ptr<ProcessGroup> join_ranks(int timeout_s);
+// `device` is the run's --device, which tells whether this rank can have a GPU of its own.
+std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const std::string& device);
 
 // The dataset at `path`, or the built-in synthetic graph when `path` is empty.
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import);

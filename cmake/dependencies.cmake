@@ -1,6 +1,32 @@
-# Third-party packages. On Debian they come from scripts/install-deps.sh; on the GPU machine
-# Torch comes from pip (CMAKE_PREFIX_PATH) and header-only packages from a carried folder
-# (bench/gpu/run.sh passes their locations).
+# Third-party packages. PyTorch is pip's torch 2.11.0 (a CUDA 13.0 build), found through the
+# torch.utils.cmake_prefix_path of a Python: .venv/bin/python, which scripts/install-deps.sh
+# makes, or DIRECTGNN_PYTHON (the GPU machine's own python3). The rest comes from Debian's
+# packages, or on the GPU machine from a carried folder (bench/gpu/run.sh passes its paths).
+
+# The CUDA architectures of the kernels. Torch's CMake reads TORCH_CUDA_ARCH_LIST and ignores
+# CMAKE_CUDA_ARCHITECTURES, so the one list here feeds both.
+set(DIRECTGNN_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures of the kernels (80;90)")
+
+set(DIRECTGNN_PYTHON "" CACHE FILEPATH "Python whose torch to build against (default .venv/bin/python)")
+if(NOT DIRECTGNN_PYTHON)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/.venv/bin/python)
+    set(DIRECTGNN_PYTHON ${PROJECT_SOURCE_DIR}/.venv/bin/python)
+  else()
+    find_program(DIRECTGNN_PYTHON_FOUND NAMES python3 python)
+    set(DIRECTGNN_PYTHON ${DIRECTGNN_PYTHON_FOUND})
+  endif()
+endif()
+if(NOT Torch_DIR)
+  execute_process(
+    COMMAND ${DIRECTGNN_PYTHON} -c "import torch; print(torch.utils.cmake_prefix_path, end='')"
+    OUTPUT_VARIABLE DIRECTGNN_TORCH_PREFIX RESULT_VARIABLE torch_status ERROR_QUIET)
+  if(NOT torch_status EQUAL 0)
+    message(FATAL_ERROR "PyTorch not found: '${DIRECTGNN_PYTHON}' cannot import torch. Run "
+                        "scripts/install-deps.sh (makes .venv/ with torch 2.11.0), or pass "
+                        "-DDIRECTGNN_PYTHON=/path/to/python with torch installed")
+  endif()
+  list(PREPEND CMAKE_PREFIX_PATH ${DIRECTGNN_TORCH_PREFIX})
+endif()
 
 # Kernels are plain CUDA over raw pointers; they compile wherever nvcc exists, GPU or not.
 # The language is enabled before Torch so a CUDA build of Torch finds the same toolkit.
@@ -15,10 +41,11 @@ if(NOT DIRECTGNN_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)
-    endif()
+    set(CMAKE_CUDA_ARCHITECTURES ${DIRECTGNN_CUDA_ARCHITECTURES})
     enable_language(CUDA)
+    # Torch's CMake warns about, and ignores, a global list; the kernels target has its own.
+    unset(CMAKE_CUDA_ARCHITECTURES)
+    unset(CMAKE_CUDA_ARCHITECTURES CACHE)
     set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     find_package(CUDAToolkit REQUIRED)
@@ -29,8 +56,27 @@ if(NOT DIRECTGNN_CUDA STREQUAL "OFF")
   endif()
 endif()
 
+# "80;90" -> "8.0;9.0", the form torch's CMake takes.
+string(REGEX REPLACE "([0-9])([0-9])" "\\1.\\2" torch_arch_list "${DIRECTGNN_CUDA_ARCHITECTURES}")
+set(TORCH_CUDA_ARCH_LIST "${torch_arch_list}")
 find_package(Torch REQUIRED)
+# Torch's CMake adds its -gencode flags to every CUDA file and switches the per-target
+# property off; the kernels target sets its architectures itself (src/CMakeLists.txt).
+string(REGEX REPLACE "-gencode arch=[^ ]+" "" CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}")
+message(STATUS "directgnn: torch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}")
+
+# One OpenMP runtime in the process: pip's torch bundles its own libgomp.so.1 (from a newer
+# GCC than Debian's), and the loader keeps one library per soname, so our parallel loops are
+# linked against that same file rather than g++'s.
 find_package(OpenMP REQUIRED COMPONENTS CXX)
+find_library(DIRECTGNN_TORCH_GOMP NAMES libgomp.so.1 PATHS ${TORCH_INSTALL_PREFIX}/lib NO_DEFAULT_PATH)
+add_library(directgnn_openmp INTERFACE)
+target_compile_options(directgnn_openmp INTERFACE ${OpenMP_CXX_FLAGS})
+if(DIRECTGNN_TORCH_GOMP)
+  target_link_libraries(directgnn_openmp INTERFACE ${DIRECTGNN_TORCH_GOMP})
+else()
+  target_link_libraries(directgnn_openmp INTERFACE OpenMP::OpenMP_CXX)
+endif()
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)
   find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
@@ -44,21 +90,44 @@ if(NOT nlohmann_json_FOUND)
   target_include_directories(nlohmann_json::nlohmann_json INTERFACE ${NLOHMANN_JSON_INCLUDE_DIR})
 endif()
 find_package(ZLIB REQUIRED)
-# Gloo's headers, which torch's c10d headers include (Debian: libgloo-dev; pip torch ships them).
+# c10d's Gloo header includes gloo's headers, which pip's torch does not ship (its Gloo is
+# linked into libtorch_cpu). Debian's libgloo-dev supplies them: ProcessGroupGloo holds gloo
+# objects only through shared pointers, and directgnn calls no gloo function itself.
 find_path(DIRECTGNN_GLOO_INCLUDE_DIR gloo/config.h HINTS ${TORCH_INCLUDE_DIRS})
 if(NOT DIRECTGNN_GLOO_INCLUDE_DIR)
   message(FATAL_ERROR "gloo headers not found: install libgloo-dev (scripts/install-deps.sh)")
 endif()
 
-# The tensor glue of the GPU gather needs a CUDA build of Torch.
+# The CUDA runtime the kernels link: the one pip ships beside torch (torch's own libraries load
+# it), so the process holds one runtime of one version; the toolkit's as a fallback.
+if(DIRECTGNN_HAVE_NVCC)
+  find_library(DIRECTGNN_CUDART NAMES libcudart.so.13 libcudart.so.12
+    PATHS ${TORCH_INSTALL_PREFIX}/../nvidia/cu13/lib ${TORCH_INSTALL_PREFIX}/../nvidia/cuda_runtime/lib
+    NO_DEFAULT_PATH)
+  if(NOT DIRECTGNN_CUDART)
+    set(DIRECTGNN_CUDART CUDA::cudart)
+  endif()
+endif()
+
+# The tensor glue of the GPU code needs a CUDA build of Torch, and NCCL's header for c10d's
+# NCCL process group: the one pip's nvidia-nccl package ships beside torch.
 set(DIRECTGNN_TORCH_CUDA OFF)
 if(DIRECTGNN_HAVE_NVCC AND TORCH_CUDA_LIBRARIES)
   set(DIRECTGNN_TORCH_CUDA ON)
+  find_path(DIRECTGNN_NCCL_INCLUDE_DIR nccl.h
+    HINTS ${TORCH_INSTALL_PREFIX}/../nvidia/nccl/include ${CUDAToolkit_INCLUDE_DIRS})
+  if(NOT DIRECTGNN_NCCL_INCLUDE_DIR)
+    message(FATAL_ERROR "nccl.h not found beside torch (pip's nvidia-nccl-cu13) or in the CUDA "
+                        "toolkit: reinstall torch (scripts/install-deps.sh)")
+  endif()
+elseif(DIRECTGNN_CUDA STREQUAL "ON")
+  message(FATAL_ERROR "DIRECTGNN_CUDA=ON but torch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX} "
+                      "has no CUDA: use pip's torch==2.11.0 (scripts/install-deps.sh)")
 endif()
 if(DIRECTGNN_HAVE_NVCC)
-  message(STATUS "directgnn: CUDA kernels for ${CMAKE_CUDA_ARCHITECTURES}; "
-                 "GPU gather glue: ${DIRECTGNN_TORCH_CUDA} (needs a CUDA build of Torch)")
+  message(STATUS "directgnn: CUDA kernels for ${DIRECTGNN_CUDA_ARCHITECTURES}; "
+                 "GPU glue: ${DIRECTGNN_TORCH_CUDA} (needs a CUDA build of Torch)")
 endif()
 
-# Debian's torch carries -D_GLIBCXX_USE_CXX11_ABI in TORCH_CXX_FLAGS; keep ours consistent.
+# Torch's compile flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) go on every target that includes it.
 string(REPLACE " " ";" DIRECTGNN_TORCH_FLAGS "${TORCH_CXX_FLAGS}")

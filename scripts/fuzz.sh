@@ -22,7 +22,7 @@ cmake --preset fuzz >/dev/null
 cmake --build build-fuzz --target "${targets[@]/#/fuzz_}"
 datasets=${DIRECTGNN_DATA:-../shared/datasets}
 rm -rf build-fuzz/seeds
-python3 fuzz/make_corpus.py build-fuzz/seeds "$datasets"
+.venv/bin/python fuzz/make_corpus.py build-fuzz/seeds "$datasets"
 
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/findings/$t"

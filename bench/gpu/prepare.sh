@@ -10,7 +10,7 @@ mkdir -p "$dest/include" "$dest/zlib/include"
 cp -r /usr/src/googletest "$dest/googletest"
 cp -r /usr/include/CLI "$dest/include/CLI"
 cp -r /usr/include/nlohmann "$dest/include/nlohmann"
-# pip torch ships gloo's headers itself (found first); Debian's are a fallback only.
+# pip's torch links Gloo in but ships none of its headers, which c10d's Gloo header includes.
 cp -r /usr/include/gloo "$dest/include/gloo"
 cp /usr/include/zlib.h /usr/include/zconf.h "$dest/zlib/include/"
 du -sh "$dest"

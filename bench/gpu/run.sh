@@ -23,7 +23,6 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.current,pc
   --format=csv 2>&1 | tee -a "$summary"
 nproc | sed 's/^/cpu cores: /' | tee -a "$summary"
 
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 say "torch: $(python3 -c 'import torch; print(torch.__version__, torch.version.cuda)')"
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 zlib_args=()
@@ -34,8 +33,8 @@ fi
 
 start=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIRECTGNN_CUDA=ON \
-  -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" -DCMAKE_INCLUDE_PATH="$deps/include" \
+  -DCMAKE_CUDA_COMPILER="$nvcc" -DDIRECTGNN_CUDA_ARCHITECTURES=90 \
+  -DDIRECTGNN_PYTHON="$(command -v python3)" -DCMAKE_INCLUDE_PATH="$deps/include" \
   -DDIRECTGNN_GTEST_SOURCE="$deps/googletest" -DBUILD_BENCHMARKS=OFF "${zlib_args[@]}" \
   >"$OUT/build.log" 2>&1 &&
   cmake --build build-gpu -j "$(nproc)" >>"$OUT/build.log" 2>&1

@@ -7,10 +7,11 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "directgnn/error.h"
+#include "dist/nccl_backend.h"
+#include "feature/gpu_gather.h"
 
 namespace directgnn {
 namespace {
-
 int env_int(const char* name, int fallback, int lo, int hi) {
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') return fallback;
@@ -23,9 +24,26 @@ int env_int(const char* name, int fallback, int lo, int hi) {
 
 }  // namespace
 
+const char* to_string(DistBackend backend) {
+  switch (backend) {
+    case DistBackend::kAuto:
+      return "auto";
+    case DistBackend::kGloo:
+      return "gloo";
+    case DistBackend::kNccl:
+      return "nccl";
+  }
+  return "?";
+}
+
+int rank_gpu(const DistEnv& env, int device_count) {
+  return device_count > 0 ? env.local_rank % device_count : 0;
+}
+
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+  c10::intrusive_ptr<c10d::Backend> backend;
+  int gpu = -1;  // the NCCL backend's device
 };
 
 DistEnv dist_env_from_environment() {
@@ -48,46 +66,96 @@ DistEnv dist_env_from_environment() {
 ProcessGroup::ProcessGroup(DistEnv env, std::chrono::seconds timeout, std::unique_ptr<Impl> impl)
     : env_(std::move(env)), timeout_(timeout), impl_(std::move(impl)) {}
 
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() {
+  // NCCL's communicators and watchdog are shut down explicitly, as destroy_process_group does.
+  if (impl_->backend && backend_ == DistBackend::kNccl) impl_->backend->shutdown();
+}
 
-std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env,
-                                                   std::chrono::seconds timeout) {
-  auto impl = std::make_unique<Impl>();
-  if (env.world_size > 1) {
-    const std::string where = "rank " + std::to_string(env.rank) + " of " +
-                              std::to_string(env.world_size) + " joining " + env.master_addr + ":" +
-                              std::to_string(env.master_port);
-    try {
-      c10d::TCPStoreOptions options;
-      options.port = static_cast<std::uint16_t>(env.master_port);
-      options.isServer = env.rank == 0;
-      options.numWorkers = static_cast<std::size_t>(env.world_size);
-      options.waitWorkers = true;
-      options.timeout = timeout;
-      impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
-      auto gloo_options = c10d::ProcessGroupGloo::Options::create(timeout);
-      // Each rank listens on its own interface: GLOO_SOCKET_IFNAME when set (as in PyTorch),
-      // loopback for a single-machine group, else the address of this host's name.
-      const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-      if (ifname != nullptr && *ifname != '\0') {
-        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
-      } else if (env.master_addr.rfind("127.", 0) == 0 || env.master_addr == "localhost") {
-        gloo_options->devices.push_back(
-            c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-      } else {
-        gloo_options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-      }
-      impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank,
-                                                               env.world_size, gloo_options);
-    } catch (const c10::Error& e) {
-      fail(where, " failed within ", timeout.count(), " s: ", e.what_without_backtrace(),
-           " (are all ranks started, and MASTER_ADDR/MASTER_PORT reachable?)");
-    } catch (const std::exception& e) {
-      fail(where, " failed within ", timeout.count(), " s: ", e.what(),
-           " (are all ranks started, and MASTER_ADDR/MASTER_PORT reachable?)");
-    }
+namespace {
+
+c10::intrusive_ptr<c10d::Backend> make_gloo_backend(const DistEnv& env,
+                                                    const c10::intrusive_ptr<c10d::Store>& store,
+                                                    std::chrono::seconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  // Each rank listens on its own interface: GLOO_SOCKET_IFNAME when set (as in PyTorch),
+  // loopback for a single-machine group, else the address of this host's name.
+  const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+  if (ifname != nullptr && *ifname != '\0') {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+  } else if (env.master_addr.rfind("127.", 0) == 0 || env.master_addr == "localhost") {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  } else {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   }
-  return std::unique_ptr<ProcessGroup>(new ProcessGroup(env, timeout, std::move(impl)));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+}
+
+// Every rank posts whether it has a GPU of its own and reads the others': the backend must be
+// the same everywhere. Returns the ranks without one.
+std::vector<int> ranks_without_own_gpu(const DistEnv& env, c10d::Store& store, bool own_gpu) {
+  store.set("directgnn/own-gpu/" + std::to_string(env.rank), std::string(own_gpu ? "1" : "0"));
+  std::vector<int> without;
+  for (int r = 0; r < env.world_size; ++r) {
+    const std::vector<uint8_t> v = store.get("directgnn/own-gpu/" + std::to_string(r));
+    if (v.empty() || v[0] != '1') without.push_back(r);
+  }
+  return without;
+}
+
+DistBackend agree_on_backend(const DistEnv& env, c10d::Store& store, const DistOptions& options,
+                             int gpus) {
+  if (options.backend == DistBackend::kGloo) return DistBackend::kGloo;
+  const bool own_gpu = options.gpu_by_rank && gpus >= env.local_world_size;
+  const std::vector<int> without = ranks_without_own_gpu(env, store, own_gpu);
+  if (without.empty()) return DistBackend::kNccl;
+  if (options.backend == DistBackend::kAuto) return DistBackend::kGloo;
+  std::string list;
+  for (int r : without) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  fail("--dist-backend nccl: rank(s) ", list, " have no GPU of their own (this rank sees ", gpus,
+       " GPU(s) for ", env.local_world_size,
+       " ranks on its machine, and trains on --device auto|cuda: ",
+       options.gpu_by_rank ? "yes" : "no",
+       "); NCCL needs one GPU per rank: use --dist-backend gloo or auto");
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env, const DistOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  DistBackend backend = DistBackend::kGloo;
+  const std::string where = "rank " + std::to_string(env.rank) + " of " +
+                            std::to_string(env.world_size) + " joining " + env.master_addr + ":" +
+                            std::to_string(env.master_port);
+  const std::string hint = " (are all ranks started, and MASTER_ADDR/MASTER_PORT reachable?)";
+  try {
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<std::uint16_t>(env.master_port);
+    store_options.isServer = env.rank == 0;
+    store_options.numWorkers = static_cast<std::size_t>(env.world_size);
+    store_options.waitWorkers = true;
+    store_options.timeout = options.timeout;
+    impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    const int gpus = gpu::device_count();
+    backend = agree_on_backend(env, *impl->store, options, gpus);
+    if (backend == DistBackend::kNccl) {
+      impl->gpu = rank_gpu(env, gpus);
+      impl->backend =
+          make_nccl_backend(impl->store, env.rank, env.world_size, options.timeout, impl->gpu);
+    } else {
+      impl->backend = make_gloo_backend(env, impl->store, options.timeout);
+    }
+  } catch (const c10::Error& e) {
+    fail(where, " failed within ", options.timeout.count(), " s: ", e.what_without_backtrace(),
+         hint);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(where, " failed within ", options.timeout.count(), " s: ", e.what(), hint);
+  }
+  auto group =
+      std::unique_ptr<ProcessGroup>(new ProcessGroup(env, options.timeout, std::move(impl)));
+  group->backend_ = backend;
+  return group;
 }
 
 namespace {
@@ -110,26 +178,31 @@ void run(const DistEnv& env, std::chrono::seconds timeout, const char* what, Op&
 }  // namespace
 
 // c10d's vector arguments hold one tensor per device, so each tensor is its own collective.
-void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {
-  if (size() == 1) return;
+// NCCL reduces on the GPU: a CPU tensor goes there and back.
+template <typename Op>
+void ProcessGroup::each_on_backend(std::vector<at::Tensor>& tensors, const char* what, Op&& op) {
   for (at::Tensor& t : tensors) {
-    std::vector<at::Tensor> one{t};
-    run(env_, timeout_, "all-reduce", [&] { return impl_->gloo->allreduce(one); });
+    const bool round_trip = backend_ == DistBackend::kNccl && !t.is_cuda();
+    std::vector<at::Tensor> one{round_trip ? t.to(at::Device(at::kCUDA, impl_->gpu)) : t};
+    run(env_, timeout_, what, [&] { return op(one); });
+    if (round_trip) t.copy_(one[0]);
   }
+}
+
+void ProcessGroup::all_reduce_sum(std::vector<at::Tensor>& tensors) {
+  each_on_backend(tensors, "all-reduce",
+                  [&](std::vector<at::Tensor>& one) { return impl_->backend->allreduce(one); });
 }
 
 void ProcessGroup::broadcast(std::vector<at::Tensor>& tensors, int root) {
-  if (size() == 1) return;
   c10d::BroadcastOptions options;
   options.rootRank = root;
-  for (at::Tensor& t : tensors) {
-    std::vector<at::Tensor> one{t};
-    run(env_, timeout_, "broadcast", [&] { return impl_->gloo->broadcast(one, options); });
-  }
+  each_on_backend(tensors, "broadcast", [&](std::vector<at::Tensor>& one) {
+    return impl_->backend->broadcast(one, options);
+  });
 }
 
 void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors, int64_t bucket_bytes) {
-  if (size() == 1) return;
   const double scale = 1.0 / size();
   size_t first = 0;
   while (first < tensors.size()) {
@@ -157,8 +230,7 @@ void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors, int64
 }
 
 void ProcessGroup::barrier() {
-  if (size() == 1) return;
-  run(env_, timeout_, "barrier", [&] { return impl_->gloo->barrier(); });
+  run(env_, timeout_, "barrier", [&] { return impl_->backend->barrier(); });
 }
 
 }  // namespace directgnn

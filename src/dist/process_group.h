@@ -1,5 +1,6 @@
-// Data-parallel ranks on PyTorch's c10d (Gloo for CPU tensors), behind a thin wrapper so the
-// rest of directgnn never sees c10d's API, which changes between PyTorch versions.
+// Data-parallel ranks on PyTorch's c10d (Gloo, or NCCL when every rank has a GPU of its own),
+// behind a thin wrapper so the rest of directgnn never sees c10d's API, which changes between
+// PyTorch versions.
 //
 // Ranks find each other as torchrun arranges it: RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT in the environment; rank 0 hosts the TCP
@@ -26,21 +27,44 @@ struct DistEnv {
   int master_port = 29500;
 };
 
+enum class DistBackend { kAuto, kGloo, kNccl };
+const char* to_string(DistBackend backend);
+
+struct DistOptions {
+  // kAuto: NCCL when every rank has a GPU of its own, Gloo otherwise (CPU ranks, or ranks
+  // sharing a GPU, which NCCL refuses).
+  DistBackend backend = DistBackend::kAuto;
+  std::chrono::seconds timeout{300};
+  // True when this rank trains on the GPU that rank_gpu() picks (--device auto or cuda on a
+  // machine with a GPU); false for CPU ranks and for an explicit cuda:N.
+  bool gpu_by_rank = false;
+};
+
+// The GPU of a rank whose device is "cuda" without an index: its local rank, wrapped around
+// the machine's GPUs, so ranks get a GPU each when there are enough and share otherwise.
+int rank_gpu(const DistEnv& env, int device_count);
+
 // Reads torchrun's variables; a missing RANK and WORLD_SIZE mean a single process. Throws
 // naming the variable when one is malformed or inconsistent.
 DistEnv dist_env_from_environment();
 
 class ProcessGroup {
  public:
-  // Joins the group (rank 0 listens on master_port); gives up after `timeout`.
-  static std::unique_ptr<ProcessGroup> create(const DistEnv& env, std::chrono::seconds timeout);
+  // Joins the group (rank 0 listens on master_port; 0 picks a free port) on the backend
+  // `options` asks for, which
+  // the ranks agree on through the store; gives up after `options.timeout`. Throws naming
+  // the ranks without a GPU of their own when NCCL is asked for and cannot be had.
+  static std::unique_ptr<ProcessGroup> create(const DistEnv& env, const DistOptions& options);
   ~ProcessGroup();
 
   int rank() const { return env_.rank; }
   int size() const { return env_.world_size; }
   const DistEnv& env() const { return env_; }
+  // The backend in use: kGloo or kNccl.
+  DistBackend backend() const { return backend_; }
 
-  // In place, over every rank, one collective per tensor. CPU, contiguous, float32/float64.
+  // In place, over every rank, one collective per tensor: contiguous float32/float64 on the
+  // CPU or the rank's GPU (NCCL works on the GPU: CPU tensors make a round trip there).
   void all_reduce_sum(std::vector<at::Tensor>& tensors);
   void broadcast(std::vector<at::Tensor>& tensors, int root);
   // Averages `tensors` (float32, contiguous) over the ranks in place, packed into buckets of
@@ -52,7 +76,10 @@ class ProcessGroup {
  private:
   struct Impl;
   ProcessGroup(DistEnv env, std::chrono::seconds timeout, std::unique_ptr<Impl> impl);
+  template <typename Op>
+  void each_on_backend(std::vector<at::Tensor>& tensors, const char* what, Op&& op);
   DistEnv env_;
+  DistBackend backend_ = DistBackend::kGloo;
   std::chrono::seconds timeout_;
   std::unique_ptr<Impl> impl_;
 };

@@ -69,11 +69,12 @@ void dispatch_ids(const at::Tensor& indices, Fn&& fn) {
 class CsrAggregate : public torch::autograd::Function<CsrAggregate> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& indptr,
-                            const at::Tensor& indices, const at::Tensor& weight,
+                            const at::Tensor& indices, const std::optional<at::Tensor>& weight_in,
                             const at::Tensor& x_src) {
     const int64_t num_dst = indptr.numel() - 1, f = x_src.size(1);
     at::Tensor out = at::empty({num_dst, f}, x_src.options());
-    const float* w = weight.numel() > 0 ? weight.data_ptr<float>() : nullptr;
+    const at::Tensor weight = weight_in.value_or(at::Tensor());  // undefined: the mean
+    const float* w = weight.defined() ? weight.data_ptr<float>() : nullptr;
     dispatch_ids(indices, [&](auto* idx) {
       forward_kernel(indptr.data_ptr<int64_t>(), idx, w, x_src.data_ptr<float>(), num_dst, f,
                      out.data_ptr<float>());
@@ -93,7 +94,7 @@ class CsrAggregate : public torch::autograd::Function<CsrAggregate> {
     const int64_t num_src = ctx->saved_data["num_src"].toInt();
     const int64_t f = grad_out.size(1);
     at::Tensor grad_x = at::zeros({num_src, f}, grad_out.options());
-    const float* w = weight.numel() > 0 ? weight.data_ptr<float>() : nullptr;
+    const float* w = weight.defined() ? weight.data_ptr<float>() : nullptr;
     dispatch_ids(indices, [&](auto* idx) {
       backward_kernel(indptr.data_ptr<int64_t>(), idx, w, grad_out.data_ptr<float>(),
                       indptr.numel() - 1, f, grad_x.data_ptr<float>());
@@ -135,9 +136,8 @@ at::Tensor csr_aggregate(const at::Tensor& indptr, const at::Tensor& indices,
              "csr_aggregate: weight must be float32 with one entry per edge");
   DGNN_CHECK(x_src.dim() == 2 && x_src.scalar_type() == at::kFloat,
              "csr_aggregate: x_src must be a float32 matrix");
-  // torch 1.13's Function::apply cannot take undefined tensors: an empty one means "mean".
-  const at::Tensor w = weight.defined() ? weight : at::empty({0}, at::kFloat);
-  return CsrAggregate::apply(indptr, indices, w, x_src.contiguous());
+  return CsrAggregate::apply(indptr, indices, std::optional<at::Tensor>(weight),
+                             x_src.contiguous());
 }
 
 }  // namespace directgnn

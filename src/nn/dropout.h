@@ -1,9 +1,10 @@
 // Dropout whose mask is a parallel, stateless hash of (seed, element index).
 //
-// Why not at::dropout: torch 1.13's CPU Bernoulli draws every element from one serial
-// generator, which cost ~20% of a GraphSAGE training step on 2 cores. The seed of each call
-// comes from torch's default generator, so torch::manual_seed still fixes the masks, and the
-// result does not depend on the number of threads.
+// Why not at::dropout: its masks depend on the device (CPU and CUDA generators differ) and,
+// on the CPU, drew every element from one serial generator (torch 1.13: ~20% of a GraphSAGE
+// step on 2 cores). This hash gives the same mask on the CPU and the GPU, whatever the
+// number of threads. The seed of each call comes from torch's default generator, so
+// torch::manual_seed still fixes the masks.
 #pragma once
 
 #include <ATen/Tensor.h>

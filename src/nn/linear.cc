@@ -38,11 +38,11 @@ void rows_mm(const at::Tensor& a_in, const at::Tensor& b_in, at::Tensor& out) {
 class ParallelLinear : public torch::autograd::Function<ParallelLinear> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
-                            const at::Tensor& weight, const at::Tensor& bias) {
+                            const at::Tensor& weight, const std::optional<at::Tensor>& bias) {
     at::Tensor out = at::empty({x.size(0), weight.size(0)}, x.options());
     rows_mm(x, weight.t(), out);
-    const bool has_bias = bias.numel() > 0;
-    if (has_bias) out.add_(bias);
+    const bool has_bias = bias.has_value() && bias->defined();
+    if (has_bias) out.add_(*bias);
     ctx->save_for_backward({x, weight});
     ctx->saved_data["has_bias"] = has_bias;
     return out;
@@ -85,9 +85,7 @@ at::Tensor parallel_linear(const at::Tensor& x, const at::Tensor& weight, const 
              ")");
   // Off the CPU the library's own product is the right one (cuBLAS).
   if (!x.device().is_cpu()) return at::linear(x, weight, bias);
-  // torch 1.13's Function::apply cannot take undefined tensors: an empty one means "no bias".
-  const at::Tensor b = bias.defined() ? bias : at::empty({0}, x.options());
-  return ParallelLinear::apply(x.contiguous(), weight, b);
+  return ParallelLinear::apply(x.contiguous(), weight, std::optional<at::Tensor>(bias));
 }
 
 }  // namespace directgnn

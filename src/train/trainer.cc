@@ -240,7 +240,8 @@ RunSetup resolve_run(const TrainOptions& o) {
   if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
     DGNN_CHECK(gpu::available(), "--device ", device, ": ", gpu::unavailable_reason(),
                "; use --device cpu");
-    int index = 0;
+    // A rank without an explicit index trains on its own GPU where there are enough.
+    int index = o.group != nullptr ? rank_gpu(o.group->env(), gpu::device_count()) : 0;
     if (device.size() > 5) {
       DGNN_CHECK(std::all_of(device.begin() + 5, device.end(), ::isdigit) && device.size() < 9,
                  "--device '", device, "': use cuda or cuda:N");
@@ -475,7 +476,9 @@ TrainReport train(const Dataset& ds, const TrainOptions& options, std::ostream& 
         << "Model: " << config.arch << ", " << config.layers << " layers, hidden " << config.hidden
         << ", fan-out " << fanout_text << ", batch " << options.batch_size << ", features "
         << placement_name(store.placement()) << ", " << num_threads() << " thread(s)"
-        << (ranks > 1 ? " per rank, " + std::to_string(ranks) + " ranks" : std::string())
+        << (ranks > 1 ? " per rank, " + std::to_string(ranks) + " ranks (" +
+                            to_string(group->backend()) + ")"
+                      : std::string())
         << ", prefetch " << options.prefetch << "\n"
         << "Device: " << report_device(run) << ", mode " << run.mode() << "\n";
     if (!options.resume_dir.empty()) {

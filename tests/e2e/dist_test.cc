@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "e2e/e2e_util.h"
+#include "feature/gpu_gather.h"
 #include "nn/model.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
@@ -27,7 +28,9 @@ TEST(Distributed, TwoRanksTrainCoraToEightyPercent) {
   const CommandResult r =
       run("launch -n 2 -- train --dataset " + cora + " --metrics " + dir.file("m.jsonl"));
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("2 ranks"), std::string::npos) << r.output;
+  // --dist-backend auto: NCCL only where each rank has a GPU of its own.
+  const std::string backend = gpu::device_count() >= 2 ? "2 ranks (nccl)" : "2 ranks (gloo)";
+  EXPECT_NE(r.output.find(backend), std::string::npos) << r.output;
   const nlohmann::json final = final_record(dir.file("m.jsonl"));
   EXPECT_EQ(final["ranks"], 2);
   EXPECT_GE(final["test_acc"].get<double>(), 0.80) << r.output;
@@ -132,6 +135,15 @@ TEST(Distributed, MisconfiguredEnvironmentsFailClearly) {
   EXPECT_NE(r.output.find("give the command after --"), std::string::npos) << r.output;
   const CommandResult bad = run("train --epochs 1 --dist-timeout 0");
   EXPECT_NE(bad.status, 0);
+  const CommandResult unknown = run("train --epochs 1 --dist-backend mpi");
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.output.find("--dist-backend"), std::string::npos) << unknown.output;
+  // CPU ranks cannot use NCCL: every rank says which ranks lack a GPU, and stops.
+  const CommandResult nccl =
+      run("launch -n 2 -- train --epochs 1 --device cpu --dist-backend nccl");
+  EXPECT_NE(nccl.status, 0);
+  EXPECT_NE(nccl.output.find("rank(s) 0, 1 have no GPU of their own"), std::string::npos)
+      << nccl.output;
 }
 
 }  // namespace

@@ -105,6 +105,12 @@ at::Tensor gather_cpu_copy(const GatherSource& source, const at::Tensor& ids_in,
   return out;
 }
 
+// A CUDA build still runs on machines without a GPU (or without a driver): entry points that
+// are not behind the front door's own checks say so before touching CUDA.
+void require_gpu(const char* what) {
+  DGNN_CHECK(device_count() > 0, what, " needs a GPU, but ", unavailable_reason());
+}
+
 }  // namespace
 
 bool available() { return device_count() > 0; }
@@ -129,12 +135,14 @@ int device_count() {
 }
 
 std::string device_name(int device) {
+  require_gpu("naming a GPU");
   cudaDeviceProp prop{};
   DGNN_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   return prop.name;
 }
 
 DeviceMemory device_memory(int device) {
+  require_gpu("GPU memory figures");
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   size_t free = 0, total = 0;
   DGNN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -142,6 +150,7 @@ DeviceMemory device_memory(int device) {
 }
 
 std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
+  require_gpu("pinning host memory for a GPU");
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   int read_only = 0;
   DGNN_CUDA_CHECK(
@@ -222,6 +231,7 @@ void synchronize(int device) {
 }
 
 double pinned_copy_bandwidth(size_t bytes, int reps, int device) {
+  require_gpu("timing pinned copies");
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream(device).stream();
   at::Tensor host = at::empty({static_cast<int64_t>(bytes)},

@@ -1,0 +1,14 @@
+// dist/nccl_backend.h in builds whose torch has no CUDA.
+#include "directgnn/error.h"
+#include "dist/nccl_backend.h"
+
+namespace directgnn {
+
+c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>&, int,
+                                                    int, std::chrono::seconds, int) {
+  fail(
+      "--dist-backend nccl needs a GPU build of directgnn (its torch has no CUDA); use "
+      "--dist-backend gloo");
+}
+
+}  // namespace directgnn
