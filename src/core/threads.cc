@@ -1,7 +1,6 @@
 #include "core/threads.h"
 
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 #include <malloc.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -16,14 +15,6 @@ namespace {
 
 int g_num_threads = 1;
 
-// Looked up at run time: Debian links OpenBLAS, pip torch links MKL, either may be absent.
-void set_blas_threads(int n) {
-  using SetThreads = void (*)(int);
-  for (const char* name : {"openblas_set_num_threads", "mkl_set_num_threads"}) {
-    if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name))) fn(n);
-  }
-}
-
 }  // namespace
 
 void configure_threads(int num_threads) {
@@ -31,8 +22,7 @@ void configure_threads(int num_threads) {
   if (num_threads == 0)
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   g_num_threads = num_threads;
-  at::set_num_threads(num_threads);
-  set_blas_threads(1);
+  at::set_num_threads(num_threads);  // OpenMP's team and MKL's thread count
 }
 
 int num_threads() { return g_num_threads; }

@@ -1,8 +1,7 @@
-// One thread pool for the whole process. ATen's OpenMP pool runs every parallel loop;
-// OpenBLAS is kept single-threaded so its own pthreads never spin against OpenMP's on the
-// same cores, and the heavy products split their rows over the OpenMP pool instead
-// (see nn/linear.h). glibc is told to keep large freed blocks so per-step batch buffers do
-// not page-fault afresh every minibatch.
+// One thread pool for the whole process: the OpenMP runtime pip's torch bundles (libgomp)
+// runs ATen's parallel loops, ours, and MKL's products (MKL's GNU-OpenMP threading layer), so
+// no second pool spins against it. glibc is told to keep large freed blocks so per-step batch
+// buffers do not page-fault afresh every minibatch.
 #pragma once
 
 namespace directgnn {

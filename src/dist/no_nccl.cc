@@ -7,7 +7,8 @@ namespace directgnn {
 c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>&, int,
                                                     int, std::chrono::seconds, int) {
   fail(
-      "--dist-backend nccl needs a GPU build of directgnn (its torch has no CUDA); use "
+      "--dist-backend nccl needs a GPU build of directgnn (DIRECTGNN_CUDA=OFF, or a "
+      "CPU-only torch); use "
       "--dist-backend gloo");
 }
 

@@ -17,7 +17,8 @@ namespace {
 bool available() { return false; }
 
 std::string unavailable_reason() {
-  return "this build of directgnn has no CUDA support (its PyTorch is CPU-only)";
+  return "this build of directgnn has no CUDA support (built with DIRECTGNN_CUDA=OFF, or "
+         "against a CPU-only torch)";
 }
 
 int device_count() { return 0; }

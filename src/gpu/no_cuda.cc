@@ -7,7 +7,8 @@ namespace {
 
 [[noreturn]] void no_cuda(const char* what) {
   fail(what,
-       " needs a GPU, but this build of directgnn has no CUDA (its torch is CPU-only); "
+       " needs a GPU, but this build of directgnn has no CUDA (DIRECTGNN_CUDA=OFF, or a "
+       "CPU-only torch); "
        "use --device cpu, or build against a CUDA torch (docs/gather.md)");
 }
 

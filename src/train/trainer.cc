@@ -167,7 +167,8 @@ namespace {
 std::string digest_of(const std::vector<at::Tensor>& params) {
   uLong crc = crc32(0L, Z_NULL, 0);
   for (const at::Tensor& p : params) {
-    const at::Tensor c = p.detach().contiguous();
+    // Parameters trained on a GPU live there: the host reads a CPU copy.
+    const at::Tensor c = p.detach().cpu().contiguous();
     crc = crc32(crc, static_cast<const Bytef*>(c.data_ptr()), static_cast<uInt>(c.nbytes()));
   }
   char text[16];

@@ -30,8 +30,12 @@ Dataset small_rmat() {
   return make_rmat_dataset(o);
 }
 
+// The CPU trainer, also on a GPU machine: the bitwise comparisons below hold on the CPU, where
+// every reduction runs in a fixed order (the GPU's index_add atomics do not). The GPU trains
+// in tests/gpu/gpu_training_test.cc.
 TrainOptions quick() {
   TrainOptions t;
+  t.device = "cpu";
   t.epochs = 3;
   t.batch_size = 128;
   t.quiet = true;
