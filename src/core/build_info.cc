@@ -61,8 +61,9 @@ BuildInfo build_info() {
   const std::string mkl = line_with(config, "Math Kernel Library");
   b.blas = blas + (mkl.empty() || blas != "mkl" ? "" : " (" + mkl + ")");
   const std::string parallel = at::get_parallel_info();
-  b.parallel_backend = line_with(parallel, "ATen parallel backend:");
-  b.parallel_backend = b.parallel_backend.substr(b.parallel_backend.find(':') + 2);
+  const std::string backend = line_with(parallel, "ATen parallel backend:");
+  const auto colon = backend.find(": ");
+  b.parallel_backend = colon == std::string::npos ? backend : backend.substr(colon + 2);
 #ifdef _OPENMP
   b.openmp = line_with(parallel, "OpenMP 2") + ", " +
              library_of(reinterpret_cast<const void*>(&omp_get_max_threads));
