@@ -1,9 +1,10 @@
 // `directgnn bench gather`: the feature gather methods side by side.
 //   --model  the PCIe request model on the CPU (no GPU needed): requests and efficiency of
 //            each GPU method for given row widths.
-//   default  on a GPU: random ids into a table of several GiB in pinned host memory; useful
-//            GB/s of every method, the pinned cudaMemcpy bandwidth of the same run and each
-//            method's ratio to it, and the CPU time each method burns per gather.
+//   default  on a GPU: random ids into a table of several GiB in pinned host memory, viewed
+//            as float32 and float16 rows as a real feature table is; useful GB/s of every
+//            method, the pinned cudaMemcpy bandwidth of the same run and each method's ratio
+//            to it, and the CPU time each method burns per gather.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@ struct GatherBenchArgs {
   bool model = false;
   std::vector<int64_t> row_bytes;
   std::vector<int64_t> ids;
+  std::vector<std::string> dtypes;
   double table_gib = 4.0;
   int64_t base_offset = 0;
   int reps = 20;
@@ -50,6 +52,13 @@ std::vector<int64_t> random_ids(int64_t count, int64_t rows, uint64_t seed) {
   std::vector<int64_t> ids(static_cast<size_t>(count));
   for (int64_t& id : ids) id = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
   return ids;
+}
+
+at::ScalarType table_dtype(const std::string& name) {
+  if (name == "float32") return at::kFloat;
+  if (name == "float16") return at::kHalf;
+  if (name == "bfloat16") return at::kBFloat16;
+  fail("--dtype '", name, "': use float32, float16 or bfloat16");
 }
 
 void write_json(const std::string& path, const nlohmann::json& out) {
@@ -118,15 +127,61 @@ struct Variant {
   GatherOptions options;
 };
 
+// Times one method on one table: `a.reps` gathers of each id count, after 3 warm-up gathers.
+void bench_variant(const GatherBenchArgs& a, const Variant& v, const at::Tensor& table,
+                   const std::string& dtype_name, double memcpy_gbs, nlohmann::json& records) {
+  const c10::Device cuda(c10::kCUDA, 0);
+  const int64_t rows = table.size(0);
+  const int64_t width = table.size(1) * table.element_size();
+  std::unique_ptr<FeatureStore> store;
+  try {
+    store = std::make_unique<FeatureStore>(table, v.placement);
+  } catch (const Error& e) {
+    std::printf("%6lld %-8s %8s  %-13s skipped: %s\n", static_cast<long long>(width),
+                dtype_name.c_str(), "", v.name.c_str(), e.what());
+    return;
+  }
+  const std::vector<int64_t> counts = a.ids.empty() ? std::vector<int64_t>{100000, 1000000} : a.ids;
+  for (const int64_t count : counts) {
+    std::vector<at::Tensor> batches;
+    for (int b = 0; b < 4; ++b) {
+      const std::vector<int64_t> ids = random_ids(count, rows, 1000 + b);
+      batches.push_back(at::tensor(ids, at::kLong).pin_memory());
+    }
+    for (int w = 0; w < 3; ++w) store->gather(batches[w % 4], cuda, v.options);
+    gpu::synchronize(0);
+    const double cpu0 = cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < a.reps; ++r) store->gather(batches[r % 4], cuda, v.options);
+    gpu::synchronize(0);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = cpu_seconds() - cpu0;
+    const double gbs = static_cast<double>(count * width) * a.reps / wall / 1e9;
+    std::printf("%6lld %-8s %8lld  %-13s %9.2f %8.0f%% %10.3f %12.3f\n",
+                static_cast<long long>(width), dtype_name.c_str(), static_cast<long long>(count),
+                v.name.c_str(), gbs, 100 * gbs / memcpy_gbs, 1e3 * wall / a.reps,
+                1e3 * cpu / a.reps);
+    std::fflush(stdout);
+    records.push_back({{"row_bytes", width},
+                       {"dtype", dtype_name},
+                       {"ids", count},
+                       {"method", v.name},
+                       {"max_threads", v.options.max_threads},
+                       {"gb_per_s", gbs},
+                       {"ratio_to_memcpy", gbs / memcpy_gbs},
+                       {"ms_per_gather", 1e3 * wall / a.reps},
+                       {"cpu_ms_per_gather", 1e3 * cpu / a.reps}});
+  }
+}
+
 void run_gpu(const GatherBenchArgs& a) {
   DGNN_CHECK(gpu::available(), "bench gather needs a GPU (", gpu::unavailable_reason(),
              "); run `directgnn bench gather --model` for the request model, which needs none");
   DGNN_CHECK(a.table_gib > 0 && a.reps > 0, "--table-gib and --reps must be positive");
   const std::vector<int64_t> widths =
       a.row_bytes.empty() ? std::vector<int64_t>{64, 128, 256, 400, 512, 1024, 2408} : a.row_bytes;
-  const std::vector<int64_t> counts = a.ids.empty() ? std::vector<int64_t>{100000, 1000000} : a.ids;
   const int64_t table_bytes = static_cast<int64_t>(a.table_gib * (1 << 30));
-  const c10::Device cuda(c10::kCUDA, 0);
   std::printf(
       "bench gather on %s, %d CPU thread(s); table %.2f GiB in host memory, base "
       "offset %lld B, %d timed gathers per case\n",
@@ -152,53 +207,29 @@ void run_gpu(const GatherBenchArgs& a) {
       {"aligned+sort", Placement::kPinned, {GatherMethod::kAligned, true, a.max_threads}},
       {"device", Placement::kDevice, {GatherMethod::kAligned, false, 0}},
   };
-  std::printf("%6s %8s  %-13s %9s %9s %10s %12s\n", "row B", "ids", "method", "GB/s", "/memcpy",
-              "ms/gather", "CPU ms/gath");
+  std::printf("%6s %-8s %8s  %-13s %9s %9s %10s %12s\n", "row B", "dtype", "ids", "method", "GB/s",
+              "/memcpy", "ms/gather", "CPU ms/gath");
   nlohmann::json records = nlohmann::json::array();
-  for (const int64_t width : widths) {
-    const int64_t rows = (table_bytes - a.base_offset) / width;
-    const at::Tensor table =
-        buffer.narrow(0, lead + a.base_offset, rows * width).view({rows, width});
-    for (const Variant& v : variants) {
-      std::unique_ptr<FeatureStore> store;
-      try {
-        store = std::make_unique<FeatureStore>(table, v.placement);
-      } catch (const Error& e) {
-        std::printf("%6lld %8s  %-13s skipped: %s\n", static_cast<long long>(width), "",
-                    v.name.c_str(), e.what());
-        continue;
-      }
-      for (const int64_t count : counts) {
-        std::vector<at::Tensor> batches;
-        for (int b = 0; b < 4; ++b) {
-          const std::vector<int64_t> ids = random_ids(count, rows, 1000 + b);
-          batches.push_back(at::tensor(ids, at::kLong).pin_memory());
-        }
-        for (int w = 0; w < 3; ++w) store->gather(batches[w % 4], cuda, v.options);
-        gpu::synchronize(0);
-        const double cpu0 = cpu_seconds();
-        const auto t0 = std::chrono::steady_clock::now();
-        for (int r = 0; r < a.reps; ++r) store->gather(batches[r % 4], cuda, v.options);
-        gpu::synchronize(0);
-        const double wall =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const double cpu = cpu_seconds() - cpu0;
-        const double gbs = static_cast<double>(count * width) * a.reps / wall / 1e9;
-        std::printf("%6lld %8lld  %-13s %9.2f %8.0f%% %10.3f %12.3f\n",
-                    static_cast<long long>(width), static_cast<long long>(count), v.name.c_str(),
-                    gbs, 100 * gbs / memcpy_gbs, 1e3 * wall / a.reps, 1e3 * cpu / a.reps);
-        std::fflush(stdout);
-        records.push_back({{"row_bytes", width},
-                           {"ids", count},
-                           {"method", v.name},
-                           {"gb_per_s", gbs},
-                           {"ratio_to_memcpy", gbs / memcpy_gbs},
-                           {"ms_per_gather", 1e3 * wall / a.reps},
-                           {"cpu_ms_per_gather", 1e3 * cpu / a.reps}});
+  const std::vector<std::string> dtypes =
+      a.dtypes.empty() ? std::vector<std::string>{"float32", "float16"} : a.dtypes;
+  for (const std::string& dtype_name : dtypes) {
+    const at::ScalarType dtype = table_dtype(dtype_name);
+    for (const int64_t width : widths) {
+      const auto elem = static_cast<int64_t>(c10::elementSize(dtype));
+      DGNN_CHECK(width % elem == 0 && a.base_offset % elem == 0, "--row-bytes ", width,
+                 " and --base-offset ", a.base_offset, " must be whole numbers of ", dtype_name,
+                 " elements (", elem, " B)");
+      const int64_t rows = (table_bytes - a.base_offset) / width;
+      const at::Tensor table = buffer.narrow(0, lead + a.base_offset, rows * width)
+                                   .view(dtype)
+                                   .view({rows, width / elem});
+      for (const Variant& v : variants) {
+        bench_variant(a, v, table, dtype_name, memcpy_gbs, records);
       }
     }
   }
   write_json(a.json, {{"device", gpu::device_name(0)},
+                      {"max_threads", a.max_threads},
                       {"memcpy_gb_per_s", memcpy_gbs},
                       {"table_gib", a.table_gib},
                       {"base_offset", a.base_offset},
@@ -217,6 +248,10 @@ void register_bench_gather(CLI::App* bench) {
                 "row widths in bytes (model: 400,512,2408; GPU: 64,...,2408)")
       ->delimiter(',');
   c->add_option("--ids", a->ids, "ids per gather (model: 100000; GPU: 100000,1000000)")
+      ->delimiter(',');
+  c->add_option("--dtype", a->dtypes,
+                "element types the table is viewed as (GPU): float32, float16, bfloat16; "
+                "default float32,float16")
       ->delimiter(',');
   c->add_option("--table-gib", a->table_gib, "feature table size in GiB (GPU)")
       ->capture_default_str();

@@ -89,9 +89,21 @@ void check_ids_in_range(const at::Tensor& ids, int64_t num_rows) {
 
 FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_index)
     : table_(std::move(table)), placement_(placement), device_index_(device_index) {
-  DGNN_CHECK(table_.defined() && table_.dim() == 2 && table_.device().is_cpu(),
-             "feature table must be a 2-D CPU tensor");
+  DGNN_CHECK(table_.defined() && table_.dim() == 2, "feature table must be a 2-D tensor");
   if (!table_.is_contiguous()) table_ = table_.contiguous();
+  if (table_.is_cuda()) {
+    // Already on a GPU: kept where it is (no copy), at whatever address it starts.
+    DGNN_CHECK(placement_ == Placement::kDevice, "feature table on ", table_.device().str(),
+               ": a table already on a GPU can only be placed 'device' (it stays where it is), "
+               "not '",
+               placement_name(placement_), "'; move it to the CPU with .cpu() first");
+    device_index_ = table_.device().index();
+    device_table_ = table_;
+    device_rows_ = device_table_.data_ptr();
+    return;
+  }
+  DGNN_CHECK(table_.device().is_cpu(), "feature table on ", table_.device().str(),
+             ": use a CPU or CUDA tensor");
   if (placement_ == Placement::kHost) return;
   const int64_t bytes = table_.numel() * table_.element_size();
   if (placement_ == Placement::kPinned) {
@@ -184,6 +196,8 @@ void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const 
                  out.scalar_type() == table_.scalar_type(),
              "feature gather: output must be a contiguous CPU [", ids.numel(), ", ", dim(), "] ",
              table_.scalar_type(), " tensor");
+  DGNN_CHECK(table_.is_cpu(), "feature gather: the table is on ", table_.device().str(),
+             "; gather onto the CPU with gather(ids)");
   const auto* base = static_cast<const uint8_t*>(table_.data_ptr());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   if (ids.scalar_type() == at::kInt) {

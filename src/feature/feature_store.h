@@ -52,7 +52,9 @@ struct GatherOptions {
 class FeatureStore {
  public:
   // `table` is [N, F] on the CPU. The store keeps a reference (made contiguous if it is not);
-  // `pinned` registers that memory in place, `device` copies it to GPU `device_index`.
+  // `pinned` registers that memory in place, `device` copies it to GPU `device_index`. A
+  // table already on a GPU takes `device` placement only, and stays where it is (in place, on
+  // its own GPU; `device_index` is ignored).
   explicit FeatureStore(at::Tensor table, Placement placement = Placement::kHost,
                         int device_index = 0);
 

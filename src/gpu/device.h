@@ -28,6 +28,10 @@ Ticket run_on_side_stream(int device, const std::function<void()>& work);
 // stream: training on another stream goes on).
 void synchronize_current_stream(int device);
 
+// Queues a kernel that spins for about `cycles` GPU clock cycles on the current stream of
+// `device` (tests: delays a stream so a missing wait shows up as wrong data).
+void delay_current_stream(int device, int64_t cycles);
+
 // Makes the current stream wait for the ticket's work (no host synchronisation), and ties
 // each tensor in `used` (allocated on the side stream) to the current stream, so the caching
 // allocator does not hand its memory out again before the current stream is done with it.

@@ -19,6 +19,7 @@ void wait_on_current_stream(const Ticket&, const std::vector<at::Tensor>&) {
   no_cuda("waiting on a stream");
 }
 void synchronize_current_stream(int) { no_cuda("a stream"); }
+void delay_current_stream(int, int64_t) { no_cuda("a stream"); }
 at::Tensor dropout_mask(const at::Tensor&, uint64_t, double) { no_cuda("GPU dropout"); }
 at::Tensor pick_counts(const DeviceCsr&, const at::Tensor&, int64_t) {
   no_cuda("GPU neighbour sampling");

@@ -1,7 +1,8 @@
 // Every GPU gather method against the CPU oracle, on fresh random ids: row widths from 1 to
-// 4099 bytes, tables starting 0, 4, 8 and 64 bytes past a 128-byte boundary, int32 and int64
-// ids with duplicates, empty batches, and out-of-range ids refused before any kernel runs.
-// Skipped, saying why, where no GPU is present; the CPU-only behaviour is tested below.
+// 4099 bytes of 1-, 2- and 4-byte elements, tables (pinned or on the GPU) starting 0, 4, 8 and
+// 64 bytes past a 128-byte boundary, int32 and int64 ids with duplicates, empty batches, and
+// out-of-range ids refused before any kernel runs. Skipped, saying why, where no GPU is present;
+// the CPU-only behaviour is tested below.
 #include "feature/gpu_gather.h"
 
 #include <ATen/ATen.h>
@@ -52,6 +53,13 @@ std::vector<int64_t> widths() {
   return w;
 }
 
+// The same bytes viewed as a table of 1-, 2- or 4-byte elements, `width` bytes per row.
+at::Tensor table_view(const at::Tensor& buffer, int64_t start, int64_t rows, int64_t width,
+                      at::ScalarType dtype) {
+  const int64_t elem = static_cast<int64_t>(c10::elementSize(dtype));
+  return buffer.narrow(0, start, rows * width).view(dtype).view({rows, width / elem});
+}
+
 TEST_P(GpuGather, MatchesTheCpuOracle) {
   REQUIRE_GPU();
   const Case c = GetParam();
@@ -61,25 +69,33 @@ TEST_P(GpuGather, MatchesTheCpuOracle) {
   options.sort_ids = c.sort_ids;
   options.max_threads = c.max_threads;
   const int64_t rows = 301;
-  // One byte buffer per base offset, pinned once as a whole; each width's table is a view.
+  // One byte buffer, pinned once as a whole (or copied to the GPU once); each case's table is
+  // a view of it that starts `offset` bytes past a 128-byte boundary, so device tables are
+  // tested at offsets too. Widths that allow it are also viewed as 2- and 4-byte elements:
+  // the naive kernel moves whole elements.
   const int64_t buffer_bytes = rows * 4099 + 256;
   const at::Tensor buffer = at::randint(0, 256, {buffer_bytes}, at::kByte);
-  const FeatureStore whole(buffer.view({1, buffer_bytes}), c.placement);
+  const at::Tensor source = c.placement == Placement::kDevice ? buffer.to(cuda) : buffer;
+  const FeatureStore whole(source.view({1, buffer_bytes}), c.placement);
+  const int64_t lead =
+      (128 - static_cast<int64_t>(reinterpret_cast<uint64_t>(source.data_ptr()) % 128)) % 128;
   for (const int64_t offset : {0, 4, 8, 64}) {
-    const int64_t lead =
-        (128 - static_cast<int64_t>(reinterpret_cast<uint64_t>(buffer.data_ptr()) % 128)) % 128;
     for (const int64_t width : widths()) {
-      const at::Tensor table = buffer.narrow(0, lead + offset, rows * width).view({rows, width});
-      const FeatureStore store(table, c.placement);
-      for (const at::ScalarType id_type : {at::kInt, at::kLong}) {
-        const at::Tensor ids = at::randint(0, rows, {997}, at::kLong).to(id_type);
-        const at::Tensor expected = table.index_select(0, ids.to(at::kLong));
-        const at::Tensor got = store.gather(ids, cuda, options);
-        ASSERT_TRUE(got.device().is_cuda());
-        ASSERT_TRUE(got.cpu().equal(expected))
-            << "width " << width << ", offset " << offset << ", ids " << id_type;
-        ASSERT_TRUE(store.gather(ids.to(cuda), cuda, options).cpu().equal(expected))
-            << "ids on the GPU, width " << width;
+      for (const at::ScalarType dtype : {at::kByte, at::kShort, at::kInt}) {
+        if (width % static_cast<int64_t>(c10::elementSize(dtype)) != 0) continue;
+        const at::Tensor table = table_view(source, lead + offset, rows, width, dtype);
+        const at::Tensor host = table_view(buffer, lead + offset, rows, width, dtype);
+        const FeatureStore store(table, c.placement);
+        for (const at::ScalarType id_type : {at::kInt, at::kLong}) {
+          const at::Tensor ids = at::randint(0, rows, {997}, at::kLong).to(id_type);
+          const at::Tensor expected = host.index_select(0, ids.to(at::kLong));
+          const at::Tensor got = store.gather(ids, cuda, options);
+          ASSERT_TRUE(got.device().is_cuda());
+          ASSERT_TRUE(got.cpu().equal(expected))
+              << "width " << width << ", offset " << offset << ", " << dtype << ", ids " << id_type;
+          ASSERT_TRUE(store.gather(ids.to(cuda), cuda, options).cpu().equal(expected))
+              << "ids on the GPU, width " << width << ", offset " << offset << ", " << dtype;
+        }
       }
     }
   }
@@ -154,6 +170,20 @@ TEST(GpuGatherRules, PinsAMemoryMappedNpyInPlace) {
   EXPECT_TRUE(store.gather(ids, c10::Device(c10::kCUDA, 0), {GatherMethod::kAligned})
                   .cpu()
                   .equal(table.index_select(0, ids)));
+}
+
+TEST(GpuGatherRules, KeepsATableAlreadyOnTheGpuInPlace) {
+  REQUIRE_GPU();
+  const c10::Device cuda(c10::kCUDA, 0);
+  const at::Tensor table = at::randn({1000, 33}).to(cuda);
+  const FeatureStore store(table, Placement::kDevice);
+  EXPECT_EQ(store.table().data_ptr(), table.data_ptr()) << "a GPU table must not be copied";
+  const at::Tensor ids = at::randint(0, 1000, {4000}, at::kLong);
+  const at::Tensor expected = table.cpu().index_select(0, ids);
+  EXPECT_TRUE(store.gather(ids, cuda).cpu().equal(expected));
+  EXPECT_TRUE(store.gather(ids).equal(expected));  // onto the CPU
+  EXPECT_ERROR_CONTAINS(FeatureStore(table, Placement::kPinned),
+                        "a table already on a GPU can only be placed 'device'");
 }
 
 TEST(GpuGatherRules, CpuCopyRunsAheadOfItsCopies) {

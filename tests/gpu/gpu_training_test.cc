@@ -27,11 +27,15 @@ namespace {
 
 const c10::Device kCuda(c10::kCUDA, 0);
 
+// About 10 ms of spinning on a 1.5-2 GHz GPU: far longer than the host needs to hand a
+// minibatch over, so a consumer that does not wait for the producer's stream reads too early.
+constexpr int64_t kDelayCycles = 20'000'000;
+
 // Minibatches made on worker side streams and consumed on the training stream: each seed of
-// the epoch arrives exactly once, intact, for every prefetch depth.
+// the epoch arrives exactly once, intact, for every prefetch depth. Each producer's stream is
+// delayed before it writes the seeds, so a missing stream wait reads unwritten memory.
 TEST(GpuPipeline, YieldsEverySeedOnceThroughTheStreamHandoff) {
   REQUIRE_GPU();
-  const at::Tensor order = at::randperm(10000, at::kLong);
   for (int depth = 1; depth <= 4; ++depth) {
     struct Item {
       at::Tensor seeds;
@@ -40,10 +44,9 @@ TEST(GpuPipeline, YieldsEverySeedOnceThroughTheStreamHandoff) {
     Pipeline<Item> p(0, 40, depth, 2, [&](int64_t step) {
       Item item;
       item.ticket = gpu::run_on_side_stream(0, [&] {
-        // Enough work that a missing wait would read unfinished data.
-        at::Tensor s = order.narrow(0, step * 250, 250).to(kCuda);
-        for (int i = 0; i < 20; ++i) s = (s + 1) - 1;
-        item.seeds = s;
+        gpu::delay_current_stream(0, kDelayCycles / 4);
+        item.seeds =
+            at::arange(step * 250, (step + 1) * 250, at::TensorOptions(kCuda).dtype(at::kLong));
       });
       return item;
     });
@@ -51,12 +54,34 @@ TEST(GpuPipeline, YieldsEverySeedOnceThroughTheStreamHandoff) {
     for (int64_t step = 0; step < 40; ++step) {
       Item item = p.next();
       gpu::wait_on_current_stream(item.ticket, {item.seeds});
-      const at::Tensor s = item.seeds.cpu();
+      const at::Tensor s = item.seeds.cpu();  // copied on the training stream
       for (int64_t i = 0; i < s.numel(); ++i) {
         EXPECT_TRUE(seen.insert(s[i].item<int64_t>()).second) << "seed twice";
       }
     }
     EXPECT_EQ(seen.size(), 10000u) << "depth " << depth;
+  }
+}
+
+// A minibatch freed on the host while the training stream still has work queued on it: its
+// memory must not go to the next minibatch (allocated on the side stream) before the training
+// stream is done. wait_on_current_stream ties the memory to the training stream (recordStream).
+TEST(GpuPipeline, FreedMinibatchMemoryIsNotReusedWhileTrainingReadsIt) {
+  REQUIRE_GPU();
+  const at::TensorOptions longs = at::TensorOptions(kCuda).dtype(at::kLong);
+  std::vector<at::Tensor> copies;
+  for (int64_t step = 0; step < 8; ++step) {
+    at::Tensor seeds;
+    const gpu::Ticket ticket =
+        gpu::run_on_side_stream(0, [&] { seeds = at::full({1 << 16}, step, longs); });
+    gpu::wait_on_current_stream(ticket, {seeds});
+    gpu::delay_current_stream(0, kDelayCycles);  // the training stream is busy...
+    copies.push_back(seeds.clone());             // ...before it reads the minibatch
+    seeds.reset();  // freed on the host; the next step allocates the same size on the side stream
+  }
+  for (int64_t step = 0; step < 8; ++step) {
+    const at::Tensor c = copies[static_cast<size_t>(step)].cpu();
+    EXPECT_TRUE(c.eq(step).all().item<bool>()) << "step " << step << " read another minibatch";
   }
 }
 
@@ -116,7 +141,7 @@ TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
   base.eval_every = 40;
   base.quiet = true;
   TrainOptions cpu = base;
-  cpu.device = "cpu";
+  cpu.placement.device = DeviceChoice::cpu();
   const double reference = mean_test_acc(ds, cpu);
   EXPECT_GT(reference, 0.75);
   struct Mode {
@@ -128,10 +153,10 @@ TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
                        Mode{"pinned", "zero-copy", "gpu"}, Mode{"pinned", "aligned", "gpu"},
                        Mode{"device", "aligned", "gpu"}}) {
     TrainOptions o = base;
-    o.device = "cuda";
-    o.features = m.features;
-    o.gather = m.gather;
-    o.sampler = m.sampler;
+    o.placement.device = DeviceChoice::cuda();
+    o.placement.features = parse_placement(m.features);
+    o.placement.gather = parse_gather_method(m.gather);
+    o.placement.sampler = parse_sampler(m.sampler);
     EXPECT_NEAR(mean_test_acc(ds, o), reference, 0.02)
         << m.features << "/" << m.gather << "/" << m.sampler;
     o.seed = 1;

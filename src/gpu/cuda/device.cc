@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 
@@ -52,6 +53,11 @@ Ticket run_on_side_stream(int device, const std::function<void()>& work) {
 
 void synchronize_current_stream(int device) {
   c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).synchronize();
+}
+
+void delay_current_stream(int device, int64_t cycles) {
+  c10::cuda::CUDAGuard device_guard(static_cast<c10::DeviceIndex>(device));
+  at::cuda::sleep(cycles);  // on the current stream
 }
 
 void wait_on_current_stream(const Ticket& ticket, const std::vector<at::Tensor>& used) {

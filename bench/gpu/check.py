@@ -1,0 +1,60 @@
+"""Checks bench/gpu/run.sh makes on the GPU machine (plain Python 3, no packages).
+
+  check.py skips LOG...          exit 1 if a test skipped for any reason but "a GPU is present"
+                                 (on the GPU machine every GPU and dataset test must run)
+  check.py accuracy REF.jsonl... -- RUN.jsonl...
+                                 mean final test accuracy of each group; exit 1 if they
+                                 differ by more than 0.02
+"""
+
+import json
+import re
+import statistics
+import sys
+
+
+def unexpected_skips(path):
+    """Names of tests in a GoogleTest log that were skipped for another reason than a GPU."""
+    bad, body = [], []
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("[ RUN      ]"):
+                body = []
+                continue
+            m = re.match(r"\[  SKIPPED \] (\S+) \(\d+ ms\)", line)
+            if m and not any("a GPU is present" in b for b in body):
+                reason = " ".join(b.strip() for b in body if b.strip())[-200:]
+                bad.append(f"{m.group(1)}: {reason}")
+            body.append(line)
+    return bad
+
+
+def final_test_acc(path):
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    final = [r for r in records if r.get("event") == "final"]
+    if not final or final[-1].get("test_acc") is None:
+        sys.exit(f"{path}: no final record with a test accuracy")
+    return final[-1]["test_acc"]
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "skips":
+        bad = [s for path in argv[1:] for s in unexpected_skips(path)]
+        for s in bad:
+            print(f"unexpected skip: {s}")
+        print(f"skips: {len(bad)} unexpected")
+        return 1 if bad else 0
+    if len(argv) >= 4 and argv[0] == "accuracy" and "--" in argv:
+        cut = argv.index("--")
+        ref = [final_test_acc(p) for p in argv[1:cut]]
+        run = [final_test_acc(p) for p in argv[cut + 1:]]
+        a, b = statistics.mean(ref), statistics.mean(run)
+        print(f"mean test accuracy: reference {a:.4f} {ref}, run {b:.4f} {run}, "
+              f"difference {b - a:+.4f} (allowed 0.02)")
+        return 0 if abs(a - b) <= 0.02 else 1
+    sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
