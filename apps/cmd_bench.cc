@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -7,10 +8,13 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/resources.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "graph/planted_partition.h"
+#include "graph/rmat.h"
 #include "options.h"
+#include "sampling/neighbor_sampler.h"
 
 namespace directgnn::cli {
 namespace {
@@ -35,12 +39,71 @@ PlantedPartitionOptions parse_synthetic(const std::string& text) {
   return o;
 }
 
+// --rmat NODES,EDGE_FACTOR,FEAT_DIM[,float16]: an R-MAT dataset (graph/rmat.h) made in memory.
+RmatDatasetOptions parse_rmat(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+  const std::string usage =
+      "give nodes,edge-factor,feat-dim[,float32|float16], e.g. "
+      "1000000,8,128,float16";
+  DGNN_CHECK(items.size() == 3 || items.size() == 4, "--rmat '", text, "': ", usage);
+  std::vector<double> values;
+  for (size_t i = 0; i < 3; ++i) {
+    try {
+      size_t used = 0;
+      values.push_back(std::stod(items[i], &used));
+      DGNN_CHECK(used == items[i].size(), "");
+    } catch (const std::exception&) {
+      fail("--rmat '", text, "': '", items[i], "' is not a number; ", usage);
+    }
+  }
+  DGNN_CHECK(values[0] >= 16 && values[1] > 0 && values[2] >= 1, "--rmat '", text, "': ", usage);
+  RmatDatasetOptions o;
+  o.graph.num_nodes = static_cast<int64_t>(values[0]);
+  o.graph.edge_factor = values[1];
+  o.feat_dim = static_cast<int64_t>(values[2]);
+  if (items.size() == 4) {
+    DGNN_CHECK(items[3] == "float32" || items[3] == "float16", "--rmat '", text, "': '", items[3],
+               "' is not a feature type; ", usage);
+    o.feat_dtype = items[3] == "float16" ? at::kHalf : at::kFloat;
+  }
+  check_rmat_options(o.graph);
+  return o;
+}
+
 // One configuration of the side-by-side comparison.
 struct Mode {
   std::string name;     // conventional, zero-copy, zero-copy-unaligned, all-in-gpu, cpu
   std::string sampler;  // cpu or gpu
-  std::string device, features, gather;
+  PlacementChoices placement;
 };
+
+// Where a mode trains and keeps its features, and how it gathers them.
+PlacementChoices mode_placement(const std::string& name) {
+  PlacementChoices p;
+  p.device = DeviceChoice::cuda();
+  if (name == "conventional") {
+    p.features = Placement::kHost;
+    p.gather = GatherMethod::kCpuCopy;
+  } else if (name == "zero-copy") {
+    p.features = Placement::kPinned;
+    p.gather = GatherMethod::kAligned;
+  } else if (name == "zero-copy-unaligned") {
+    p.features = Placement::kPinned;
+    p.gather = GatherMethod::kZeroCopy;
+  } else if (name == "all-in-gpu") {
+    p.features = Placement::kDevice;
+    p.gather = GatherMethod::kAligned;
+  } else if (name == "cpu") {
+    p.device = DeviceChoice::cpu();
+    p.features = Placement::kHost;
+  } else {
+    fail("--modes: '", name, "' is not a mode (conventional, zero-copy, zero-copy-unaligned, ",
+         "all-in-gpu, cpu, or all)");
+  }
+  return p;
+}
 
 std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers) {
   std::vector<std::string> names, kinds;
@@ -55,31 +118,13 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
   for (std::string item; std::getline(b, item, ',');) kinds.push_back(item);
   std::vector<Mode> out;
   for (const std::string& name : names) {
-    Mode m{name, "", "cuda", "", ""};
-    if (name == "conventional") {
-      m.features = "host";
-      m.gather = "cpu-copy";
-    } else if (name == "zero-copy") {
-      m.features = "pinned";
-      m.gather = "aligned";
-    } else if (name == "zero-copy-unaligned") {
-      m.features = "pinned";
-      m.gather = "zero-copy";
-    } else if (name == "all-in-gpu") {
-      m.features = "device";
-      m.gather = "aligned";
-    } else if (name == "cpu") {
-      m.device = "cpu";
-      m.features = "host";
-      m.gather = "auto";
-    } else {
-      fail("--modes: '", name, "' is not a mode (conventional, zero-copy, zero-copy-unaligned, ",
-           "all-in-gpu, cpu, or all)");
-    }
+    Mode m{name, "", mode_placement(name)};
     for (const std::string& kind : kinds) {
       DGNN_CHECK(kind == "cpu" || kind == "gpu", "--samplers: '", kind, "': use cpu and/or gpu");
-      if (m.device == "cpu" && kind == "gpu") continue;  // the CPU path samples on the CPU
+      // The CPU path samples on the CPU.
+      if (m.placement.device.kind == DeviceChoice::Kind::kCpu && kind == "gpu") continue;
       m.sampler = kind;
+      m.placement.sampler = parse_sampler(kind);
       out.push_back(m);
     }
   }
@@ -191,10 +236,7 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
   double baseline = 0;
   for (const Mode& m : modes) {
     TrainOptions o = base;
-    o.device = m.device;
-    o.features = m.features;
-    o.gather = m.gather;
-    o.sampler = m.sampler;
+    o.placement = m.placement;
     nlohmann::json run = {{"mode", m.name}, {"sampler", m.sampler}};
     if (leader) std::printf("%s / %s sampler: ", m.name.c_str(), m.sampler.c_str());
     std::fflush(stdout);
@@ -246,8 +288,8 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
 
 void register_bench(CLI::App& app) {
   struct Args {
-    TrainOptions train;
-    std::string dataset, synthetic = "100000,20,128", json, html, modes, samplers = "cpu,gpu";
+    TrainingArgs train;
+    std::string dataset, synthetic = "100000,20,128", rmat, json, html, modes, samplers = "cpu,gpu";
     double train_fraction = 0.5;
     bool no_eval = false;
     int threads = 0;
@@ -262,9 +304,14 @@ void register_bench(CLI::App& app) {
   c->add_option("--synthetic", args->synthetic,
                 "planted-partition graph made in memory: nodes,avg-degree,feat-dim")
       ->capture_default_str();
-  c->add_option("--train-fraction", args->train_fraction,
-                "fraction of the synthetic graph's nodes used as training seeds")
-      ->capture_default_str();
+  c->add_option("--rmat", args->rmat,
+                "R-MAT graph made in memory instead: nodes,edge-factor,feat-dim[,float16] "
+                "(papers100M-like split: 1% training seeds)")
+      ->excludes("--dataset");
+  CLI::Option* fraction =
+      c->add_option("--train-fraction", args->train_fraction,
+                    "fraction of the synthetic graph's nodes used as training seeds")
+          ->capture_default_str();
   c->add_option("--json", args->json, "also write the results to this JSON file");
   c->add_option("--modes", args->modes,
                 "compare, in one process: conventional (host table, CPU gathers and copies), "
@@ -279,23 +326,33 @@ void register_bench(CLI::App& app) {
   add_training_options(c, &args->train);
   add_threads_option(c, &args->threads);
   add_dist_options(c, &args->dist);
-  c->callback([args] {
-    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, args->train.device);
+  c->callback([args, fraction] {
+    const std::unique_ptr<ProcessGroup> group =
+        join_ranks(args->dist, parse_device(args->train.device));
     const bool leader = group == nullptr || group->rank() == 0;
-    TrainOptions options = args->train;
+    TrainOptions options = args->train.options();
     options.quiet = true;
     options.group = group.get();
+    DGNN_CHECK(args->train_fraction > 0 && args->train_fraction < 0.9,
+               "--train-fraction must be in (0, 0.9)");
+    const auto build_start = std::chrono::steady_clock::now();
     Dataset ds;
-    if (args->dataset.empty()) {
+    if (!args->rmat.empty()) {
+      RmatDatasetOptions o = parse_rmat(args->rmat);
+      if (fraction->count() > 0) o.train_fraction = args->train_fraction;
+      o.val_fraction = std::min(o.val_fraction, (1.0 - o.train_fraction - o.test_fraction) / 2);
+      ds = make_rmat_dataset(o);
+    } else if (args->dataset.empty()) {
       PlantedPartitionOptions o = parse_synthetic(args->synthetic);
-      DGNN_CHECK(args->train_fraction > 0 && args->train_fraction < 0.9,
-                 "--train-fraction must be in (0, 0.9)");
       o.train_fraction = args->train_fraction;
       o.val_fraction = std::min(0.05, (1.0 - o.train_fraction) / 2);
       ds = make_planted_partition(o);
     } else {
       ds = load_dataset(args->dataset);
     }
+    const double build_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
+    const int64_t build_peak_rss = peak_rss_bytes();
     const int ranks = group != nullptr ? group->size() : 1;
     if (leader) {
       std::printf(
@@ -304,8 +361,12 @@ void register_bench(CLI::App& app) {
           ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
           static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
           options.model.arch.c_str(), static_cast<long long>(options.model.layers),
-          static_cast<long long>(options.model.hidden), resolved_fanout(options).c_str(),
+          static_cast<long long>(options.model.hidden),
+          fanout_text(resolved_fanouts(options)).c_str(),
           static_cast<long long>(options.batch_size), num_threads(), ranks);
+      std::printf("dataset %s in %.1f s; peak resident memory %s\n",
+                  args->dataset.empty() ? "built" : "loaded", build_s,
+                  gib_text(build_peak_rss).c_str());
     }
     options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
     options.evaluate = !args->no_eval;
@@ -313,10 +374,13 @@ void register_bench(CLI::App& app) {
                                   {"nodes", ds.num_nodes()},
                                   {"edges", ds.graph.num_edges()},
                                   {"feat_dim", ds.feat_dim()},
+                                  {"feat_dtype", c10::toString(ds.features.scalar_type())},
+                                  {"dataset_build_s", build_s},
+                                  {"dataset_peak_rss_bytes", build_peak_rss},
                                   {"model", options.model.arch},
                                   {"layers", options.model.layers},
                                   {"hidden", options.model.hidden},
-                                  {"fanout", resolved_fanout(options)},
+                                  {"fanout", fanout_text(resolved_fanouts(options))},
                                   {"batch_size", options.batch_size},
                                   {"epochs", options.epochs},
                                   {"prefetch", options.prefetch},

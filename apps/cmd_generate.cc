@@ -47,7 +47,7 @@ void run_generate(GenerateArgs& a) {
   const int64_t min_bytes = 2 * drawn_edges * 8 + 2 * (n + 1) * 8 + feat_out_bytes;
   if (a.in_memory) {
     const HostMemory mem = host_memory();
-    const int64_t needed = min_bytes + (a.feat_dtype == "float16" ? 2 * feat_out_bytes : 0);
+    const int64_t needed = min_bytes;
     DGNN_CHECK(mem.available == 0 || needed <= mem.available, "generate rmat --in-memory: the ",
                "graph and features need at least ", gib_text(needed), " of memory, but only ",
                gib_text(mem.available), " of ", gib_text(mem.total),
@@ -88,14 +88,13 @@ void run_generate(GenerateArgs& a) {
       drawn / graph_s / 1e6 / num_threads());
   std::fflush(stdout);
 
-  const ClassFeatures features(a.o.num_classes, a.o.feat_dim, a.o.signal, a.o.graph.seed);
-  const int64_t* labels = ds.labels.data_ptr<int64_t>();
   t0 = std::chrono::steady_clock::now();
   if (a.in_memory) {
-    ds.features = at::empty({n, a.o.feat_dim}, at::kFloat);
-    features.fill(labels, 0, n, ds.features.data_ptr<float>());
-    if (a.feat_dtype == "float16") ds.features = ds.features.to(at::kHalf);
+    a.o.feat_dtype = a.feat_dtype == "float16" ? at::kHalf : at::kFloat;
+    ds.features = make_rmat_features(a.o, ds.labels);
   } else {
+    const ClassFeatures features(a.o.num_classes, a.o.feat_dim, a.o.signal, a.o.graph.seed);
+    const int64_t* labels = ds.labels.data_ptr<int64_t>();
     FeatureStream stream;
     stream.rows = n;
     stream.dim = a.o.feat_dim;

@@ -12,7 +12,7 @@ namespace directgnn::cli {
 
 void register_train(CLI::App& app) {
   struct Args {
-    TrainOptions train;
+    TrainingArgs train;
     std::string dataset;
     std::string resume;
     bool keep_self_loops = false;
@@ -24,10 +24,11 @@ void register_train(CLI::App& app) {
       "train", "train a GNN (no --dataset: a built-in synthetic planted-partition graph)");
   c->add_option("--dataset", args->dataset, "dataset directory or .npz file");
   add_training_options(c, &args->train);
-  c->add_option("--metrics", args->train.metrics_path, "write per-epoch metrics as JSON lines");
-  c->add_option("--checkpoint", args->train.checkpoint_dir,
+  c->add_option("--metrics", args->train.train.metrics_path,
+                "write per-epoch metrics as JSON lines");
+  c->add_option("--checkpoint", args->train.train.checkpoint_dir,
                 "save the best-validation model and the training state into this directory");
-  c->add_option("--checkpoint-every", args->train.checkpoint_every,
+  c->add_option("--checkpoint-every", args->train.train.checkpoint_every,
                 "also save the training state every N steps (0: only when stopped by a signal)")
       ->default_val(0);
   c->add_option("--resume", args->resume,
@@ -37,7 +38,8 @@ void register_train(CLI::App& app) {
   add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
   c->callback([args, c] {
-    TrainOptions options = args->train;
+    TrainOptions options = args->train.options();
+    options.adapt_threads = args->threads == 0;
     std::string dataset = args->dataset;
     bool keep_self_loops = args->keep_self_loops;
     if (!args->resume.empty()) {
@@ -69,7 +71,7 @@ void register_train(CLI::App& app) {
         dataset.empty() ? dataset : std::filesystem::absolute(dataset).lexically_normal().string();
     options.run_info = {{"dataset", dataset_path}, {"keep_self_loops", keep_self_loops}};
     install_stop_handlers();
-    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.device);
+    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.placement.device);
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
     train(ds, options, std::cout);

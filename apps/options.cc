@@ -7,6 +7,8 @@
 #include "dist/process_group.h"
 #include "feature/gpu_gather.h"
 #include "graph/planted_partition.h"
+#include "sampling/device_sampler.h"
+#include "sampling/neighbor_sampler.h"
 
 namespace directgnn::cli {
 
@@ -24,33 +26,46 @@ void add_threads_option(CLI::App* command, int* threads) {
   });
 }
 
-void add_training_options(CLI::App* c, TrainOptions* o) {
+TrainOptions TrainingArgs::options() const {
+  TrainOptions o = train;
+  o.optimizer = parse_optimizer(optimizer);
+  o.fanouts = fanout.empty() ? std::vector<int64_t>{} : parse_fanouts(fanout, o.model.layers);
+  o.placement.device = parse_device(device);
+  o.placement.features = parse_feature_placement(features);
+  o.placement.gather = parse_gather_method(gather);
+  o.placement.sampler = parse_sampler(sampler);
+  o.placement.graph = parse_graph_placement(graph);
+  return o;
+}
+
+void add_training_options(CLI::App* c, TrainingArgs* args) {
+  TrainOptions* o = &args->train;
   c->add_option("--model", o->model.arch, "sage (GraphSAGE, mean) or gcn")->default_val("sage");
   c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
   c->add_option("--hidden", o->model.hidden, "hidden units per layer")->default_val(256);
   c->add_option("--dropout", o->model.dropout, "dropout between layers")->default_val(0.5);
-  c->add_option("--optimizer", o->optimizer, "adam or sgd")->default_val("adam");
+  c->add_option("--optimizer", args->optimizer, "adam or sgd")->default_val("adam");
   c->add_option("--lr", o->lr, "learning rate")->default_val(0.005);
   c->add_option("--weight-decay", o->weight_decay, "weight decay")->default_val(0.0);
   c->add_option("--epochs", o->epochs, "training epochs")->default_val(100);
   c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);
-  c->add_option("--fan-out", o->fanout,
+  c->add_option("--fan-out", args->fanout,
                 "neighbours sampled per hop, seed hop first, -1 = all (default 10 per layer)");
-  c->add_option("--device", o->device,
+  c->add_option("--device", args->device,
                 "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N")
       ->default_val("auto");
-  c->add_option("--features", o->features,
+  c->add_option("--features", args->features,
                 "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, "
                 "pinned (the GPU reads host memory) or device (GPU memory)")
       ->default_val("auto");
-  c->add_option("--gather", o->gather,
+  c->add_option("--gather", args->gather,
                 "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), "
                 "zero-copy, or aligned (warp reads on 128-byte boundaries)")
       ->default_val("auto");
-  c->add_option("--sampler", o->sampler,
+  c->add_option("--sampler", args->sampler,
                 "neighbour sampling on the cpu or gpu (auto: gpu on a GPU)")
       ->default_val("auto");
-  c->add_option("--graph", o->graph,
+  c->add_option("--graph", args->graph,
                 "where the GPU sampler reads the graph: pinned (host memory) or device")
       ->default_val("pinned");
   c->add_option("--prefetch", o->prefetch,
@@ -78,7 +93,7 @@ void add_dist_options(CLI::App* command, DistArgs* args) {
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
 }
 
-std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const std::string& device) {
+std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const DeviceChoice& device) {
   // Joining comes before loading the dataset: a rank that cannot join fails at once.
   // A single process needs no group, unless a backend is named (then it runs a group of one).
   const DistEnv env = dist_env_from_environment();
@@ -88,7 +103,9 @@ std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const std::string
                     : args.backend == "gloo" ? DistBackend::kGloo
                                              : DistBackend::kAuto;
   options.timeout = std::chrono::seconds(args.timeout_s);
-  options.gpu_by_rank = (device == "auto" || device == "cuda") && gpu::available();
+  const bool own_gpu = device.kind == DeviceChoice::Kind::kAuto ||
+                       (device.kind == DeviceChoice::Kind::kCuda && device.index < 0);
+  options.gpu_by_rank = own_gpu && gpu::available();
   return ProcessGroup::create(env, options);
 }
 

@@ -14,8 +14,17 @@ namespace directgnn::cli {
 // --threads, applied before the subcommand runs.
 void add_threads_option(CLI::App* command, int* threads);
 
-// Model and optimisation flags of `train` and `bench train`.
-void add_training_options(CLI::App* command, TrainOptions* options);
+// Model and optimisation flags of `train` and `bench train`: numbers straight into
+// TrainOptions, choices as text, parsed by options() once the command line is complete.
+struct TrainingArgs {
+  TrainOptions train;
+  std::string optimizer = "adam", fanout, device = "auto", features = "auto", gather = "auto",
+              sampler = "auto", graph = "pinned";
+
+  // `train` with the choices parsed; throws naming the flag on a bad value.
+  TrainOptions options() const;
+};
+void add_training_options(CLI::App* command, TrainingArgs* args);
 
 // --dist-timeout and --dist-backend, for commands that can run as ranks (under torchrun or
 // `launch`).
@@ -26,7 +35,7 @@ struct DistArgs {
 void add_dist_options(CLI::App* command, DistArgs* args);
 // Joins the other ranks when the environment says there are any; nullptr for one process.
 // `device` is the run's --device, which tells whether this rank can have a GPU of its own.
-std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const std::string& device);
+std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const DeviceChoice& device);
 
 // The dataset at `path`, or the built-in synthetic graph when `path` is empty.
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import);

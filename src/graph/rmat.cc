@@ -173,6 +173,28 @@ void add_rmat_labels_and_split(const RmatDatasetOptions& o, const at::Tensor& rm
   ds.splits = {split};
 }
 
+at::Tensor make_rmat_features(const RmatDatasetOptions& o, const at::Tensor& labels) {
+  DGNN_CHECK(o.feat_dim > 0, "rmat: --feat-dim must be positive");
+  DGNN_CHECK(o.feat_dtype == at::kFloat || o.feat_dtype == at::kHalf,
+             "rmat: features are float32 or float16, not ", o.feat_dtype);
+  const int64_t n = labels.numel();
+  const ClassFeatures features(o.num_classes, o.feat_dim, o.signal, o.graph.seed);
+  const int64_t* ids = labels.data_ptr<int64_t>();
+  at::Tensor table = at::empty({n, o.feat_dim}, o.feat_dtype);
+  if (o.feat_dtype == at::kFloat) {
+    features.fill(ids, 0, n, table.data_ptr<float>());
+    return table;
+  }
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (4 * o.feat_dim));
+  at::Tensor scratch = at::empty({std::min(chunk, n), o.feat_dim}, at::kFloat);
+  for (int64_t begin = 0; begin < n; begin += chunk) {
+    const int64_t end = std::min(n, begin + chunk);
+    features.fill(ids, begin, end, scratch.data_ptr<float>());
+    table.narrow(0, begin, end - begin).copy_(scratch.narrow(0, 0, end - begin));
+  }
+  return table;
+}
+
 Dataset make_rmat_dataset(const RmatDatasetOptions& o) {
   DGNN_CHECK(o.feat_dim > 0, "rmat: --feat-dim must be positive");
   RmatGraph g = generate_rmat(o.graph);
@@ -181,9 +203,8 @@ Dataset make_rmat_dataset(const RmatDatasetOptions& o) {
   ds.source = "R-MAT graph made in memory";
   ds.graph = std::move(g.graph);
   add_rmat_labels_and_split(o, g.rmat_id, ds);
-  ds.features = at::empty({ds.num_nodes(), o.feat_dim}, at::kFloat);
-  ClassFeatures(o.num_classes, o.feat_dim, o.signal, o.graph.seed)
-      .fill(ds.labels.data_ptr<int64_t>(), 0, ds.num_nodes(), ds.features.data_ptr<float>());
+  g.rmat_id = at::Tensor();
+  ds.features = make_rmat_features(o, ds.labels);
   return ds;
 }
 

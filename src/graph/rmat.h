@@ -9,6 +9,7 @@
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <string>
@@ -45,12 +46,17 @@ struct RmatDatasetOptions {
   int64_t num_classes = 16;
   double signal = 0.15;  // class-mean scale against unit noise (graph/class_features.h)
   double train_fraction = 0.01, val_fraction = 0.005, test_fraction = 0.01;
+  at::ScalarType feat_dtype = at::kFloat;  // float32 or float16
 };
 
 // Labels (class = leading bits of rmat_id, mapped onto num_classes) and a seeded random split
 // of disjoint train / val / test node sets of the given fractions.
 void add_rmat_labels_and_split(const RmatDatasetOptions& options, const at::Tensor& rmat_id,
                                Dataset& dataset);
+
+// The [N, feat_dim] feature table of `options.feat_dtype` for nodes labelled `labels`. A
+// float16 table is filled in chunks, never holding a float32 copy of the whole table.
+at::Tensor make_rmat_features(const RmatDatasetOptions& options, const at::Tensor& labels);
 
 // The whole dataset in memory (features included), for benchmarks that must not touch disk.
 Dataset make_rmat_dataset(const RmatDatasetOptions& options);

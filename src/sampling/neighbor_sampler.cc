@@ -177,13 +177,26 @@ std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
     }
     DGNN_CHECK(used == item.size() && !item.empty(), "--fan-out '", text, "': '", item,
                "' is not an integer; give a comma-separated list such as 10,10");
-    DGNN_CHECK(value > 0 || value == -1, "--fan-out '", text, "': ", value,
-               " is invalid; each fan-out must be positive, or -1 for all neighbours");
     out.push_back(value);
   }
-  DGNN_CHECK(static_cast<int64_t>(out.size()) == layers, "--fan-out '", text, "' has ", out.size(),
-             " value(s) but --layers is ", layers, "; give one fan-out per layer");
+  check_fanouts(out, layers);
   return out;
+}
+
+void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers) {
+  const std::string text = fanout_text(fanouts);
+  for (const int64_t value : fanouts) {
+    DGNN_CHECK(value > 0 || value == -1, "--fan-out '", text, "': ", value,
+               " is invalid; each fan-out must be positive, or -1 for all neighbours");
+  }
+  DGNN_CHECK(static_cast<int64_t>(fanouts.size()) == layers, "--fan-out '", text, "' has ",
+             fanouts.size(), " value(s) but --layers is ", layers, "; give one fan-out per layer");
+}
+
+std::string fanout_text(const std::vector<int64_t>& fanouts) {
+  std::string text;
+  for (const int64_t f : fanouts) text += (text.empty() ? "" : ",") + std::to_string(f);
+  return text;
 }
 
 }  // namespace directgnn

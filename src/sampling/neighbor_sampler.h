@@ -46,5 +46,8 @@ class NeighborSampler {
 
 // Parses "15,10,5" into fan-outs, checking the count against `layers` and every value.
 std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers);
+// The same checks on fan-outs given as numbers, and the fan-outs as text ("15,10,5").
+void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers);
+std::string fanout_text(const std::vector<int64_t>& fanouts);
 
 }  // namespace directgnn

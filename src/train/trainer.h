@@ -9,33 +9,30 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "dist/process_group.h"
 #include "io/dataset.h"
 #include "nn/model.h"
+#include "train/run_setup.h"
 
 namespace directgnn {
 
+enum class Optimizer { kAdam, kSgd };  // Adam, or plain SGD (no momentum)
+Optimizer parse_optimizer(const std::string& text);
+std::string optimizer_name(Optimizer optimizer);
+
 struct TrainOptions {
-  ModelConfig model;               // in_dim and num_classes are taken from the dataset
-  std::string optimizer = "adam";  // "adam" or "sgd" (plain, no momentum)
+  ModelConfig model;  // in_dim and num_classes are taken from the dataset
+  Optimizer optimizer = Optimizer::kAdam;
   double lr = 0.005;
   double weight_decay = 0.0;
   int64_t epochs = 100;
   int64_t batch_size = 1024;
-  std::string fanout;  // PyG order, e.g. "10,10"; empty = 10 per layer
-  // Where training runs: "auto" (a GPU when there is one, else the CPU with a one-line
-  // note), "cpu", "cuda" or "cuda:N".
-  std::string device = "auto";
-  // Feature table placement (feature/feature_store.h): "auto" is pinned on a GPU, host on
-  // the CPU. How a GPU gathers: "auto" (aligned from pinned/device memory, cpu-copy from
-  // host), "cpu-copy", "zero-copy" or "aligned".
-  std::string features = "auto";
-  std::string gather = "auto";
-  // Neighbour sampling: "auto" (gpu on a GPU, cpu otherwise), "cpu" or "gpu"; the GPU
-  // sampler reads the graph "pinned" in host memory or from a "device" copy.
-  std::string sampler = "auto";
-  std::string graph = "pinned";
+  std::vector<int64_t> fanouts;  // per layer, seed hop first (PyG order); empty = 10 per layer
+  // Where training runs, where the feature table lives, how a GPU gathers and where neighbours
+  // are sampled (train/run_setup.h; feature/feature_store.h).
+  PlacementChoices placement;
   int64_t eval_every = 1;
   bool evaluate = true;  // false: no evaluation at all (timing runs); accuracies stay 0
   uint64_t seed = 0;
@@ -53,6 +50,9 @@ struct TrainOptions {
   // worker threads (train/pipeline.h). Neither changes the result.
   int prefetch = 2;
   int sampler_workers = 1;
+  // Before each epoch, size the thread team to the cores other processes leave free, up to
+  // num_threads() (core/free_cores.h); `directgnn train` does when --threads is left at 0.
+  bool adapt_threads = false;
   // Stored with the training state for the front end (the dataset it was loaded from).
   nlohmann::json run_info;
   bool quiet = false;  // no per-epoch lines (benchmarks)
@@ -98,8 +98,8 @@ nlohmann::json training_options_json(const TrainOptions& options);
 void apply_training_options_json(const nlohmann::json& json, TrainOptions& options,
                                  const std::string& where);
 
-// The fan-out list for `options`, defaulting to 10 per layer.
-std::string resolved_fanout(const TrainOptions& options);
+// The fan-outs of `options`, defaulting to 10 per layer.
+std::vector<int64_t> resolved_fanouts(const TrainOptions& options);
 
 // Trains; throws Interrupted (core/signals.h) after saving the training state when a stop
 // signal arrives.

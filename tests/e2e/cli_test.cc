@@ -168,6 +168,34 @@ TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
   EXPECT_NE(bad.output.find("'fastest' is not a mode"), std::string::npos) << bad.output;
 }
 
+// The scale benchmark's source: an R-MAT graph built in the training process, float16
+// features included, with the build's time and peak memory reported.
+TEST(BenchTrain, TrainsOnAnRmatGraphMadeInMemory) {
+  testing::TempDirectory dir;
+  const auto r = e2e::run(
+      "bench train --rmat 8000,4,16,float16 --train-fraction 0.1 --epochs 1 --threads 1 "
+      "--layers 2 --fan-out 5,5 --device cpu --json " +
+      dir.file("r.json"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("dataset built in"), std::string::npos) << r.output;
+  const auto result = nlohmann::json::parse(e2e::read_text(dir.file("r.json")));
+  EXPECT_EQ(result["nodes"], 8000);
+  EXPECT_EQ(result["feat_dtype"], "Half");
+  // Each node is drawn into the training split with probability 0.1 (graph/rmat.cc).
+  const int64_t seeds = result["seeds_per_epoch"].get<int64_t>();
+  EXPECT_GT(seeds, 700);
+  EXPECT_LT(seeds, 900);
+  EXPECT_GT(result["dataset_peak_rss_bytes"].get<int64_t>(), 0);
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"bench train --rmat 8000,4", "give nodes,edge-factor,feat-dim"},
+           {"bench train --rmat 8000,four,16", "'four' is not a number"},
+           {"bench train --rmat 8000,4,16,int8", "'int8' is not a feature type"}}) {
+    const CommandResult bad = run(args);
+    EXPECT_EQ(bad.status, 1) << args;
+    EXPECT_NE(bad.output.find(needle), std::string::npos) << args << "\n" << bad.output;
+  }
+}
+
 TEST(BenchGather, TheRequestModelRunsWithoutAGpu) {
   const CommandResult r = run("bench gather --model --row-bytes 400,512 --ids 20000");
   ASSERT_EQ(r.status, 0) << r.output;

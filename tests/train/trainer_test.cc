@@ -35,7 +35,7 @@ Dataset small_rmat() {
 // in tests/gpu/gpu_training_test.cc.
 TrainOptions quick() {
   TrainOptions t;
-  t.device = "cpu";
+  t.placement.device = DeviceChoice::cpu();
   t.epochs = 3;
   t.batch_size = 128;
   t.quiet = true;

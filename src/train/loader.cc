@@ -1,0 +1,151 @@
+#include "train/loader.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "train/pipeline.h"
+
+namespace directgnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The options, checked before anything is built from them.
+LoaderOptions checked(LoaderOptions o) {
+  DGNN_CHECK(o.batch_size >= 1, "--batch-size must be positive, got ", o.batch_size);
+  DGNN_CHECK(o.prefetch >= 0 && o.prefetch <= 64, "--prefetch must be in 0..64, got ", o.prefetch);
+  DGNN_CHECK(o.workers >= 1 && o.workers <= 64, "--sampler-workers must be in 1..64, got ",
+             o.workers);
+  DGNN_CHECK(!o.gpu_sampler || o.device.is_cuda(),
+             "--sampler gpu samples on a GPU, but minibatches go to the CPU");
+  return o;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> Minibatch::tensors() const {
+  std::vector<at::Tensor> all{seeds, labels, x, batch.seeds, batch.input_nodes};
+  for (const Block& b : batch.blocks) {
+    all.insert(all.end(), {b.indptr, b.indices, b.src_degree, b.dst_degree});
+  }
+  return all;
+}
+
+MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
+    : dataset_(dataset),
+      options_(checked(std::move(options))),
+      sampler_(dataset.graph, options_.fanouts),
+      store_(dataset.features, options_.features,
+             options_.device.is_cuda() ? std::max<int>(0, options_.device.index()) : 0) {
+  if (options_.gpu_sampler) {
+    device_sampler_ = std::make_unique<DeviceSampler>(dataset.graph, options_.fanouts,
+                                                      options_.device, options_.graph);
+  }
+  labels_ = options_.device.is_cuda() ? dataset.labels.to(options_.device) : dataset.labels;
+}
+
+MinibatchLoader::~MinibatchLoader() = default;
+
+int64_t MinibatchLoader::steps(int64_t num_seeds) const {
+  return (num_seeds + options_.batch_size - 1) / options_.batch_size;
+}
+
+std::string MinibatchLoader::mode() const {
+  const bool gpu = options_.device.is_cuda();
+  GatherMethod g = options_.gather.method;
+  if (g == GatherMethod::kAuto) {
+    g = options_.features == Placement::kHost ? GatherMethod::kCpuCopy : GatherMethod::kAligned;
+  }
+  return placement_name(options_.features) + "/" + (gpu ? gather_method_name(g) : "cpu") + "/" +
+         (options_.gpu_sampler ? "gpu" : "cpu");
+}
+
+Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
+  if (options_.device.is_cuda()) return prepare_on_gpu(seeds, sample_seed);
+  Minibatch m;
+  m.seeds = seeds;
+  auto t = Clock::now();
+  m.batch = sampler_.sample(seeds, sample_seed);
+  m.sample_s = seconds_since(t);
+  t = Clock::now();
+  m.x = store_.gather(m.batch.input_nodes);
+  m.gather_s = seconds_since(t);
+  m.labels = labels_.index_select(0, seeds);
+  return m;
+}
+
+// Everything on this worker's side stream, timed by waiting for that stream (training goes on
+// meanwhile on its own).
+Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t sample_seed) const {
+  Minibatch m;
+  m.seeds = seeds;
+  const c10::Device device = options_.device;
+  const int index = std::max<int>(0, device.index());
+  m.ticket = gpu::run_on_side_stream(index, [&] {
+    auto t = Clock::now();
+    if (device_sampler_ != nullptr) {
+      m.batch = device_sampler_->sample(seeds, sample_seed);
+    } else {
+      m.batch = sampler_.sample(seeds, sample_seed);
+      for (Block& b : m.batch.blocks) {
+        b.indptr = b.indptr.to(device);
+        b.indices = b.indices.to(device);
+        b.src_degree = b.src_degree.to(device);
+        b.dst_degree = b.dst_degree.to(device);
+      }
+    }
+    gpu::synchronize_current_stream(index);
+    m.sample_s = seconds_since(t);
+    t = Clock::now();
+    m.x = store_.gather(m.batch.input_nodes, device, options_.gather);
+    m.labels = labels_.index_select(0, seeds.to(device));
+    gpu::synchronize_current_stream(index);
+    m.gather_s = seconds_since(t);
+  });
+  return m;
+}
+
+MinibatchLoader::Epoch MinibatchLoader::epoch(at::Tensor seeds,
+                                              std::function<uint64_t(int64_t)> sample_seed,
+                                              int64_t first_step) const {
+  return Epoch(*this, std::move(seeds), std::move(sample_seed), first_step);
+}
+
+MinibatchLoader::Epoch::Epoch(const MinibatchLoader& loader, at::Tensor seeds,
+                              std::function<uint64_t(int64_t)> sample_seed, int64_t first_step)
+    : gpu_(loader.options_.device.is_cuda()) {
+  DGNN_CHECK(seeds.dim() == 1 && seeds.scalar_type() == at::kLong && seeds.device().is_cpu(),
+             "loader: seeds must be a 1-D int64 CPU tensor");
+  const int64_t count = seeds.numel(), batch = loader.options_.batch_size;
+  const int threads =
+      loader.options_.worker_threads > 0 ? loader.options_.worker_threads : num_threads();
+  auto produce = [&loader, seeds, count, batch, sample_seed](int64_t step) {
+    const int64_t lo = step * batch;
+    return loader.prepare(seeds.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
+  };
+  pipeline_ = std::make_unique<Pipeline<Minibatch>>(
+      first_step, loader.steps(count), loader.options_.prefetch, loader.options_.workers, produce,
+      [threads] { set_thread_team(threads); });
+}
+
+MinibatchLoader::Epoch::Epoch(Epoch&&) noexcept = default;
+MinibatchLoader::Epoch& MinibatchLoader::Epoch::operator=(Epoch&&) noexcept = default;
+MinibatchLoader::Epoch::~Epoch() = default;
+
+bool MinibatchLoader::Epoch::done() const { return pipeline_->done(); }
+
+Minibatch MinibatchLoader::Epoch::next() {
+  Minibatch m = pipeline_->next();
+  if (gpu_) gpu::wait_on_current_stream(m.ticket, m.tensors());
+  return m;
+}
+
+}  // namespace directgnn

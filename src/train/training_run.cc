@@ -1,0 +1,493 @@
+#include "train/training_run.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/free_cores.h"
+#include "core/progress.h"
+#include "core/random.h"
+#include "core/resources.h"
+#include "core/signals.h"
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "feature/gpu_gather.h"
+#include "gpu/device.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+
+namespace directgnn {
+
+class MetricsLog {
+ public:
+  MetricsLog(const std::string& path, bool append) {
+    if (path.empty()) return;
+    file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
+    DGNN_CHECK(file_.good(), "--metrics ", path, ": cannot open for writing");
+    path_ = path;
+  }
+  void write(const nlohmann::json& record) {
+    if (!file_.is_open()) return;
+    file_ << record.dump() << '\n';
+    file_.flush();
+    DGNN_CHECK(file_.good(), "--metrics ", path_, ": write failed (disk full?)");
+  }
+
+ private:
+  std::ofstream file_;
+  std::string path_;
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
+  at::Tensor out = ids.clone();
+  int64_t* p = out.data_ptr<int64_t>();
+  SplitRng rng(seed);
+  for (int64_t i = out.numel() - 1; i > 0; --i) std::swap(p[i], p[rng.below(i + 1)]);
+  return out;
+}
+
+std::string digest_of(const std::vector<at::Tensor>& params) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const at::Tensor& p : params) {
+    // Parameters trained on a GPU live there: the host reads a CPU copy.
+    const at::Tensor c = p.detach().cpu().contiguous();
+    crc = crc32(crc, static_cast<const Bytef*>(c.data_ptr()), static_cast<uInt>(c.nbytes()));
+  }
+  char text[16];
+  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+  return text;
+}
+
+// Copies `from`'s parameters into `to` (any devices).
+void copy_parameters(GnnModel& from, GnnModel& to) {
+  torch::NoGradGuard no_grad;
+  const std::vector<at::Tensor> a = from.parameters(), b = to.parameters();
+  for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
+}
+
+// True on every rank when any rank has been asked to stop (ranks must stop at the same step).
+int agreed_stop(ProcessGroup* group) {
+  const int local = stop_signal();
+  if (group == nullptr) return local;
+  std::vector<at::Tensor> flag{at::tensor({static_cast<double>(local != 0)}, at::kDouble)};
+  group->all_reduce_sum(flag);
+  if (flag[0].item<double>() == 0) return 0;
+  return local != 0 ? local : SIGTERM;
+}
+
+const char* signal_name(int signal) {
+  return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+}
+
+LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run,
+                             std::vector<int64_t> fanouts) {
+  LoaderOptions l;
+  l.fanouts = std::move(fanouts);
+  l.batch_size = o.batch_size;
+  l.device = run.gpu() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(run.index()))
+                       : c10::Device(c10::kCPU);
+  l.features = run.features;
+  l.gather.method = run.gather;
+  l.gpu_sampler = run.gpu_sampler;
+  l.graph = run.graph;
+  l.prefetch = o.prefetch;
+  l.workers = o.sampler_workers;
+  return l;
+}
+
+ModelConfig model_config(const TrainOptions& o, const Dataset& ds) {
+  ModelConfig config = o.model;
+  config.in_dim = ds.feat_dim();
+  config.num_classes = ds.num_classes;
+  config.validate();
+  return config;
+}
+
+std::vector<int64_t> checked_fanouts(const TrainOptions& o) {
+  std::vector<int64_t> fanouts = resolved_fanouts(o);
+  check_fanouts(fanouts, o.model.layers);
+  return fanouts;
+}
+
+}  // namespace
+
+double TrainingRun::EpochClock::elapsed_s() const { return elapsed_before + seconds_since(start); }
+double TrainingRun::EpochClock::cpu_s() const {
+  return cpu_before + process_cpu_seconds() - cpu_start;
+}
+
+TrainingRun::TrainingRun(const Dataset& ds, const TrainOptions& o, std::ostream& out)
+    : ds_(ds),
+      o_(o),
+      out_(out),
+      config_(model_config(o, ds)),
+      run_(resolve_run(o.placement, o.group)),
+      loader_(std::make_unique<MinibatchLoader>(ds, loader_options(o, run_, checked_fanouts(o)))),
+      energy_(run_.gpu() ? std::make_unique<GpuEnergyMeter>(gpu::pci_bus_id(run_.index()))
+                         : nullptr),
+      chosen_(choose_split(ds, o.split, o.seed)),
+      group_(o.group),
+      rank_(group_ != nullptr ? group_->rank() : 0),
+      ranks_(group_ != nullptr ? group_->size() : 1),
+      leader_(rank_ == 0),
+      max_threads_(num_threads()),
+      free_cores_(o.adapt_threads ? std::make_unique<FreeCores>(max_threads_) : nullptr) {
+  init_model();
+  report_.split_description = chosen_.description;
+  // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
+  num_train_ = chosen_.split.train.numel() / ranks_;
+  DGNN_CHECK(num_train_ > 0, "the split has ", chosen_.split.train.numel(),
+             " training nodes, fewer than the ", ranks_, " ranks");
+  steps_ = report_.steps_per_epoch = loader_->steps(num_train_);
+  report_.seeds_per_epoch = num_train_ * ranks_;
+  if (!o.resume_dir.empty()) resume();
+  state_dir_ = !o.checkpoint_dir.empty() ? o.checkpoint_dir : std::string(kDefaultStateDir);
+  report_.device = report_device(run_);
+  report_.mode = loader_->mode();
+  // Appending when resuming keeps the records of the epochs already done.
+  metrics_ =
+      std::make_unique<MetricsLog>(leader_ ? o.metrics_path : std::string(), !o.resume_dir.empty());
+  print_header();
+}
+
+TrainingRun::~TrainingRun() = default;
+
+// GPU runs evaluate (full neighbourhoods, layer by layer) with a CPU copy of the model, made
+// before seeding so the random stream matches a CPU run's. Every device starts from the same
+// initialisation, made on the CPU; every rank from rank 0's.
+void TrainingRun::init_model() {
+  if (run_.gpu()) cpu_model_ = std::make_unique<GnnModel>(config_);
+  torch::manual_seed(o_.seed);
+  model_ = std::make_unique<GnnModel>(config_);
+  if (run_.gpu()) model_->to(run_.device);
+  params_ = model_->parameters();
+  if (group_ != nullptr) {
+    torch::NoGradGuard no_grad;
+    group_->broadcast(params_, 0);
+  }
+  if (o_.optimizer == Optimizer::kAdam) {
+    optimizer_ = std::make_unique<torch::optim::Adam>(
+        params_, torch::optim::AdamOptions(o_.lr).weight_decay(o_.weight_decay));
+  } else {
+    optimizer_ = std::make_unique<torch::optim::SGD>(
+        params_, torch::optim::SGDOptions(o_.lr).weight_decay(o_.weight_decay));
+  }
+}
+
+// Where the run stands: the saved state of an earlier run with the same options.
+void TrainingRun::resume() {
+  const std::string where = training_state_path(o_.resume_dir);
+  const nlohmann::json state = read_training_state(o_.resume_dir);
+  try {
+    nlohmann::json saved = state.at("options"), given = training_options_json(o_);
+    saved.erase("epochs");  // the one option a resumed run may change
+    given.erase("epochs");
+    DGNN_CHECK(saved == given, where, ": the run was saved with other options (",
+               state.at("options").dump(), "); resume with the same ones");
+    DGNN_CHECK(state.at("ranks").get<int>() == ranks_, where, ": the run was saved with ",
+               state.at("ranks").get<int>(), " ranks; resume it with the same number, not ",
+               ranks_);
+    DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds_.num_nodes() &&
+                   state.at("steps_per_epoch").get<int64_t>() == steps_,
+               where, ": the run was saved on another dataset (",
+               state.at("num_nodes").get<int64_t>(), " nodes), not ", ds_.source);
+    start_epoch_ = state.at("epoch").get<int64_t>();
+    resumed_ = state.at("progress").get<EpochProgress>();
+    totals_ = RunTotals::from_json(state.at("totals"));
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": the training state is incomplete or mistyped: ", e.what());
+  }
+  DGNN_CHECK(start_epoch_ <= o_.epochs, where, ": the run finished all ", start_epoch_ - 1,
+             " epochs; give --epochs N with N > ", start_epoch_ - 1, " to train further");
+  load_training_state(o_.resume_dir, *model_, *optimizer_);
+}
+
+void TrainingRun::save_state(int64_t epoch, const EpochProgress& progress) {
+  if (!leader_) return;
+  const nlohmann::json state = {{"kind", "directgnn training state"},
+                                {"options", training_options_json(o_)},
+                                {"run", o_.run_info},
+                                {"ranks", ranks_},
+                                {"num_nodes", ds_.num_nodes()},
+                                {"steps_per_epoch", steps_},
+                                {"epoch", epoch},
+                                {"progress", progress},
+                                {"totals", totals_.to_json()}};
+  save_training_state(state_dir_, *model_, *optimizer_, state);
+}
+
+void TrainingRun::print_header() const {
+  if (!run_.note.empty() && leader_ && !o_.quiet) out_ << run_.note << "\n";
+  if (o_.quiet || !leader_) return;
+  out_ << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << ds_.graph.num_edges()
+       << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
+       << "Split: " << chosen_.description << "\n"
+       << "Model: " << config_.arch << ", " << config_.layers << " layers, hidden "
+       << config_.hidden << ", fan-out " << fanout_text(loader_->options().fanouts) << ", batch "
+       << o_.batch_size << ", features " << placement_name(loader_->store().placement()) << ", "
+       << num_threads() << " thread(s)"
+       << (ranks_ > 1 ? " per rank, " + std::to_string(ranks_) + " ranks (" +
+                            to_string(group_->backend()) + ")"
+                      : std::string())
+       << ", prefetch " << o_.prefetch << "\n"
+       << "Device: " << report_device(run_) << ", mode " << loader_->mode() << "\n";
+  if (!o_.resume_dir.empty()) {
+    out_ << "Resuming from " << o_.resume_dir << " at epoch " << start_epoch_ << ", step "
+         << resumed_.next_step << " of " << steps_ << "\n";
+  }
+  out_.flush();  // seen at once, also when the output is a file
+}
+
+void TrainingRun::one_step(const Minibatch& b, EpochProgress& ep, StepSums& sums) {
+  const auto t = Clock::now();
+  optimizer_->zero_grad();
+  const at::Tensor logits = model_->forward(b.batch.blocks, b.x);
+  const at::Tensor loss = at::cross_entropy_loss(logits, b.labels);
+  loss.backward();
+  if (group_ != nullptr) {
+    std::vector<at::Tensor> grads;
+    for (const at::Tensor& param : params_) grads.push_back(param.grad());
+    group_->all_reduce_mean(grads);
+  }
+  optimizer_->step();
+  sums.add(loss, logits, b.labels);
+  ep.compute_s += seconds_since(t);
+}
+
+int TrainingRun::train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, EpochProgress& ep,
+                             const EpochClock& clock) {
+  Progress progress("Epoch " + std::to_string(epoch) + " steps", leader_ ? steps_ : -1);
+  StepSums sums(ep, run_.device);
+  int stopped = 0;
+  for (int64_t step = ep.next_step; step < steps_ && stopped == 0; ++step) {
+    progress.update(step);
+    const auto t = Clock::now();
+    const Minibatch b = batches.next();
+    ep.wait_s += seconds_since(t);
+    ep.sample_s += b.sample_s;
+    ep.gather_s += b.gather_s;
+    one_step(b, ep, sums);
+    ep.next_step = step + 1;
+    const int64_t global_step = (epoch - 1) * steps_ + step + 1;
+    stopped = agreed_stop(group_);
+    if (stopped != 0 || (o_.checkpoint_every > 0 && global_step % o_.checkpoint_every == 0)) {
+      sums.read_into(ep);
+      ep.elapsed_s = clock.elapsed_s();
+      ep.cpu_s = clock.cpu_s();
+      save_state(epoch, ep);
+    }
+  }
+  progress.finish();
+  const auto drain = Clock::now();
+  sums.read_into(ep);  // waits for the epoch's last steps on a GPU: part of compute time
+  ep.compute_s += seconds_since(drain);
+  return stopped;
+}
+
+// Sizes the thread team to the cores other processes left free during the last epoch.
+void TrainingRun::adapt_threads() {
+  const int threads = free_cores_->sample();
+  if (threads == num_threads()) return;
+  configure_threads(threads);
+  if (o_.quiet || !leader_) return;
+  out_ << "note: other processes keep " << max_threads_ - threads << " of " << max_threads_
+       << " cores busy; training with " << threads << " thread(s) (--threads N fixes it)"
+       << std::endl;
+}
+
+void TrainingRun::train_epoch(int64_t epoch) {
+  if (free_cores_ != nullptr) adapt_threads();
+  model_->train();
+  EpochProgress ep = epoch == start_epoch_ ? resumed_ : EpochProgress{};
+  if (run_.gpu()) gpu::reset_peak_allocated(run_.index());
+  const double energy_start = energy_ != nullptr ? energy_->energy_joules() : 0.0;
+  const EpochClock clock{Clock::now(), process_cpu_seconds(), ep.elapsed_s, ep.cpu_s};
+  const at::Tensor order = shuffled(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
+                               .narrow(0, rank_ * num_train_, num_train_);
+  const uint64_t seed = o_.seed;
+  const int rank = rank_, ranks = ranks_;
+  MinibatchLoader::Epoch batches = loader_->epoch(
+      order,
+      [seed, epoch, rank, ranks](int64_t step) {
+        const uint64_t stream = mix64(seed, epoch, step);
+        return ranks > 1 ? mix64(stream, rank) : stream;
+      },
+      ep.next_step);
+  const int stopped = train_steps(epoch, batches, ep, clock);
+  if (stopped != 0) {
+    std::ostringstream where;
+    where << "at epoch " << epoch << ", step " << ep.next_step << " of " << steps_;
+    interrupted(stopped, where.str());
+  }
+  const double epoch_s = clock.elapsed_s(), cpu_s = clock.cpu_s();
+  totals_.train_s += epoch_s;
+  totals_.sample_s += ep.sample_s;
+  totals_.gather_s += ep.gather_s;
+  totals_.compute_s += ep.compute_s;
+  totals_.wait_s += ep.wait_s;
+  totals_.cpu_s += cpu_s;
+  nlohmann::json record = epoch_record(epoch, ep, epoch_s, cpu_s, energy_start);
+  char line[256];
+  std::snprintf(line, sizeof(line), "Epoch %05lld | Loss %.4f | Train Acc %.4f",
+                static_cast<long long>(epoch), record["loss"].get<double>(),
+                record["train_acc"].get<double>());
+  std::string text = line;
+  if (o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs)) {
+    evaluate_epoch(epoch, record, text);
+  }
+  std::snprintf(line, sizeof(line), " | Time(s) %.4f", epoch_s);
+  text += line;
+  if (!o_.quiet && leader_) out_ << text << std::endl;
+  metrics_->write(record);
+  // The epoch is complete; a stop now resumes at the next one.
+  const int stop_now = agreed_stop(group_);
+  const bool keep_state = o_.checkpoint_every > 0 || !o_.resume_dir.empty();
+  if (stop_now != 0 || (keep_state && epoch == o_.epochs)) save_state(epoch + 1, EpochProgress{});
+  if (stop_now != 0 && epoch < o_.epochs)
+    interrupted(stop_now, "after epoch " + std::to_string(epoch));
+}
+
+void TrainingRun::interrupted(int signal, const std::string& where) {
+  if (group_ != nullptr) group_->barrier();  // the leader has written the state
+  std::ostringstream message;
+  message << "Interrupted by " << signal_name(signal) << " " << where
+          << ". Training state saved in " << state_dir_ << "; resume with:\n"
+          << "  directgnn train --resume " << state_dir_;
+  throw Interrupted(signal, message.str());
+}
+
+nlohmann::json TrainingRun::epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s,
+                                         double cpu_s, double energy_start) {
+  at::Tensor sums = at::tensor({ep.loss_sum, static_cast<double>(ep.correct)}, at::kDouble);
+  if (group_ != nullptr) {
+    std::vector<at::Tensor> t{sums};
+    group_->all_reduce_sum(t);
+  }
+  const auto seen = static_cast<double>(report_.seeds_per_epoch);
+  nlohmann::json record = {{"event", "epoch"},
+                           {"epoch", epoch},
+                           {"loss", sums[0].item<double>() / seen},
+                           {"train_acc", sums[1].item<double>() / seen},
+                           {"epoch_time_s", epoch_s},
+                           {"sample_s", ep.sample_s},
+                           {"gather_s", ep.gather_s},
+                           {"compute_s", ep.compute_s},
+                           {"wait_s", ep.wait_s},
+                           {"cpu_s", cpu_s},
+                           {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)}};
+  if (!run_.gpu()) return record;
+  const int64_t peak = gpu::peak_allocated_bytes(run_.index());
+  report_.gpu_peak_bytes = std::max(report_.gpu_peak_bytes, peak);
+  record["gpu_peak_bytes"] = peak;
+  // Energy of the training steps of this epoch (the part run in this process).
+  const double joules = energy_->energy_joules() - energy_start;
+  record["gpu_energy_j"] = number_or_null(joules);
+  record["gpu_power_w"] = number_or_null(joules / std::max(epoch_s, 1e-9));
+  if (!std::isnan(joules)) {
+    energy_j_ += joules;
+    ++energy_epochs_;
+  }
+  return record;
+}
+
+// Evaluates, and writes the checkpoint when validation accuracy is the best so far.
+void TrainingRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& text) {
+  const auto eval_start = Clock::now();
+  if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
+  const EvalResult r =
+      evaluate(cpu_model_ != nullptr ? *cpu_model_ : *model_, ds_, chosen_.split, group_);
+  const double eval_s = seconds_since(eval_start);
+  totals_.eval_s += eval_s;
+  ++totals_.evaluations;
+  record["val_acc"] = r.val_acc;
+  record["test_acc"] = r.test_acc;
+  record["eval_time_s"] = eval_s;
+  if (ds_.num_classes == 2) {
+    record["val_roc_auc"] = number_or_null(r.val_roc_auc);
+    record["test_roc_auc"] = number_or_null(r.test_roc_auc);
+  }
+  char line[128];
+  std::snprintf(line, sizeof(line), " | Val Acc %.4f | Test Acc %.4f", r.val_acc, r.test_acc);
+  text += line;
+  if (totals_.best_epoch >= 0 && r.val_acc <= totals_.best_val_acc) return;
+  totals_.best_epoch = epoch;
+  totals_.best_val_acc = r.val_acc;
+  totals_.test_acc = r.test_acc;
+  totals_.test_roc_auc = r.test_roc_auc;
+  if (o_.checkpoint_dir.empty() || !leader_) return;
+  nlohmann::json meta = training_options_json(o_);
+  meta.update(
+      {{"model", config_.to_json()},
+       {"epoch", epoch},
+       {"val_acc", r.val_acc},
+       {"test_acc", r.test_acc},
+       {"test_roc_auc", number_or_null(r.test_roc_auc)},
+       {"split_description", chosen_.description},
+       {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}});
+  save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
+}
+
+TrainReport TrainingRun::finish() {
+  TrainReport& report = report_;
+  const auto epochs = static_cast<double>(o_.epochs);
+  report.epochs = o_.epochs;
+  report.best_epoch = totals_.best_epoch;
+  report.best_val_acc = totals_.best_val_acc;
+  report.test_acc = totals_.test_acc;
+  report.test_roc_auc = totals_.test_roc_auc;
+  report.epoch_time_s = totals_.train_s / epochs;
+  report.sample_s = totals_.sample_s / epochs;
+  report.gather_s = totals_.gather_s / epochs;
+  report.compute_s = totals_.compute_s / epochs;
+  report.wait_s = totals_.wait_s / epochs;
+  report.cpu_s = totals_.cpu_s / epochs;
+  report.param_digest = digest_of(params_);
+  if (energy_epochs_ > 0) {
+    report.gpu_energy_j = energy_j_ / static_cast<double>(energy_epochs_);
+    report.gpu_power_w = energy_j_ / std::max(totals_.train_s, 1e-9);
+  }
+  report.eval_s =
+      totals_.evaluations > 0 ? totals_.eval_s / static_cast<double>(totals_.evaluations) : 0.0;
+  nlohmann::json final_record = report.to_json();
+  final_record["event"] = "final";
+  final_record["threads"] = num_threads();
+  final_record["ranks"] = ranks_;
+  metrics_->write(final_record);
+  if (o_.quiet || !leader_) return report;
+  char line[256];
+  std::snprintf(line, sizeof(line), "Best validation epoch %lld: Val Acc %.4f | Test Acc %.4f",
+                static_cast<long long>(report.best_epoch), report.best_val_acc, report.test_acc);
+  out_ << line;
+  if (ds_.num_classes == 2) {
+    std::snprintf(line, sizeof(line), " | Test ROC-AUC %.4f", report.test_roc_auc);
+    out_ << line;
+  }
+  std::snprintf(line, sizeof(line),
+                "\nAverage epoch time %.4f s (sampling %.4f, gathering %.4f, compute %.4f, "
+                "waiting %.4f; CPU %.2f s); evaluation %.4f s\n",
+                report.epoch_time_s, report.sample_s, report.gather_s, report.compute_s,
+                report.wait_s, report.cpu_s, report.eval_s);
+  out_ << line;
+  if (!o_.checkpoint_dir.empty()) {
+    out_ << "Checkpoint (epoch " << report.best_epoch << ") in " << o_.checkpoint_dir << "\n";
+  }
+  return report;
+}
+
+}  // namespace directgnn

@@ -1,0 +1,90 @@
+// One training run as train() (train/trainer.h) drives it: the minibatch loader, the model and
+// its optimiser, the split, the checkpoints and the metrics, composed once; then one call per
+// epoch. Internal to train/.
+#pragma once
+
+#include <torch/optim/optimizer.h>
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/nvml.h"
+#include "graph/splits.h"
+#include "train/loader.h"
+#include "train/run_state.h"
+#include "train/trainer.h"
+
+namespace directgnn {
+
+class FreeCores;
+class MetricsLog;
+class Progress;
+
+class TrainingRun {
+ public:
+  TrainingRun(const Dataset& dataset, const TrainOptions& options, std::ostream& out);
+  ~TrainingRun();
+
+  // 1, or the epoch a resumed run continues.
+  int64_t first_epoch() const { return start_epoch_; }
+  // Trains, evaluates and records one epoch. Throws Interrupted (core/signals.h) after saving
+  // the training state when a stop signal arrives.
+  void train_epoch(int64_t epoch);
+  // The report over all epochs; writes the final metrics record and prints the summary.
+  TrainReport finish();
+
+ private:
+  // The clock of the epoch being trained, which may have started before a resume.
+  struct EpochClock {
+    std::chrono::steady_clock::time_point start;
+    double cpu_start = 0, elapsed_before = 0, cpu_before = 0;
+    double elapsed_s() const;
+    double cpu_s() const;
+  };
+
+  void init_model();
+  void adapt_threads();
+  void resume();
+  void print_header() const;
+  void save_state(int64_t epoch, const EpochProgress& progress);
+  // Steps of `epoch` from ep.next_step; returns the stop signal that ended them early, or 0.
+  int train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, EpochProgress& ep,
+                  const EpochClock& clock);
+  void one_step(const Minibatch& batch, EpochProgress& ep, StepSums& sums);
+  nlohmann::json epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s, double cpu_s,
+                              double energy_start);
+  void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
+  [[noreturn]] void interrupted(int signal, const std::string& where);
+
+  const Dataset& ds_;
+  const TrainOptions& o_;
+  std::ostream& out_;
+  ModelConfig config_;
+  RunSetup run_;
+  std::unique_ptr<MinibatchLoader> loader_;
+  std::unique_ptr<GpuEnergyMeter> energy_;
+  ChosenSplit chosen_;
+  ProcessGroup* group_;
+  int rank_, ranks_;
+  bool leader_;
+  int max_threads_;  // the team on an idle machine
+  std::unique_ptr<FreeCores> free_cores_;
+  std::unique_ptr<GnnModel> cpu_model_;  // GPU runs evaluate with a CPU copy
+  std::unique_ptr<GnnModel> model_;
+  std::vector<at::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  TrainReport report_;
+  int64_t num_train_ = 0, steps_ = 0;
+  int64_t start_epoch_ = 1;
+  EpochProgress resumed_;
+  RunTotals totals_;
+  std::string state_dir_;
+  std::unique_ptr<MetricsLog> metrics_;
+  double energy_j_ = 0;
+  int64_t energy_epochs_ = 0;
+};
+
+}  // namespace directgnn

@@ -1,0 +1,99 @@
+// The minibatch loader (train/loader.h) on the CPU, and the typed run choices
+// (train/run_setup.h). The GPU path is covered by tests/gpu/gpu_training_test.cc.
+#include "train/loader.h"
+
+#include <ATen/ATen.h>
+
+#include <set>
+
+#include "graph/rmat.h"
+#include "test_util.h"
+#include "train/run_setup.h"
+
+namespace directgnn {
+namespace {
+
+Dataset small_graph() {
+  RmatDatasetOptions o;
+  o.graph.num_nodes = 3000;
+  o.graph.edge_factor = 6;
+  o.feat_dim = 12;
+  o.num_classes = 5;
+  return make_rmat_dataset(o);
+}
+
+LoaderOptions cpu_options(int prefetch, int workers) {
+  LoaderOptions o;
+  o.fanouts = {5, 3};
+  o.batch_size = 100;
+  o.prefetch = prefetch;
+  o.workers = workers;
+  return o;
+}
+
+// Every seed once, in the given order, with its labels and input rows; the same minibatches
+// whatever the prefetch depth and the number of workers.
+TEST(MinibatchLoader, YieldsEverySeedInOrderWithItsRowsAndLabels) {
+  const Dataset ds = small_graph();
+  const at::Tensor order = at::randperm(ds.num_nodes(), at::kLong).narrow(0, 0, 950);
+  const auto seed_of = [](int64_t step) { return uint64_t{77} + static_cast<uint64_t>(step); };
+  const MinibatchLoader reference(ds, cpu_options(0, 1));
+  EXPECT_EQ(reference.steps(950), 10);
+  EXPECT_EQ(reference.mode(), "host/cpu/cpu");
+  for (const auto& [prefetch, workers] : {std::pair{0, 1}, std::pair{2, 1}, std::pair{3, 3}}) {
+    const MinibatchLoader loader(ds, cpu_options(prefetch, workers));
+    MinibatchLoader::Epoch epoch = loader.epoch(order, seed_of);
+    int64_t seen = 0;
+    for (int64_t step = 0; !epoch.done(); ++step) {
+      const Minibatch b = epoch.next();
+      const int64_t n = b.seeds.numel();
+      ASSERT_TRUE(b.seeds.equal(order.narrow(0, seen, n))) << "step " << step;
+      EXPECT_TRUE(b.labels.equal(ds.labels.index_select(0, b.seeds)));
+      EXPECT_TRUE(b.x.equal(ds.features.index_select(0, b.batch.input_nodes)));
+      EXPECT_TRUE(b.batch.input_nodes.narrow(0, 0, n).equal(b.seeds)) << "seeds come first";
+      const Minibatch direct = reference.prepare(b.seeds, seed_of(step));
+      EXPECT_TRUE(direct.batch.input_nodes.equal(b.batch.input_nodes)) << "step " << step;
+      seen += n;
+    }
+    EXPECT_EQ(seen, 950) << "prefetch " << prefetch << ", workers " << workers;
+  }
+}
+
+TEST(MinibatchLoader, StartsAtAGivenStepAndChecksItsOptions) {
+  const Dataset ds = small_graph();
+  const at::Tensor order = at::arange(1000, at::kLong);
+  const MinibatchLoader loader(ds, cpu_options(2, 2));
+  MinibatchLoader::Epoch epoch = loader.epoch(
+      order, [](int64_t s) { return uint64_t(s); }, 7);
+  EXPECT_TRUE(epoch.next().seeds.equal(at::arange(700, 800, at::kLong)));
+  LoaderOptions bad = cpu_options(2, 1);
+  bad.prefetch = 65;
+  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "--prefetch must be in 0..64");
+  bad = cpu_options(2, 1);
+  bad.gpu_sampler = true;
+  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "--sampler gpu samples on a GPU");
+  EXPECT_ERROR_CONTAINS(loader.epoch(order.to(at::kInt), [](int64_t) { return uint64_t(0); }),
+                        "seeds must be a 1-D int64 CPU tensor");
+}
+
+TEST(RunSetup, ParsesChoicesAndResolvesTheCpu) {
+  EXPECT_EQ(parse_device("cuda:3"), DeviceChoice::cuda(3));
+  EXPECT_EQ(device_choice_name(parse_device("cuda")), "cuda");
+  EXPECT_EQ(device_choice_name(parse_device("cpu")), "cpu");
+  EXPECT_ERROR_CONTAINS(parse_device("cuda:x"), "use cuda or cuda:N");
+  EXPECT_ERROR_CONTAINS(parse_device("tpu"), "use auto, cpu, cuda or cuda:N");
+  EXPECT_ERROR_CONTAINS(parse_sampler("fast"), "use auto, cpu or gpu");
+  EXPECT_FALSE(parse_feature_placement("auto").has_value());
+  EXPECT_EQ(feature_placement_name(parse_feature_placement("pinned")), "pinned");
+  PlacementChoices cpu;
+  cpu.device = DeviceChoice::cpu();
+  const RunSetup run = resolve_run(cpu, nullptr);
+  EXPECT_FALSE(run.gpu());
+  EXPECT_EQ(run.features, Placement::kHost);
+  EXPECT_FALSE(run.gpu_sampler);
+  cpu.sampler = SamplerChoice::kGpu;
+  EXPECT_ERROR_CONTAINS(resolve_run(cpu, nullptr), "--sampler gpu samples on a GPU");
+}
+
+}  // namespace
+}  // namespace directgnn
