@@ -37,6 +37,11 @@ void register_train(CLI::App& app) {
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
+  c->get_option("--threads")
+      ->description(
+          "CPU threads (0 = the cores other processes leave free, re-checked every epoch; the "
+          "count changes the order of floating-point sums, so give N for bitwise-reproducible "
+          "runs)");
   c->callback([args, c] {
     TrainOptions options = args->train.options();
     options.adapt_threads = args->threads == 0;

@@ -41,8 +41,12 @@ int FreeCores::sample() {
   if (!now.valid || !before.valid || wall < 0.05) return limit_;
   const double others = std::max(0.0, (now.busy_s - before.busy_s) - (now.own_s - before.own_s));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const int busy = static_cast<int>(std::floor(others / wall + 0.5));
-  return std::clamp(cores - busy, 1, limit_);
+  return free_of(cores, limit_, others, wall);
+}
+
+int FreeCores::free_of(int cores, int limit, double others_busy_s, double wall_s) {
+  const int busy = static_cast<int>(std::floor(std::max(0.0, others_busy_s) / wall_s + 0.5));
+  return std::clamp(cores - busy, 1, std::max(1, limit));
 }
 
 }  // namespace directgnn

@@ -19,6 +19,10 @@ class FreeCores {
   // most `limit`. `limit` where /proc/stat cannot be read.
   int sample();
 
+  // The rule sample() applies: `cores` minus the cores that `others_busy_s` of CPU time over
+  // `wall_s` seconds kept busy, rounded to whole cores, clamped to [1, limit].
+  static int free_of(int cores, int limit, double others_busy_s, double wall_s);
+
  private:
   struct Snapshot {
     double busy_s = 0;  // all processes, from /proc/stat

@@ -390,7 +390,8 @@ nlohmann::json TrainingRun::epoch_record(int64_t epoch, const EpochProgress& ep,
                            {"compute_s", ep.compute_s},
                            {"wait_s", ep.wait_s},
                            {"cpu_s", cpu_s},
-                           {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)}};
+                           {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)},
+                           {"threads", num_threads()}};
   if (!run_.gpu()) return record;
   const int64_t peak = gpu::peak_allocated_bytes(run_.index());
   report_.gpu_peak_bytes = std::max(report_.gpu_peak_bytes, peak);
