@@ -8,6 +8,10 @@
 set(DIRECTGNN_CUDA_ARCHITECTURES "80;90" CACHE STRING "CUDA architectures of the kernels (80;90)")
 
 set(DIRECTGNN_PYTHON "" CACHE FILEPATH "Python whose torch to build against (default .venv/bin/python)")
+if(NOT DIRECTGNN_PYTHON AND SKBUILD AND Python_EXECUTABLE)
+  # pip install --no-build-isolation .: the torch of the Python that runs pip.
+  set(DIRECTGNN_PYTHON ${Python_EXECUTABLE})
+endif()
 if(NOT DIRECTGNN_PYTHON)
   if(EXISTS ${PROJECT_SOURCE_DIR}/.venv/bin/python)
     set(DIRECTGNN_PYTHON ${PROJECT_SOURCE_DIR}/.venv/bin/python)

@@ -6,3 +6,9 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build build --parallel "$(nproc)"
+# The Python package (build/python/directgnn: the torch ops library and its Python sources)
+# becomes importable from the project's .venv: `.venv/bin/python -c "import directgnn"`.
+if [ -d build/python/directgnn ] && [ -x .venv/bin/python ]; then
+  site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  echo "$(pwd)/build/python" > "$site/directgnn-build.pth"
+fi

@@ -35,5 +35,18 @@ BENCHMARK(BM_CpuGather)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// One small gather as the torch operator's C++ side runs it (a store over the table as it
+// is, then the gather): the baseline bench/python/overhead.py compares the Python call with.
+void BM_GatherCall(benchmark::State& state) {
+  at::set_num_threads(1);
+  const at::Tensor table = at::ones({100000, 128}, at::kFloat);
+  const at::Tensor ids = at::randint(0, 100000, {state.range(0)}, at::kLong);
+  for (auto _ : state) {
+    const FeatureStore store = FeatureStore::as_is(table, 0);
+    benchmark::DoNotOptimize(store.gather(ids, c10::Device(c10::kCPU)));
+  }
+}
+BENCHMARK(BM_GatherCall)->Arg(1)->Arg(64)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace directgnn

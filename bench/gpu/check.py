@@ -1,6 +1,7 @@
 """Checks bench/gpu/run.sh makes on the GPU machine (plain Python 3, no packages).
 
   check.py skips LOG...          exit 1 if a test skipped for any reason but "a GPU is present"
+                                 (GoogleTest logs, and pytest logs written with -rs)
                                  (on the GPU machine every GPU and dataset test must run)
   check.py accuracy REF.jsonl... -- RUN.jsonl...
                                  mean final test accuracy of each group; exit 1 if they
@@ -14,10 +15,16 @@ import sys
 
 
 def unexpected_skips(path):
-    """Names of tests in a GoogleTest log that were skipped for another reason than a GPU."""
+    """Tests in a GoogleTest log, or a pytest log written with -rs, that were skipped for
+    another reason than a GPU being present."""
     bad, body = [], []
     with open(path, errors="replace") as f:
         for line in f:
+            # pytest -rs: "SKIPPED [1] tests/test_x.py:12: reason"
+            m = re.match(r"SKIPPED \[\d+\] (\S+): (.*)", line)
+            if m and "a GPU is present" not in m.group(2):
+                bad.append(f"{m.group(1)}: {m.group(2).strip()[-200:]}")
+                continue
             if line.startswith("[ RUN      ]"):
                 body = []
                 continue

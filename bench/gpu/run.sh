@@ -65,7 +65,7 @@ say "torch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.v
 targets=(directgnn)
 for s in "${stages[@]}"; do
   case $s in
-    tests) targets+=(directgnn_tests directgnn_e2e_tests) ;;
+    tests) targets+=(directgnn_tests directgnn_e2e_tests directgnn_ops) ;;
     nccl) targets+=(directgnn_tests) ;;
     gather | train | scale) ;;
     *) say "error: unknown stage '$s' (tests, gather, train, scale, nccl)"; exit 2 ;;
@@ -112,6 +112,12 @@ stage_tests() {
   tail -4 "$logs/e2e.log" | tee -a "$summary"
   grep -E "^\[  FAILED  \]" "$logs/e2e.log" | head -20 | tee -a "$summary"
   python3 bench/gpu/check.py skips "$logs/e2e.log" | tail -20 | tee -a "$summary"
+  ((PIPESTATUS[0] == 0)) || failed=1
+  # The Python package on the GPU: unified tensors, pinning, the GPU sampler and loader.
+  step "python tests" python.log env PYTHONPATH=build-gpu/python python3 -m pytest -q -rs \
+    -p no:cacheprovider python/tests || failed=1
+  tail -4 "$logs/python.log" | tee -a "$summary"
+  python3 bench/gpu/check.py skips "$logs/python.log" | tail -20 | tee -a "$summary"
   ((PIPESTATUS[0] == 0)) || failed=1
 }
 

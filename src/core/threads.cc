@@ -13,7 +13,7 @@
 namespace directgnn {
 namespace {
 
-int g_num_threads = 1;
+int g_num_threads = 0;  // 0: never configured (a library user's process)
 
 }  // namespace
 
@@ -25,7 +25,8 @@ void configure_threads(int num_threads) {
   at::set_num_threads(num_threads);  // OpenMP's team and MKL's thread count
 }
 
-int num_threads() { return g_num_threads; }
+// Unconfigured (the Python package), the count follows torch's (torch.set_num_threads).
+int num_threads() { return g_num_threads > 0 ? g_num_threads : at::get_num_threads(); }
 
 void set_thread_team(int n) {
 #ifdef _OPENMP

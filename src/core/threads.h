@@ -8,6 +8,7 @@ namespace directgnn {
 
 // Sets the threads used everywhere (0 = all cores). Call once at start-up, before any work.
 void configure_threads(int num_threads);
+// The configured count; in a process that never called configure_threads (Python), torch's.
 int num_threads();
 // Sizes the OpenMP team of parallel loops started from the calling thread (worker threads
 // call it first; they do not inherit the main thread's setting).

@@ -138,6 +138,21 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
   device_rows_ = device_table_.data_ptr();
 }
 
+FeatureStore FeatureStore::as_is(at::Tensor table, int device_index) {
+  DGNN_CHECK(table.defined() && table.dim() == 2, "feature table must be a 2-D tensor");
+  if (table.is_cuda()) return FeatureStore(std::move(table), Placement::kDevice);
+  FeatureStore store;
+  store.table_ = table.is_contiguous() ? std::move(table) : table.contiguous();
+  store.device_index_ = device_index;
+  DGNN_CHECK(store.table_.device().is_cpu(), "feature table on ", store.table_.device().str(),
+             ": use a CPU or CUDA tensor");
+  if (store.table_.numel() > 0) {
+    store.device_rows_ = gpu::pinned_device_pointer(store.table_.data_ptr());
+  }
+  if (store.device_rows_ != nullptr) store.placement_ = Placement::kPinned;
+  return store;
+}
+
 at::Tensor FeatureStore::gather(const at::Tensor& ids) const {
   return gather(ids, c10::Device(c10::kCPU));
 }

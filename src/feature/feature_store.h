@@ -58,6 +58,12 @@ class FeatureStore {
   explicit FeatureStore(at::Tensor table, Placement placement = Placement::kHost,
                         int device_index = 0);
 
+  // A store over `table` as it is, registering and copying nothing (the torch ops' gather):
+  // a CUDA table is `device`, a CPU table already in pinned, mapped memory (torch's
+  // pin_memory, cudaHostRegister, another store) is `pinned` for `device_index`, any other
+  // CPU table is `host`. The caller keeps the pinning alive while the store is used.
+  static FeatureStore as_is(at::Tensor table, int device_index);
+
   // Rows `ids` (int32 or int64, 1-D, CPU or CUDA) as a dense tensor on the CPU.
   at::Tensor gather(const at::Tensor& ids) const;
   // The same on `device`, by the method the options choose (see the top of this file).
@@ -75,13 +81,15 @@ class FeatureStore {
 
  private:
   at::Tensor table_;
-  Placement placement_;
+  Placement placement_ = Placement::kHost;
   int device_index_ = 0;
   std::shared_ptr<void> pin_;  // owns the cudaHostRegister registration
   at::Tensor device_table_;    // device placement
   // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
   // nullptr for host placement.
   const void* device_rows_ = nullptr;
+
+  FeatureStore() = default;
 };
 
 // Throws naming the first id outside [0, num_rows). CPU ids are scanned in parallel; CUDA ids

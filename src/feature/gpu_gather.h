@@ -28,11 +28,15 @@ struct DeviceMemory {
 DeviceMemory device_memory(int device);
 
 // Registers [ptr, ptr + bytes) as mapped (read-only where supported) pinned memory for
-// `device`. The returned handle unregisters on destruction; memory someone else registered
-// stays theirs. Throws with the size asked for when the driver refuses.
+// `device`. The returned handle unregisters on destruction. Pinning memory that a live
+// handle already covers shares that registration (it ends with the last handle); memory
+// someone else registered stays theirs. Throws with the size asked for when the driver
+// refuses.
 std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device);
 // The address a kernel on `device` reads pinned host memory `ptr` through.
 const void* mapped_device_pointer(const void* ptr);
+// The same, or nullptr when `ptr` is not in pinned, mapped host memory (or there is no GPU).
+const void* pinned_device_pointer(const void* ptr);
 
 // What a GPU gather reads from. `host_table` is the CPU table (cpu-copy reads it); `rows`
 // is the device-accessible address of row 0 for zero-copy and aligned.

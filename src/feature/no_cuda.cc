@@ -32,6 +32,8 @@ std::shared_ptr<void> pin_host_memory(void*, size_t, int) {
 
 const void* mapped_device_pointer(const void*) { no_cuda("pinned placement"); }
 
+const void* pinned_device_pointer(const void*) { return nullptr; }
+
 at::Tensor gather(const GatherSource&, const at::Tensor&, int, GatherMethod, const GatherOptions&) {
   no_cuda("gathering features onto a CUDA device");
 }

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -149,8 +152,55 @@ DeviceMemory device_memory(int device) {
   return {static_cast<int64_t>(free), static_cast<int64_t>(total)};
 }
 
+namespace {
+
+// The registrations this process made, by start address (the driver refuses overlapping ones,
+// so the entry starting at or before an address is the only one that can cover it). Pinning
+// memory a live handle covers shares that handle; the last handle unregisters. An entry
+// whose handles are gone but whose deleter has not yet run is unregistered by whoever meets
+// it first; the `id` tells the late deleter that its work was done.
+struct PinEntry {
+  uintptr_t end = 0;
+  uint64_t id = 0;
+  std::weak_ptr<void> handle;
+};
+std::mutex pin_mutex;
+std::map<uintptr_t, PinEntry>& pin_entries() {
+  static auto* entries = new std::map<uintptr_t, PinEntry>;  // never destroyed: deleters may
+  return *entries;                                           // run during exit
+}
+
+void unregister_entry(std::map<uintptr_t, PinEntry>::iterator it) {
+  if (cudaHostUnregister(reinterpret_cast<void*>(it->first)) != cudaSuccess) cudaGetLastError();
+  pin_entries().erase(it);
+}
+
+// With pin_mutex held: the live handle covering [begin, end), if any.
+std::shared_ptr<void> covering_pin(uintptr_t begin, uintptr_t end) {
+  auto& entries = pin_entries();
+  auto it = entries.upper_bound(begin);
+  if (it == entries.begin()) return nullptr;
+  --it;
+  if (begin >= it->second.end) return nullptr;
+  std::shared_ptr<void> live = it->second.handle.lock();
+  if (live == nullptr) {
+    unregister_entry(it);  // its deleter is about to run; do its work now
+    return nullptr;
+  }
+  DGNN_CHECK(end <= it->second.end, "pinning host memory: [", begin, ", ", end,
+             ") overlaps a pinned range it does not fit in; pin the whole table once");
+  return live;
+}
+
+}  // namespace
+
 std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
   require_gpu("pinning host memory for a GPU");
+  const auto begin = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(pin_mutex);
+  if (std::shared_ptr<void> live = covering_pin(begin, begin + bytes)) {
+    return std::shared_ptr<void>(live, ptr);
+  }
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   int read_only = 0;
   DGNN_CUDA_CHECK(
@@ -160,7 +210,7 @@ std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
   const unsigned flags = cudaHostRegisterMapped | (read_only ? cudaHostRegisterReadOnly : 0u);
   const cudaError_t err = cudaHostRegister(ptr, bytes, flags);
   if (err == cudaErrorHostMemoryAlreadyRegistered) {
-    cudaGetLastError();
+    cudaGetLastError();  // registered by someone else (cudaHostAlloc, torch): stays theirs
     return std::shared_ptr<void>(ptr, [](void*) {});
   }
   if (err != cudaSuccess) {
@@ -169,16 +219,33 @@ std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
          static_cast<double>(bytes) / (1 << 30),
          " GiB) with cudaHostRegister failed: ", cudaGetErrorString(err),
          ". Pinned memory must fit in physical RAM and under the locked-memory limit "
-         "(ulimit -l); use --features host with --gather cpu-copy instead");
+         "(ulimit -l: raise it, e.g. `ulimit -l unlimited` or memlock in "
+         "/etc/security/limits.conf); or use --features host with --gather cpu-copy instead");
   }
-  return std::shared_ptr<void>(ptr, [](void* p) {
-    if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+  static uint64_t next_id = 0;
+  const uint64_t id = ++next_id;
+  std::shared_ptr<void> handle(ptr, [begin, id](void*) {
+    std::lock_guard<std::mutex> lock(pin_mutex);
+    auto it = pin_entries().find(begin);
+    if (it != pin_entries().end() && it->second.id == id) unregister_entry(it);
   });
+  pin_entries()[begin] = PinEntry{begin + bytes, id, handle};
+  return handle;
 }
 
 const void* mapped_device_pointer(const void* ptr) {
   void* device_ptr = nullptr;
   DGNN_CUDA_CHECK(cudaHostGetDevicePointer(&device_ptr, const_cast<void*>(ptr), 0));
+  return device_ptr;
+}
+
+const void* pinned_device_pointer(const void* ptr) {
+  if (!available()) return nullptr;
+  void* device_ptr = nullptr;
+  if (cudaHostGetDevicePointer(&device_ptr, const_cast<void*>(ptr), 0) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
   return device_ptr;
 }
 

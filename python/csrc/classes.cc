@@ -1,0 +1,154 @@
+// torch.classes.directgnn.FeatureStore and .Loader, and the registration of every class.
+#include "classes.h"
+
+#include <ATen/ATen.h>
+
+#include <utility>
+
+#include "core/random.h"
+#include "directgnn/error.h"
+#include "feature/gpu_gather.h"
+#include "train/run_setup.h"
+
+namespace directgnn::ops {
+namespace {
+
+Placement store_placement(const at::Tensor& table, const std::string& placement) {
+  if (placement == "auto") {
+    if (table.is_cuda()) return Placement::kDevice;
+    return gpu::available() ? Placement::kPinned : Placement::kHost;
+  }
+  for (const Placement p : {Placement::kHost, Placement::kPinned, Placement::kDevice}) {
+    if (placement_name(p) == placement) return p;
+  }
+  fail("directgnn.FeatureStore: placement '", placement,
+       "' is not one of auto, host, pinned or device");
+}
+
+// Seeds of one pass: 1-D int64 on the CPU, each a node of the graph, none twice.
+at::Tensor checked_seeds(const at::Tensor& seeds_in, int64_t num_nodes) {
+  DGNN_CHECK(seeds_in.dim() == 1 &&
+                 (seeds_in.scalar_type() == at::kLong || seeds_in.scalar_type() == at::kInt),
+             "directgnn.Loader: seeds must be a 1-D int64 or int32 tensor");
+  const at::Tensor seeds = seeds_in.cpu().to(at::kLong).contiguous();
+  if (seeds.numel() == 0) return seeds;
+  const auto [lo, hi] = at::aminmax(seeds);
+  const int64_t low = lo.item<int64_t>(), high = hi.item<int64_t>();
+  DGNN_CHECK(low >= 0 && high < num_nodes, "directgnn.Loader: seed node ", low < 0 ? low : high,
+             " is out of range for ", num_nodes, " nodes");
+  const at::Tensor sorted = std::get<0>(seeds.sort());
+  const at::Tensor twice = sorted.slice(0, 1).eq(sorted.slice(0, 0, -1)).nonzero();
+  DGNN_CHECK(twice.numel() == 0, "directgnn.Loader: seed node ",
+             twice.numel() > 0 ? sorted[twice[0][0].item<int64_t>()].item<int64_t>() : 0,
+             " appears twice; seeds must be distinct");
+  return seeds;
+}
+
+}  // namespace
+
+FeatureStoreHolder::FeatureStoreHolder(at::Tensor table, const std::string& placement,
+                                       int64_t device)
+    : store_(table, store_placement(table, placement), static_cast<int>(device)) {}
+
+at::Tensor FeatureStoreHolder::gather(const at::Tensor& ids, const std::string& method,
+                                      bool sort_ids, int64_t max_threads) const {
+  DGNN_CHECK(max_threads >= 0, "directgnn: max_threads must be >= 0 (0 = no cap), got ",
+             max_threads);
+  GatherOptions options;
+  options.method = gather_method_arg(method);
+  options.sort_ids = sort_ids;
+  options.max_threads = max_threads;
+  return store_.gather(ids, ids.device(), options);
+}
+
+LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features,
+                           at::Tensor labels, std::vector<int64_t> fanouts, int64_t batch_size,
+                           const std::string& device, const std::string& features_placement,
+                           const std::string& gather, const std::string& sampler,
+                           const std::string& graph, int64_t prefetch, int64_t workers) {
+  dataset_.name = "python";
+  dataset_.source = "directgnn.Loader";
+  dataset_.graph = CsrGraph{std::move(indptr), std::move(indices)};
+  DGNN_CHECK(dataset_.graph.indptr.is_cpu() && dataset_.graph.indices.is_cpu(),
+             "directgnn.Loader: the graph (indptr, indices) must be CPU tensors");
+  validate_csr(dataset_.graph, "directgnn.Loader");
+  const int64_t n = dataset_.num_nodes();
+  DGNN_CHECK(features.dim() == 2 && features.size(0) == n, "directgnn.Loader: features must be [",
+             n, ", F] (one row per node), got ", features.sizes());
+  DGNN_CHECK(labels.is_cpu(),
+             "directgnn.Loader: labels must be a CPU tensor (they are sent to "
+             "the loader's device with each minibatch)");
+  DGNN_CHECK(labels.dim() == 1 && labels.size(0) == n &&
+                 (labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt),
+             "directgnn.Loader: labels must be int64 [", n, "] (one per node), got ",
+             labels.scalar_type(), " ", labels.sizes());
+  dataset_.features = std::move(features);
+  dataset_.labels = labels.to(at::kLong);
+  check_fanouts(fanouts, static_cast<int64_t>(fanouts.size()));
+  PlacementChoices choices;
+  choices.device = parse_device(device);
+  choices.features = parse_feature_placement(features_placement);
+  choices.gather = gather_method_arg(gather);
+  choices.sampler = parse_sampler(sampler);
+  choices.graph = parse_graph_placement(graph);
+  const RunSetup run = resolve_run(choices, nullptr);
+  note_ = run.note;
+  LoaderOptions o;
+  o.fanouts = std::move(fanouts);
+  o.batch_size = batch_size;
+  o.device = run.device;
+  o.features = run.features;
+  o.gather.method = run.gather;
+  o.gpu_sampler = run.gpu_sampler;
+  o.graph = run.graph;
+  o.prefetch = static_cast<int>(prefetch);
+  o.workers = static_cast<int>(workers);
+  loader_ = std::make_unique<MinibatchLoader>(dataset_, std::move(o));
+}
+
+LoaderHolder::~LoaderHolder() { epoch_.reset(); }
+
+void LoaderHolder::start(const at::Tensor& seeds, int64_t seed) {
+  epoch_.reset();  // stops and joins the previous pass's workers
+  const at::Tensor order = checked_seeds(seeds, dataset_.num_nodes());
+  const auto base = static_cast<uint64_t>(seed);
+  epoch_.emplace(loader_->epoch(
+      order, [base](int64_t step) { return mix64(base, 0x10ad, static_cast<uint64_t>(step)); }));
+}
+
+bool LoaderHolder::has_next() const { return epoch_.has_value() && !epoch_->done(); }
+
+LoaderBatch LoaderHolder::next() {
+  DGNN_CHECK(has_next(), "directgnn.Loader: no minibatch left in this pass; start another");
+  Minibatch b = epoch_->next();
+  std::vector<at::Tensor> indptrs, indices;
+  for (const Block& block : b.batch.blocks) {
+    indptrs.push_back(block.indptr);
+    indices.push_back(block.indices);
+  }
+  return {b.seeds, b.x, b.labels, b.batch.input_nodes, indptrs, indices};
+}
+
+void define_classes(torch::Library& m) {
+  m.class_<FeatureStoreHolder>("FeatureStore")
+      .def(torch::init<at::Tensor, std::string, int64_t>())
+      .def("gather", &FeatureStoreHolder::gather)
+      .def("table", &FeatureStoreHolder::table)
+      .def("placement", &FeatureStoreHolder::placement);
+  m.class_<SamplerHolder>("NeighborSampler")
+      .def(torch::init<at::Tensor, at::Tensor, std::vector<int64_t>, std::string, std::string>())
+      .def("sample", &SamplerHolder::sample);
+  m.class_<LoaderHolder>("Loader")
+      .def(torch::init<at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::vector<int64_t>,
+                       int64_t, std::string, std::string, std::string, std::string, std::string,
+                       int64_t, int64_t>())
+      .def("start", &LoaderHolder::start)
+      .def("has_next", &LoaderHolder::has_next)
+      .def("next", &LoaderHolder::next)
+      .def("steps", &LoaderHolder::steps)
+      .def("mode", &LoaderHolder::mode)
+      .def("device", &LoaderHolder::device)
+      .def("note", &LoaderHolder::note);
+}
+
+}  // namespace directgnn::ops

@@ -1,0 +1,179 @@
+// The torch operators of directgnn (TORCH_LIBRARY(directgnn)): torch.ops.directgnn.gather,
+// gather.out, pin_, unpin_, is_pinned, configure_allocator, sample_neighbors and the dataset
+// readers. Strings from Python are parsed
+// here, once; the library below takes typed options. No pybind11 and no libpython: Python
+// loads this library with torch.ops.load_library, and the shapes of `gather` for
+// torch.compile come from the package's fake kernel (directgnn/_ops.py).
+#include "ops.h"
+
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "feature/feature_store.h"
+#include "feature/gpu_gather.h"
+#include "gpu/placement.h"
+
+namespace directgnn::ops {
+namespace {
+
+// Pins made through pin_(), counted per address: pin_ twice, unpin_ twice.
+struct PinCount {
+  std::shared_ptr<void> handle;
+  int64_t count = 0;
+};
+std::mutex pins_mutex;
+std::map<const void*, PinCount>& pins() {
+  static auto* m = new std::map<const void*, PinCount>;
+  return *m;
+}
+
+int gpu_of(const at::Tensor& table, const at::Tensor& ids) {
+  if (ids.is_cuda()) return ids.device().index();
+  if (table.is_cuda()) return table.device().index();
+  return 0;
+}
+
+void check_out(const at::Tensor& out, const at::Tensor& result) {
+  DGNN_CHECK(out.scalar_type() == result.scalar_type() && out.device() == result.device(),
+             "directgnn.gather: out is ", out.scalar_type(), " on ", out.device().str(),
+             "; it must be ", result.scalar_type(), " on ", result.device().str(),
+             " (the table's dtype, on the ids' device)");
+}
+
+}  // namespace
+
+GatherMethod gather_method_arg(const std::string& method) {
+  for (const GatherMethod m : {GatherMethod::kAuto, GatherMethod::kCpuCopy, GatherMethod::kZeroCopy,
+                               GatherMethod::kAligned}) {
+    if (gather_method_name(m) == method) return m;
+  }
+  fail("directgnn: method '", method,
+       "' is not a gather method; use auto, cpu-copy, zero-copy or aligned");
+}
+
+at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
+                  bool sort_ids, int64_t max_threads) {
+  DGNN_CHECK(table.dim() == 2, "directgnn.gather: the table must be 2-D [rows, features], got ",
+             table.dim(), " dimension(s)");
+  DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
+             max_threads);
+  GatherOptions options;
+  options.method = gather_method_arg(method);
+  options.sort_ids = sort_ids;
+  options.max_threads = max_threads;
+  const FeatureStore store = FeatureStore::as_is(table, gpu_of(table, ids));
+  return store.gather(ids, ids.device(), options);
+}
+
+at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
+                       bool sort_ids, int64_t max_threads, at::Tensor& out) {
+  const bool in_place = table.is_cpu() && ids.is_cpu() && out.is_cpu() && out.is_contiguous() &&
+                        out.dim() == 2 && out.size(0) == ids.numel() && table.dim() == 2 &&
+                        out.size(1) == table.size(1) && out.scalar_type() == table.scalar_type() &&
+                        gather_method_arg(method) != GatherMethod::kZeroCopy &&
+                        gather_method_arg(method) != GatherMethod::kAligned;
+  if (in_place) {
+    DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
+               max_threads);
+    FeatureStore::as_is(table, 0).gather_into(ids, out);
+    return out;
+  }
+  const at::Tensor result = gather(table, ids, method, sort_ids, max_threads);
+  check_out(out, result);
+  if (out.sizes() != result.sizes()) {
+    DGNN_CHECK(out.numel() == 0, "directgnn.gather: out has shape ", out.sizes(),
+               " but the rows need ", result.sizes(), "; pass an empty tensor to be resized");
+    out.resize_(result.sizes());
+  }
+  out.copy_(result);
+  return out;
+}
+
+void pin(const at::Tensor& tensor) {
+  DGNN_CHECK(tensor.is_cpu(), "directgnn.pin_: the tensor is on ", tensor.device().str(),
+             "; only CPU memory is pinned");
+  DGNN_CHECK(tensor.is_contiguous(),
+             "directgnn.pin_: the tensor is not contiguous; pinning works on its own memory in "
+             "place, so pass a contiguous tensor (or .contiguous(), which copies)");
+  const int64_t bytes = tensor.numel() * tensor.element_size();
+  if (bytes == 0) return;
+  std::lock_guard<std::mutex> lock(pins_mutex);
+  PinCount& entry = pins()[tensor.data_ptr()];
+  if (entry.count == 0) {
+    try {
+      gpu::check_pinnable(bytes, "directgnn.pin_: the tensor",
+                          "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
+                          "cpu-copy method)");
+      entry.handle = gpu::pin_host_memory(tensor.data_ptr(), static_cast<size_t>(bytes), 0);
+    } catch (...) {
+      pins().erase(tensor.data_ptr());
+      throw;
+    }
+  }
+  ++entry.count;
+}
+
+void unpin(const at::Tensor& tensor) {
+  std::lock_guard<std::mutex> lock(pins_mutex);
+  const auto it = pins().find(tensor.data_ptr());
+  DGNN_CHECK(it != pins().end(), "directgnn.unpin_: this memory was not pinned by pin_");
+  if (--it->second.count == 0) pins().erase(it);
+}
+
+bool is_pinned(const at::Tensor& tensor) {
+  return tensor.is_cpu() && tensor.numel() > 0 &&
+         gpu::pinned_device_pointer(tensor.data_ptr()) != nullptr;
+}
+
+}  // namespace directgnn::ops
+
+namespace {
+
+// torch passes strings as c10::string_view; the library takes std::string.
+at::Tensor gather_op(const at::Tensor& table, const at::Tensor& ids, c10::string_view method,
+                     bool sort_ids, int64_t max_threads) {
+  return directgnn::ops::gather(table, ids, std::string(method), sort_ids, max_threads);
+}
+
+at::Tensor& gather_out_op(const at::Tensor& table, const at::Tensor& ids, c10::string_view method,
+                          bool sort_ids, int64_t max_threads, at::Tensor& out) {
+  return directgnn::ops::gather_out(table, ids, std::string(method), sort_ids, max_threads, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(directgnn, m) {
+  m.def(
+      "gather(Tensor table, Tensor ids, *, str method=\"auto\", bool sort_ids=False, "
+      "int max_threads=0) -> Tensor");
+  m.def(
+      "gather.out(Tensor table, Tensor ids, *, str method=\"auto\", bool sort_ids=False, "
+      "int max_threads=0, Tensor(a!) out) -> Tensor(a!)");
+  m.def("pin_(Tensor self) -> ()", &directgnn::ops::pin);
+  m.def("unpin_(Tensor self) -> ()", &directgnn::ops::unpin);
+  m.def("is_pinned(Tensor self) -> bool", &directgnn::ops::is_pinned);
+  m.def("configure_allocator() -> ()", [] { directgnn::configure_allocator(); });
+  directgnn::ops::define_sampling(m);
+  directgnn::ops::define_datasets(m);
+  directgnn::ops::define_classes(m);
+}
+
+TORCH_LIBRARY_IMPL(directgnn, CPU, m) {
+  m.impl("gather", &gather_op);
+  m.impl("gather.out", &gather_out_op);
+}
+
+TORCH_LIBRARY_IMPL(directgnn, CUDA, m) {
+  m.impl("gather", &gather_op);
+  m.impl("gather.out", &gather_out_op);
+}

@@ -1,0 +1,45 @@
+// The operators and classes the Python package `directgnn` calls through torch.ops and
+// torch.classes (registered in ops.cc): string arguments parsed into the library's typed
+// options here, at the Python boundary.
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <torch/library.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "feature/feature_store.h"
+
+namespace directgnn::ops {
+
+GatherMethod gather_method_arg(const std::string& method);
+
+// Rows `ids` of `table`, on ids' device: CPU ids gather on the CPU; CUDA ids read a pinned
+// table in place (zero-copy or aligned), gather a plain host table with cpu-copy, and index
+// a CUDA table on its GPU.
+at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
+                  bool sort_ids, int64_t max_threads);
+// The same into `out`: written in place on the CPU, else copied into (an empty `out` is
+// resized).
+at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
+                       bool sort_ids, int64_t max_threads, at::Tensor& out);
+
+// Registers a CPU tensor's own memory with the GPU in place, counted: every pin needs its
+// unpin. Memory already pinned elsewhere is shared, never registered twice.
+void pin(const at::Tensor& tensor);
+void unpin(const at::Tensor& tensor);
+bool is_pinned(const at::Tensor& tensor);
+
+// A sampled minibatch as Python sees it: the input nodes (global ids, seeds first), then
+// per layer, outermost first, the block's CSR over local ids (indptr over its destination
+// nodes, indices into its source nodes).
+using SampleResult = std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>>;
+
+void define_sampling(torch::Library& m);
+void define_datasets(torch::Library& m);
+void define_classes(torch::Library& m);
+
+}  // namespace directgnn::ops

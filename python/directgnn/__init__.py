@@ -1,0 +1,34 @@
+"""directgnn for PyTorch: feature rows read by GPU threads straight from pinned host memory,
+neighbour samplers and a prefetching minibatch loader, from your own training loop.
+
+    import directgnn
+    data = directgnn.load("cora.npz")               # or directgnn.datasets.synthetic(...)
+    x = directgnn.UnifiedTensor(data.x)             # pinned in place where a GPU is visible
+    rows = x[ids]                                   # rows on ids.device
+    for batch in directgnn.Loader(data, data.train_idx, fanouts=[10, 10], batch_size=64):
+        out = model(batch.x, batch.blocks)
+
+Everything also works on a machine without a GPU (CPU tensors, the CPU sampler and gather).
+See docs/python.md.
+"""
+
+from . import datasets
+from .data import Dataset, load
+from .loader import Batch, Loader
+from .sampler import Block, NeighborSampler, Sample
+from .tensor import GATHER_METHODS, UnifiedTensor, gather, unified
+
+__all__ = [
+    "Batch",
+    "Block",
+    "Dataset",
+    "GATHER_METHODS",
+    "Loader",
+    "NeighborSampler",
+    "Sample",
+    "UnifiedTensor",
+    "datasets",
+    "gather",
+    "load",
+    "unified",
+]

@@ -1,0 +1,22 @@
+"""Loads the torch ops library that sits beside this package and registers the shapes of
+its operators for torch.compile."""
+
+import os
+
+import torch
+
+_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libdirectgnn_ops.so")
+if not os.path.exists(_LIBRARY):
+    raise ImportError(
+        f"directgnn: {_LIBRARY} is missing; build it with scripts/build.sh (or pip install "
+        "--no-build-isolation . from the source tree)")
+torch.ops.load_library(_LIBRARY)
+
+ops = torch.ops.directgnn
+classes = torch.classes.directgnn
+
+
+@torch.library.register_fake("directgnn::gather")
+def _gather_fake(table, ids, *, method="auto", sort_ids=False, max_threads=0):
+    # The rows of `table` picked by `ids`, on the ids' device.
+    return ids.new_empty((ids.shape[0], table.shape[1]), dtype=table.dtype)

@@ -1,0 +1,124 @@
+"""The prefetching minibatch loader."""
+
+import dataclasses
+import os
+from typing import List
+
+import torch
+
+from ._ops import classes, ops
+
+_allocator_configured = False
+
+
+def _keep_batch_memory():
+    """Tells glibc to keep freed batch buffers instead of returning them to the OS after every
+    minibatch (each new batch would page-fault its memory afresh): once per process, unless
+    DIRECTGNN_MALLOC=default. Measured in docs/benchmarks.md."""
+    global _allocator_configured
+    if not _allocator_configured and os.environ.get("DIRECTGNN_MALLOC") != "default":
+        ops.configure_allocator()
+    _allocator_configured = True
+from .data import Dataset
+from .sampler import Block, _blocks, _fanouts
+from .tensor import _as_tensor
+
+
+@dataclasses.dataclass
+class Batch:
+    """One minibatch, on the loader's device.
+
+    Attributes:
+        seeds: the global ids of the nodes trained on (the first ``len(seeds)`` of ``n_id``).
+        x: [len(n_id), F] input features.
+        y: labels of the seeds.
+        n_id: global ids of every input node, seeds first.
+        blocks: one per layer, the outermost first (see :class:`Block`).
+    """
+
+    seeds: torch.Tensor
+    x: torch.Tensor
+    y: torch.Tensor
+    n_id: torch.Tensor
+    blocks: List[Block]
+
+    @property
+    def batch_size(self):
+        """The number of seeds."""
+        return self.seeds.numel()
+
+
+class Loader:
+    """Minibatches of ``seeds``: neighbour sampling, the feature gather and the labels,
+    prepared ahead by C++ threads (on side streams on a GPU) while the current minibatch
+    trains; no worker processes.
+
+    Args:
+        data: a :class:`Dataset` (``directgnn.load``, ``directgnn.datasets``) or a tuple
+            ``(indptr, indices, x, y)``.
+        seeds: the node ids to iterate over (e.g. ``data.train_idx``).
+        fanouts: neighbours per hop, seed hop first; -1 takes every neighbour.
+        batch_size: seeds per minibatch (the last one may be smaller).
+        shuffle: a new order every pass (seeded by ``seed`` and the pass number).
+        device: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
+        features: "auto", "host", "pinned" or "device": where the feature table is read from.
+        gather: "auto", "cpu-copy", "zero-copy" or "aligned".
+        sampler: "auto" (the GPU's on a GPU), "cpu" or "gpu".
+        graph: where the GPU sampler reads the graph: "pinned" or "device".
+        prefetch: minibatches prepared ahead (0: each one when asked for).
+        workers: threads preparing them.
+        seed: the base of the shuffling and of every sampling draw.
+
+    The first loader of a process tells glibc to keep freed batch buffers for reuse (they
+    are tens of MB; returning them to the OS makes every minibatch page-fault its memory
+    afresh). Set DIRECTGNN_MALLOC=default before to keep glibc's defaults.
+    """
+
+    def __init__(self, data, seeds, *, fanouts, batch_size=1024, shuffle=True, device="auto",
+                 features="auto", gather="auto", sampler="auto", graph="pinned", prefetch=2,
+                 workers=1, seed=0):
+        if isinstance(data, Dataset):
+            indptr, indices, x, y = data.indptr, data.indices, data.x, data.y
+        else:
+            indptr, indices, x, y = (_as_tensor(a) for a in data)
+        if int(batch_size) < 1:
+            raise ValueError(f"directgnn.Loader: batch_size must be positive, got {batch_size}")
+        if not 0 <= int(prefetch) <= 64 or not 1 <= int(workers) <= 64:
+            raise ValueError("directgnn.Loader: prefetch must be in 0..64 and workers in 1..64")
+        _keep_batch_memory()
+        self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
+        self.fanouts = _fanouts(fanouts)
+        self.batch_size = int(batch_size)
+        self.shuffle = shuffle
+        self.seed = int(seed)
+        self._loader = classes.Loader(indptr, indices, x, y, self.fanouts, self.batch_size,
+                                      str(device), features, gather, sampler, graph,
+                                      int(prefetch), int(workers))
+        self._epoch = 0
+        note = self._loader.note()
+        if note:
+            print(f"note: {note}")
+
+    @property
+    def device(self):
+        """Where minibatches are delivered."""
+        return torch.device(self._loader.device())
+
+    @property
+    def mode(self):
+        """Features, gather method and sampler as run, e.g. "pinned/aligned/gpu"."""
+        return self._loader.mode()
+
+    def __len__(self):
+        return self._loader.steps(self.seeds.numel())
+
+    def __iter__(self):
+        order = self.seeds
+        if self.shuffle:
+            g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
+            order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
+        self._loader.start(order, self.seed * 1_000_003 + self._epoch)
+        self._epoch += 1
+        while self._loader.has_next():
+            seeds, x, y, n_id, indptrs, indices = self._loader.next()
+            yield Batch(seeds, x, y, n_id, _blocks(n_id, indptrs, indices))

@@ -1,0 +1,71 @@
+import pytest
+import torch
+
+import directgnn
+from conftest import needs_gpu
+
+
+@pytest.fixture(scope="module")
+def data():
+    return directgnn.datasets.synthetic(3000, 6, 12, seed=5)
+
+
+def run_epoch(loader, data):
+    seen = []
+    for batch in loader:
+        assert batch.x.device == loader.device
+        n_id = batch.n_id.cpu()
+        assert torch.equal(n_id[: batch.batch_size], batch.seeds)
+        assert torch.equal(batch.x.cpu(), data.x[n_id])
+        assert torch.equal(batch.y.cpu(), data.y[batch.seeds])
+        assert batch.blocks[0].num_src == n_id.numel()
+        assert batch.blocks[-1].num_dst == batch.batch_size
+        seen.append(batch.seeds)
+    return torch.cat(seen)
+
+
+@pytest.mark.parametrize("prefetch,workers", [(0, 1), (2, 1), (3, 2)])
+def test_one_epoch_yields_every_seed_once(data, prefetch, workers):
+    seeds = data.train_idx
+    loader = directgnn.Loader(data, seeds, fanouts=[5, 5], batch_size=100, device="cpu",
+                              prefetch=prefetch, workers=workers, seed=1)
+    assert len(loader) == (seeds.numel() + 99) // 100
+    got = run_epoch(loader, data)
+    assert torch.equal(got.sort().values, seeds.sort().values)
+    again = run_epoch(loader, data)  # a new pass, a new order
+    assert not torch.equal(got, again)
+
+
+def test_the_order_does_not_depend_on_prefetching(data):
+    def first_batch(prefetch):
+        loader = directgnn.Loader(data, data.val_idx, fanouts=[4], batch_size=64, device="cpu",
+                                  prefetch=prefetch, seed=9)
+        return next(iter(loader))
+
+    a, b = first_batch(0), first_batch(3)
+    assert torch.equal(a.n_id, b.n_id) and torch.equal(a.blocks[0].indices, b.blocks[0].indices)
+
+
+def test_a_tuple_of_tensors_works_and_bad_input_raises(data):
+    loader = directgnn.Loader((data.indptr, data.indices, data.x, data.y), torch.arange(10),
+                              fanouts=[3], batch_size=4, device="cpu", shuffle=False)
+    assert torch.equal(run_epoch(loader, data), torch.arange(10))
+    with pytest.raises(RuntimeError, match="appears twice"):
+        list(directgnn.Loader(data, torch.tensor([1, 1]), fanouts=[3], device="cpu"))
+    with pytest.raises(RuntimeError, match="out of range"):
+        list(directgnn.Loader(data, torch.tensor([3000]), fanouts=[3], device="cpu"))
+    with pytest.raises(RuntimeError, match="features must be"):
+        directgnn.Loader((data.indptr, data.indices, data.x[:10], data.y), torch.arange(3),
+                         fanouts=[3], device="cpu")
+    with pytest.raises(ValueError, match="batch_size"):
+        directgnn.Loader(data, torch.arange(3), fanouts=[3], batch_size=0)
+
+
+@needs_gpu
+@pytest.mark.parametrize("features,sampler", [("pinned", "gpu"), ("host", "cpu"),
+                                              ("device", "gpu"), ("pinned", "cpu")])
+def test_gpu_minibatches_match_the_tables(data, features, sampler):
+    loader = directgnn.Loader(data, data.train_idx, fanouts=[5, 5], batch_size=256,
+                              device="cuda", features=features, sampler=sampler)
+    got = run_epoch(loader, data)
+    assert torch.equal(got.sort().values, data.train_idx.sort().values)
