@@ -42,7 +42,7 @@ void BM_GatherCall(benchmark::State& state) {
   const at::Tensor table = at::ones({100000, 128}, at::kFloat);
   const at::Tensor ids = at::randint(0, 100000, {state.range(0)}, at::kLong);
   for (auto _ : state) {
-    const FeatureStore store = FeatureStore::as_is(table, 0);
+    const FeatureStore store = FeatureStore::as_is(table, 0, false);
     benchmark::DoNotOptimize(store.gather(ids, c10::Device(c10::kCPU)));
   }
 }

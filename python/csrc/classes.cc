@@ -109,17 +109,23 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
 LoaderHolder::~LoaderHolder() { epoch_.reset(); }
 
 void LoaderHolder::start(const at::Tensor& seeds, int64_t seed) {
-  epoch_.reset();  // stops and joins the previous pass's workers
   const at::Tensor order = checked_seeds(seeds, dataset_.num_nodes());
+  std::lock_guard<std::mutex> lock(mutex_);
+  epoch_.reset();  // stops and joins the previous pass's workers
   const auto base = static_cast<uint64_t>(seed);
   epoch_.emplace(loader_->epoch(
       order, [base](int64_t step) { return mix64(base, 0x10ad, static_cast<uint64_t>(step)); }));
 }
 
-bool LoaderHolder::has_next() const { return epoch_.has_value() && !epoch_->done(); }
+bool LoaderHolder::has_next() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return epoch_.has_value() && !epoch_->done();
+}
 
 LoaderBatch LoaderHolder::next() {
-  DGNN_CHECK(has_next(), "directgnn.Loader: no minibatch left in this pass; start another");
+  std::lock_guard<std::mutex> lock(mutex_);
+  DGNN_CHECK(epoch_.has_value() && !epoch_->done(),
+             "directgnn.Loader: no minibatch left in this pass; start another");
   Minibatch b = epoch_->next();
   std::vector<at::Tensor> indptrs, indices;
   for (const Block& block : b.batch.blocks) {

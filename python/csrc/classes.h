@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -82,6 +83,7 @@ class LoaderHolder : public torch::CustomClassHolder {
  private:
   Dataset dataset_;
   std::unique_ptr<MinibatchLoader> loader_;
+  mutable std::mutex mutex_;  // start, has_next and next may come from several threads
   std::optional<MinibatchLoader::Epoch> epoch_;
   std::string note_;
 };

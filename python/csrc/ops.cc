@@ -26,14 +26,17 @@
 namespace directgnn::ops {
 namespace {
 
-// Pins made through pin_(), counted per address: pin_ twice, unpin_ twice.
+// Pins made through pin_(), counted per range: pin_ twice, unpin_ twice. Each entry keeps the
+// tensor's storage alive, so pinned pages are never freed under their registration.
 struct PinCount {
   std::shared_ptr<void> handle;
+  c10::Storage storage;
   int64_t count = 0;
 };
+using PinKey = std::pair<const void*, int64_t>;  // start, bytes
 std::mutex pins_mutex;
-std::map<const void*, PinCount>& pins() {
-  static auto* m = new std::map<const void*, PinCount>;
+std::map<PinKey, PinCount>& pins() {
+  static auto* m = new std::map<PinKey, PinCount>;
   return *m;
 }
 
@@ -71,7 +74,7 @@ at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::str
   options.method = gather_method_arg(method);
   options.sort_ids = sort_ids;
   options.max_threads = max_threads;
-  const FeatureStore store = FeatureStore::as_is(table, gpu_of(table, ids));
+  const FeatureStore store = FeatureStore::as_is(table, gpu_of(table, ids), ids.is_cuda());
   return store.gather(ids, ids.device(), options);
 }
 
@@ -85,7 +88,7 @@ at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std
   if (in_place) {
     DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
                max_threads);
-    FeatureStore::as_is(table, 0).gather_into(ids, out);
+    FeatureStore::as_is(table, 0, false).gather_into(ids, out);
     return out;
   }
   const at::Tensor result = gather(table, ids, method, sort_ids, max_threads);
@@ -108,24 +111,26 @@ void pin(const at::Tensor& tensor) {
   const int64_t bytes = tensor.numel() * tensor.element_size();
   if (bytes == 0) return;
   std::lock_guard<std::mutex> lock(pins_mutex);
-  PinCount& entry = pins()[tensor.data_ptr()];
-  if (entry.count == 0) {
-    try {
-      gpu::check_pinnable(bytes, "directgnn.pin_: the tensor",
-                          "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
-                          "cpu-copy method)");
-      entry.handle = gpu::pin_host_memory(tensor.data_ptr(), static_cast<size_t>(bytes), 0);
-    } catch (...) {
-      pins().erase(tensor.data_ptr());
-      throw;
-    }
+  const PinKey key{tensor.data_ptr(), bytes};
+  auto it = pins().find(key);
+  if (it == pins().end()) {
+    gpu::check_pinnable(bytes, "directgnn.pin_: the tensor",
+                        "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
+                        "cpu-copy method)");
+    // Writable: torch may copy into memory it sees pinned (non_blocking device-to-host).
+    PinCount entry{gpu::pin_host_memory(tensor.data_ptr(), static_cast<size_t>(bytes), 0,
+                                        /*read_only=*/false),
+                   tensor.storage(), 0};
+    it = pins().emplace(key, std::move(entry)).first;
   }
-  ++entry.count;
+  ++it->second.count;
 }
 
 void unpin(const at::Tensor& tensor) {
+  const int64_t bytes = tensor.numel() * tensor.element_size();
+  if (bytes == 0) return;
   std::lock_guard<std::mutex> lock(pins_mutex);
-  const auto it = pins().find(tensor.data_ptr());
+  const auto it = pins().find(PinKey{tensor.data_ptr(), bytes});
   DGNN_CHECK(it != pins().end(), "directgnn.unpin_: this memory was not pinned by pin_");
   if (--it->second.count == 0) pins().erase(it);
 }
@@ -159,21 +164,31 @@ TORCH_LIBRARY(directgnn, m) {
   m.def(
       "gather.out(Tensor table, Tensor ids, *, str method=\"auto\", bool sort_ids=False, "
       "int max_threads=0, Tensor(a!) out) -> Tensor(a!)");
-  m.def("pin_(Tensor self) -> ()", &directgnn::ops::pin);
-  m.def("unpin_(Tensor self) -> ()", &directgnn::ops::unpin);
-  m.def("is_pinned(Tensor self) -> bool", &directgnn::ops::is_pinned);
+  m.def("pin_(Tensor self) -> ()");
+  m.def("unpin_(Tensor self) -> ()");
+  m.def("is_pinned(Tensor self) -> bool");
   m.def("configure_allocator() -> ()", [] { directgnn::configure_allocator(); });
   directgnn::ops::define_sampling(m);
   directgnn::ops::define_datasets(m);
   directgnn::ops::define_classes(m);
 }
 
+// CPU kernels only (no composite ones): under torch.compile these operators have no fake
+// kernel and stay out of traced graphs instead of running on fake tensors.
 TORCH_LIBRARY_IMPL(directgnn, CPU, m) {
   m.impl("gather", &gather_op);
   m.impl("gather.out", &gather_out_op);
+  m.impl("pin_", &directgnn::ops::pin);
+  m.impl("unpin_", &directgnn::ops::unpin);
+  m.impl("is_pinned", &directgnn::ops::is_pinned);
+  directgnn::ops::impl_sampling(m);
 }
 
 TORCH_LIBRARY_IMPL(directgnn, CUDA, m) {
   m.impl("gather", &gather_op);
   m.impl("gather.out", &gather_out_op);
+  m.impl("pin_", &directgnn::ops::pin);  // says that only CPU memory is pinned
+  m.impl("unpin_", &directgnn::ops::unpin);
+  m.impl("is_pinned", &directgnn::ops::is_pinned);
+  directgnn::ops::impl_sampling(m);
 }

@@ -39,6 +39,7 @@ bool is_pinned(const at::Tensor& tensor);
 using SampleResult = std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>>;
 
 void define_sampling(torch::Library& m);
+void impl_sampling(torch::Library& m);  // the CPU kernel
 void define_datasets(torch::Library& m);
 void define_classes(torch::Library& m);
 

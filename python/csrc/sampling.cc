@@ -93,8 +93,9 @@ SampleResult SamplerHolder::sample(const at::Tensor& seeds_in, int64_t seed) con
 void define_sampling(torch::Library& m) {
   m.def(
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor seeds, int[] fanouts, int seed=0) "
-      "-> (Tensor, Tensor[], Tensor[])",
-      &sample_neighbors);
+      "-> (Tensor, Tensor[], Tensor[])");
 }
+
+void impl_sampling(torch::Library& m) { m.impl("sample_neighbors", &sample_neighbors); }
 
 }  // namespace directgnn::ops

@@ -20,3 +20,8 @@ classes = torch.classes.directgnn
 def _gather_fake(table, ids, *, method="auto", sort_ids=False, max_threads=0):
     # The rows of `table` picked by `ids`, on the ids' device.
     return ids.new_empty((ids.shape[0], table.shape[1]), dtype=table.dtype)
+
+
+@torch.library.register_fake("directgnn::gather.out")
+def _gather_out_fake(table, ids, *, method="auto", sort_ids=False, max_threads=0, out):
+    return out

@@ -119,6 +119,12 @@ class Loader:
             order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
         self._loader.start(order, self.seed * 1_000_003 + self._epoch)
         self._epoch += 1
-        while self._loader.has_next():
+        this_pass = self._epoch
+        while True:
+            if self._epoch != this_pass:
+                raise RuntimeError("directgnn.Loader: a newer pass over this loader started; "
+                                   "iterate one pass at a time (or make a second Loader)")
+            if not self._loader.has_next():
+                return
             seeds, x, y, n_id, indptrs, indices = self._loader.next()
             yield Batch(seeds, x, y, n_id, _blocks(n_id, indptrs, indices))

@@ -113,7 +113,8 @@ class UnifiedTensor:
     def __getitem__(self, ids):
         if not isinstance(ids, torch.Tensor):
             ids = torch.as_tensor(ids, dtype=torch.int64)
-        rows = _gather(self._rows, ids, **self._options)
+        # The method applies to CUDA ids; CPU ids always gather on the CPU.
+        rows = _gather(self._rows, ids, **self._options) if ids.is_cuda else _gather(self._rows, ids)
         return rows if self._tensor.dim() == 2 else rows.view(-1)
 
     @property

@@ -99,6 +99,38 @@ def test_torch_compile_traces_gather():
     assert torch.allclose(rows_sum(ids), t[ids].sum(dim=1) * 2)
 
 
+def test_a_method_for_cuda_ids_leaves_cpu_ids_on_the_cpu_gather():
+    t = table(torch.float32)
+    u = directgnn.UnifiedTensor(t, method="aligned")
+    ids = torch.tensor([4, 2])
+    assert torch.equal(u[ids], t[ids])
+
+
+def test_torch_compile_traces_gather_into_out():
+    t = table(torch.float32)
+
+    @torch.compile(fullgraph=True, backend="eager")
+    def into(ids, out):
+        directgnn.gather(t, ids, out=out)
+        return out * 2
+
+    ids = torch.tensor([3, 1])
+    assert torch.equal(into(ids, torch.empty(2, 7)), t[ids] * 2)
+
+
+def test_a_non_contiguous_table_is_refused_not_copied():
+    wide = table(torch.float32, dim=14)
+    with pytest.raises(RuntimeError, match="not contiguous"):
+        directgnn.gather(wide[:, ::2], torch.tensor([1]))
+
+
+def test_pinning_an_empty_tensor_is_a_no_op_both_ways():
+    empty = torch.empty(0, 4)
+    torch.ops.directgnn.pin_(empty)
+    torch.ops.directgnn.unpin_(empty)
+    assert not torch.ops.directgnn.is_pinned(empty)
+
+
 def _child(u):
     return u.shape
 

@@ -46,6 +46,15 @@ def test_the_order_does_not_depend_on_prefetching(data):
     assert torch.equal(a.n_id, b.n_id) and torch.equal(a.blocks[0].indices, b.blocks[0].indices)
 
 
+def test_a_second_pass_started_inside_the_first_stops_the_first(data):
+    loader = directgnn.Loader(data, data.train_idx, fanouts=[3], batch_size=500, device="cpu")
+    outer = iter(loader)
+    next(outer)
+    assert sum(1 for _ in loader) == len(loader)  # the inner pass runs whole
+    with pytest.raises(RuntimeError, match="newer pass"):
+        next(outer)
+
+
 def test_a_tuple_of_tensors_works_and_bad_input_raises(data):
     loader = directgnn.Loader((data.indptr, data.indices, data.x, data.y), torch.arange(10),
                               fanouts=[3], batch_size=4, device="cpu", shuffle=False)

@@ -138,18 +138,29 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
   device_rows_ = device_table_.data_ptr();
 }
 
-FeatureStore FeatureStore::as_is(at::Tensor table, int device_index) {
+FeatureStore FeatureStore::as_is(at::Tensor table, int device_index, bool detect_pinned) {
   DGNN_CHECK(table.defined() && table.dim() == 2, "feature table must be a 2-D tensor");
+  DGNN_CHECK(table.is_contiguous(),
+             "feature table is not contiguous; the gather reads rows in place, so pass "
+             "table.contiguous() once (a copy) and gather from that");
   if (table.is_cuda()) return FeatureStore(std::move(table), Placement::kDevice);
-  FeatureStore store;
-  store.table_ = table.is_contiguous() ? std::move(table) : table.contiguous();
-  store.device_index_ = device_index;
-  DGNN_CHECK(store.table_.device().is_cpu(), "feature table on ", store.table_.device().str(),
+  DGNN_CHECK(table.device().is_cpu(), "feature table on ", table.device().str(),
              ": use a CPU or CUDA tensor");
-  if (store.table_.numel() > 0) {
-    store.device_rows_ = gpu::pinned_device_pointer(store.table_.data_ptr());
+  FeatureStore store;
+  store.table_ = std::move(table);
+  store.device_index_ = device_index;
+  const int64_t bytes = store.table_.numel() * store.table_.element_size();
+  if (detect_pinned && bytes > 0) {
+    const auto* first = static_cast<const char*>(store.table_.data_ptr());
+    const void* rows = gpu::pinned_device_pointer(first);
+    // Pinned only when the whole table is: the last byte's page too, at the same offset.
+    const void* last = rows != nullptr ? gpu::pinned_device_pointer(first + bytes - 1) : nullptr;
+    if (last != nullptr &&
+        static_cast<const char*>(last) == static_cast<const char*>(rows) + bytes - 1) {
+      store.device_rows_ = rows;
+      store.placement_ = Placement::kPinned;
+    }
   }
-  if (store.device_rows_ != nullptr) store.placement_ = Placement::kPinned;
   return store;
 }
 
@@ -185,8 +196,9 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
   }
   DGNN_CHECK(method == GatherMethod::kCpuCopy || placement_ != Placement::kHost,
              "feature gather: method '", gather_method_name(method),
-             "' has GPU threads read the table, which needs --features pinned or device "
-             "(the table is in plain host memory)");
+             "' has GPU threads read the table, which needs it pinned (--features pinned; "
+             "from Python a UnifiedTensor or pin_memory()) or on the GPU (--features device); "
+             "the table is in plain host memory");
   DGNN_CHECK(method != GatherMethod::kCpuCopy || placement_ != Placement::kDevice,
              "feature gather: method 'cpu-copy' copies from host memory, but the table is on "
              "the GPU; use zero-copy, aligned or auto");

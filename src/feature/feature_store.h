@@ -59,10 +59,12 @@ class FeatureStore {
                         int device_index = 0);
 
   // A store over `table` as it is, registering and copying nothing (the torch ops' gather):
-  // a CUDA table is `device`, a CPU table already in pinned, mapped memory (torch's
-  // pin_memory, cudaHostRegister, another store) is `pinned` for `device_index`, any other
-  // CPU table is `host`. The caller keeps the pinning alive while the store is used.
-  static FeatureStore as_is(at::Tensor table, int device_index);
+  // a CUDA table is `device`; a CPU table wholly in pinned, mapped memory (torch's
+  // pin_memory, cudaHostRegister, another store) is `pinned` when `detect_pinned` (the ids
+  // are on a GPU; otherwise the GPU is not asked); any other CPU table is `host`. The table
+  // must be contiguous (a copy per call would cost the whole table). The caller keeps the
+  // pinning alive while the store is used.
+  static FeatureStore as_is(at::Tensor table, int device_index, bool detect_pinned);
 
   // Rows `ids` (int32 or int64, 1-D, CPU or CUDA) as a dense tensor on the CPU.
   at::Tensor gather(const at::Tensor& ids) const;

@@ -27,12 +27,12 @@ struct DeviceMemory {
 };
 DeviceMemory device_memory(int device);
 
-// Registers [ptr, ptr + bytes) as mapped (read-only where supported) pinned memory for
-// `device`. The returned handle unregisters on destruction. Pinning memory that a live
-// handle already covers shares that registration (it ends with the last handle); memory
-// someone else registered stays theirs. Throws with the size asked for when the driver
-// refuses.
-std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device);
+// Registers [ptr, ptr + bytes) as mapped, portable pinned memory (read-only where supported
+// and asked for: the GPU never writes feature tables or graphs). The returned handle unregisters on
+// destruction. Pinning memory that a live handle already covers shares that registration (it ends
+// with the last handle); memory someone else registered stays theirs. Throws with the size asked
+// for when the driver refuses.
+std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device, bool read_only = true);
 // The address a kernel on `device` reads pinned host memory `ptr` through.
 const void* mapped_device_pointer(const void* ptr);
 // The same, or nullptr when `ptr` is not in pinned, mapped host memory (or there is no GPU).

@@ -26,7 +26,7 @@ int device_count() { return 0; }
 std::string device_name(int) { no_cuda("naming a device"); }
 DeviceMemory device_memory(int) { no_cuda("reading device memory"); }
 
-std::shared_ptr<void> pin_host_memory(void*, size_t, int) {
+std::shared_ptr<void> pin_host_memory(void*, size_t, int, bool) {
   no_cuda("pinned placement (cudaHostRegister)");
 }
 

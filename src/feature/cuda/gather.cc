@@ -4,6 +4,7 @@
 #include "feature/cpu/gather.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
@@ -170,31 +171,46 @@ std::map<uintptr_t, PinEntry>& pin_entries() {
   return *entries;                                           // run during exit
 }
 
+// Kernels queued on any stream may still read the memory: they finish first.
 void unregister_entry(std::map<uintptr_t, PinEntry>::iterator it) {
+  if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
   if (cudaHostUnregister(reinterpret_cast<void*>(it->first)) != cudaSuccess) cudaGetLastError();
   pin_entries().erase(it);
 }
 
-// With pin_mutex held: the live handle covering [begin, end), if any.
+[[noreturn]] void fail_overlap(uintptr_t begin, uintptr_t end) {
+  fail("pinning host memory: [", begin, ", ", end,
+       ") overlaps a pinned range without lying inside it (pinning works on whole pages); pin "
+       "the whole table once");
+}
+
+// With pin_mutex held: the live handle covering [begin, end), if any. Throws when the range
+// overlaps one of ours without lying inside it.
 std::shared_ptr<void> covering_pin(uintptr_t begin, uintptr_t end) {
   auto& entries = pin_entries();
+  auto next = entries.upper_bound(begin);
+  if (next != entries.end() && next->first < end) {
+    if (next->second.handle.expired()) {
+      unregister_entry(next);
+    } else {
+      fail_overlap(begin, end);
+    }
+  }
   auto it = entries.upper_bound(begin);
   if (it == entries.begin()) return nullptr;
   --it;
   if (begin >= it->second.end) return nullptr;
-  std::shared_ptr<void> live = it->second.handle.lock();
-  if (live == nullptr) {
+  if (it->second.handle.expired()) {
     unregister_entry(it);  // its deleter is about to run; do its work now
     return nullptr;
   }
-  DGNN_CHECK(end <= it->second.end, "pinning host memory: [", begin, ", ", end,
-             ") overlaps a pinned range it does not fit in; pin the whole table once");
-  return live;
+  if (end > it->second.end) fail_overlap(begin, end);
+  return it->second.handle.lock();
 }
 
 }  // namespace
 
-std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
+std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device, bool read_only) {
   require_gpu("pinning host memory for a GPU");
   const auto begin = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(pin_mutex);
@@ -202,25 +218,33 @@ std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device) {
     return std::shared_ptr<void>(live, ptr);
   }
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-  int read_only = 0;
-  DGNN_CUDA_CHECK(
-      cudaDeviceGetAttribute(&read_only, cudaDevAttrHostRegisterReadOnlySupported, device));
-  // Read-only: the GPU never writes the table, and a private file mapping registered for
-  // writing would be copied page by page (copy-on-write) into anonymous memory.
-  const unsigned flags = cudaHostRegisterMapped | (read_only ? cudaHostRegisterReadOnly : 0u);
+  int read_only_supported = 0;
+  DGNN_CUDA_CHECK(cudaDeviceGetAttribute(&read_only_supported,
+                                         cudaDevAttrHostRegisterReadOnlySupported, device));
+  // Read-only for feature tables: the GPU never writes them, and a private file mapping
+  // registered for writing would be copied page by page (copy-on-write) into anonymous
+  // memory. Portable: mapped for every GPU of the process, not only `device`.
+  const unsigned flags = cudaHostRegisterMapped | cudaHostRegisterPortable |
+                         (read_only && read_only_supported ? cudaHostRegisterReadOnly : 0u);
   const cudaError_t err = cudaHostRegister(ptr, bytes, flags);
   if (err == cudaErrorHostMemoryAlreadyRegistered) {
-    cudaGetLastError();  // registered by someone else (cudaHostAlloc, torch): stays theirs
+    cudaGetLastError();
+    // Registered by someone else (cudaHostAlloc, torch's pin_memory): stays theirs, provided
+    // it covers the whole range; a page shared with another registration does not.
+    if (pinned_device_pointer(ptr) == nullptr ||
+        pinned_device_pointer(static_cast<const char*>(ptr) + bytes - 1) == nullptr) {
+      fail_overlap(begin, begin + bytes);
+    }
     return std::shared_ptr<void>(ptr, [](void*) {});
   }
   if (err != cudaSuccess) {
     cudaGetLastError();
-    fail("--features pinned: registering the feature table's ", bytes, " bytes (",
-         static_cast<double>(bytes) / (1 << 30),
-         " GiB) with cudaHostRegister failed: ", cudaGetErrorString(err),
-         ". Pinned memory must fit in physical RAM and under the locked-memory limit "
-         "(ulimit -l: raise it, e.g. `ulimit -l unlimited` or memlock in "
-         "/etc/security/limits.conf); or use --features host with --gather cpu-copy instead");
+    fail("pinning ", bytes, " bytes (", static_cast<double>(bytes) / (1 << 30),
+         " GiB) of host memory with cudaHostRegister failed: ", cudaGetErrorString(err),
+         ". Pinned memory must fit in physical RAM and under the locked-memory limit: raise "
+         "`ulimit -l` (e.g. `ulimit -l unlimited`, or memlock in /etc/security/limits.conf), "
+         "or keep the table in plain host memory (--features host; in Python a CPU tensor "
+         "gathered with method=\"cpu-copy\")");
   }
   static uint64_t next_id = 0;
   const uint64_t id = ++next_id;
@@ -288,6 +312,14 @@ at::Tensor gather(const GatherSource& source, const at::Tensor& ids_in, int devi
     cuda::launch_aligned_gather(g, stream);
   } else {
     cuda::launch_naive_gather(g, static_cast<int>(c10::elementSize(source.dtype)), stream);
+  }
+  // A table in torch's pinned memory (pin_memory()) goes back to torch's host allocator when
+  // its tensor is freed: the allocator must not hand it out again before this kernel has read
+  // it. (Memory the allocator does not own is left alone by record_event.)
+  if (source.placement == Placement::kPinned && source.host_table.defined()) {
+    const c10::DataPtr& data = source.host_table.storage().data_ptr();
+    at::getHostAllocator(at::kCUDA)->record_event(data.get(), data.get_context(),
+                                                  at::cuda::getCurrentCUDAStream(target.index()));
   }
   return out;
 }
