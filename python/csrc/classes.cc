@@ -65,7 +65,8 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
                            at::Tensor labels, std::vector<int64_t> fanouts, int64_t batch_size,
                            const std::string& device, const std::string& features_placement,
                            const std::string& gather, const std::string& sampler,
-                           const std::string& graph, int64_t prefetch, int64_t workers) {
+                           const std::string& graph, const std::string& mode, int64_t prefetch,
+                           int64_t workers) {
   dataset_.name = "python";
   dataset_.source = "directgnn.Loader";
   dataset_.graph = CsrGraph{std::move(indptr), std::move(indices)};
@@ -101,6 +102,7 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
   o.gather.method = run.gather;
   o.gpu_sampler = run.gpu_sampler;
   o.graph = run.graph;
+  o.sample_mode = sample_mode_arg(mode, "directgnn.Loader");
   o.prefetch = static_cast<int>(prefetch);
   o.workers = static_cast<int>(workers);
   loader_ = std::make_unique<MinibatchLoader>(dataset_, std::move(o));
@@ -126,13 +128,8 @@ LoaderBatch LoaderHolder::next() {
   std::lock_guard<std::mutex> lock(mutex_);
   DGNN_CHECK(epoch_.has_value() && !epoch_->done(),
              "directgnn.Loader: no minibatch left in this pass; start another");
-  Minibatch b = epoch_->next();
-  std::vector<at::Tensor> indptrs, indices;
-  for (const Block& block : b.batch.blocks) {
-    indptrs.push_back(block.indptr);
-    indices.push_back(block.indices);
-  }
-  return {b.seeds, b.x, b.labels, b.batch.input_nodes, indptrs, indices};
+  const Minibatch b = epoch_->next();
+  return {b.seeds, b.x, b.labels, as_result(b.batch)};
 }
 
 void define_classes(torch::Library& m) {
@@ -142,12 +139,13 @@ void define_classes(torch::Library& m) {
       .def("table", &FeatureStoreHolder::table)
       .def("placement", &FeatureStoreHolder::placement);
   m.class_<SamplerHolder>("NeighborSampler")
-      .def(torch::init<at::Tensor, at::Tensor, std::vector<int64_t>, std::string, std::string>())
+      .def(torch::init<at::Tensor, at::Tensor, std::vector<int64_t>, std::string, std::string,
+                       std::string>())
       .def("sample", &SamplerHolder::sample);
   m.class_<LoaderHolder>("Loader")
       .def(torch::init<at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::vector<int64_t>,
                        int64_t, std::string, std::string, std::string, std::string, std::string,
-                       int64_t, int64_t>())
+                       std::string, int64_t, int64_t>())
       .def("start", &LoaderHolder::start)
       .def("has_next", &LoaderHolder::has_next)
       .def("next", &LoaderHolder::next)

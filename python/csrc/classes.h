@@ -42,12 +42,12 @@ class FeatureStoreHolder : public torch::CustomClassHolder {
   FeatureStore store_;
 };
 
-// NeighborSampler(indptr, indices, fanouts, device="cpu", graph="pinned"): the CPU sampler,
+// NeighborSampler(indptr, indices, fanouts, device, graph, mode): the CPU sampler,
 // or the GPU sampler on a CUDA device reading the graph pinned in place or copied.
 class SamplerHolder : public torch::CustomClassHolder {
  public:
   SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<int64_t> fanouts,
-                const std::string& device, const std::string& graph);
+                const std::string& device, const std::string& graph, const std::string& mode);
   SampleResult sample(const at::Tensor& seeds, int64_t seed) const;
 
  private:
@@ -57,9 +57,8 @@ class SamplerHolder : public torch::CustomClassHolder {
   std::unique_ptr<DeviceSampler> device_sampler_;
 };
 
-// One prepared minibatch: seeds, x, y, input nodes (n_id), and per layer the block's CSR.
-using LoaderBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor,
-                               std::vector<at::Tensor>, std::vector<at::Tensor>>;
+// One prepared minibatch: seeds, x, y, then the sample as SampleResult has it.
+using LoaderBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, SampleResult>;
 
 // Loader over a graph, features and labels: MinibatchLoader (train/loader.h) with its
 // choices given as strings and resolved like the command's.
@@ -68,8 +67,8 @@ class LoaderHolder : public torch::CustomClassHolder {
   LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features, at::Tensor labels,
                std::vector<int64_t> fanouts, int64_t batch_size, const std::string& device,
                const std::string& features_placement, const std::string& gather,
-               const std::string& sampler, const std::string& graph, int64_t prefetch,
-               int64_t workers);
+               const std::string& sampler, const std::string& graph, const std::string& mode,
+               int64_t prefetch, int64_t workers);
   ~LoaderHolder() override;
   // Starts a pass over `seeds` in this order (the previous pass, if any, is stopped).
   void start(const at::Tensor& seeds, int64_t seed);

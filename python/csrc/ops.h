@@ -7,11 +7,13 @@
 #include <torch/library.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "feature/feature_store.h"
+#include "sampling/block.h"
 
 namespace directgnn::ops {
 
@@ -33,10 +35,17 @@ void pin(const at::Tensor& tensor);
 void unpin(const at::Tensor& tensor);
 bool is_pinned(const at::Tensor& tensor);
 
-// A sampled minibatch as Python sees it: the input nodes (global ids, seeds first), then
-// per layer, outermost first, the block's CSR over local ids (indptr over its destination
-// nodes, indices into its source nodes).
-using SampleResult = std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>>;
+// "dgl" (each layer draws anew) or "pyg" (each node drawn once): SampleMode.
+SampleMode sample_mode_arg(const std::string& mode, const char* where);
+
+// A sampled minibatch as Python sees it: the input nodes (global ids, seeds first); per
+// layer, outermost first, the block's CSR over local ids (indptr over its destination nodes,
+// indices into its source nodes); the edge ids (mode "pyg" on the CPU, else None); and per
+// hop the nodes first reached and the edges drawn (PyG's num_sampled_nodes and _edges).
+using SampleResult =
+    std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>,
+               std::optional<at::Tensor>, std::vector<int64_t>, std::vector<int64_t>>;
+SampleResult as_result(const MiniBatch& batch);
 
 void define_sampling(torch::Library& m);
 void impl_sampling(torch::Library& m);  // the CPU kernel

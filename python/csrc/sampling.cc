@@ -17,25 +17,37 @@
 namespace directgnn::ops {
 namespace {
 
+SampleResult sample_neighbors(const at::Tensor& indptr, const at::Tensor& indices,
+                              const at::Tensor& seeds, std::vector<int64_t> fanouts, int64_t seed,
+                              const std::string& mode) {
+  CsrGraph graph{indptr.cpu(), indices.cpu()};
+  validate_csr(graph, "directgnn.sample_neighbors");
+  check_fanouts(fanouts, static_cast<int64_t>(fanouts.size()));
+  const NeighborSampler sampler(graph, std::move(fanouts),
+                                sample_mode_arg(mode, "directgnn.sample_neighbors"));
+  return as_result(sampler.sample(seeds.cpu().to(at::kLong), static_cast<uint64_t>(seed)));
+}
+
+}  // namespace
+
 SampleResult as_result(const MiniBatch& batch) {
   std::vector<at::Tensor> indptrs, indices;
   for (const Block& b : batch.blocks) {
     indptrs.push_back(b.indptr);
     indices.push_back(b.indices);
   }
-  return {batch.input_nodes, indptrs, indices};
+  std::optional<at::Tensor> edges;
+  if (batch.edge_ids.defined()) edges = batch.edge_ids;
+  return {batch.input_nodes, indptrs, indices, edges, batch.hop_nodes, batch.hop_edges};
 }
 
-SampleResult sample_neighbors(const at::Tensor& indptr, const at::Tensor& indices,
-                              const at::Tensor& seeds, std::vector<int64_t> fanouts, int64_t seed) {
-  CsrGraph graph{indptr.cpu(), indices.cpu()};
-  validate_csr(graph, "directgnn.sample_neighbors");
-  check_fanouts(fanouts, static_cast<int64_t>(fanouts.size()));
-  const NeighborSampler sampler(graph, std::move(fanouts));
-  return as_result(sampler.sample(seeds.cpu().to(at::kLong), static_cast<uint64_t>(seed)));
+SampleMode sample_mode_arg(const std::string& mode, const char* where) {
+  if (mode == "dgl") return SampleMode::kFreshPerLayer;
+  if (mode == "pyg") return SampleMode::kOncePerNode;
+  fail(where, ": mode '", mode,
+       "' is not 'dgl' (each layer draws its neighbours anew) or 'pyg' (each node's neighbours "
+       "are drawn once and every layer reuses them)");
 }
-
-}  // namespace
 
 c10::Device device_arg(const std::string& text, const char* where) {
   try {
@@ -47,8 +59,10 @@ c10::Device device_arg(const std::string& text, const char* where) {
 }
 
 SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<int64_t> fanouts,
-                             const std::string& device, const std::string& graph)
+                             const std::string& device, const std::string& graph,
+                             const std::string& mode)
     : device_(device_arg(device, "directgnn.NeighborSampler")) {
+  const SampleMode sample_mode = sample_mode_arg(mode, "directgnn.NeighborSampler");
   graph_.indptr = std::move(indptr);
   graph_.indices = std::move(indices);
   DGNN_CHECK(graph_.indptr.is_cpu() && graph_.indices.is_cpu(),
@@ -59,9 +73,9 @@ SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<
   if (device_.is_cuda()) {
     if (!device_.has_index()) device_ = c10::Device(c10::kCUDA, 0);
     device_sampler_ = std::make_unique<DeviceSampler>(graph_, std::move(fanouts), device_,
-                                                      parse_graph_placement(graph));
+                                                      parse_graph_placement(graph), sample_mode);
   } else {
-    sampler_ = std::make_unique<NeighborSampler>(graph_, std::move(fanouts));
+    sampler_ = std::make_unique<NeighborSampler>(graph_, std::move(fanouts), sample_mode);
   }
 }
 
@@ -92,8 +106,8 @@ SampleResult SamplerHolder::sample(const at::Tensor& seeds_in, int64_t seed) con
 
 void define_sampling(torch::Library& m) {
   m.def(
-      "sample_neighbors(Tensor indptr, Tensor indices, Tensor seeds, int[] fanouts, int seed=0) "
-      "-> (Tensor, Tensor[], Tensor[])");
+      "sample_neighbors(Tensor indptr, Tensor indices, Tensor seeds, int[] fanouts, int seed=0, "
+      "str mode='dgl') -> (Tensor, Tensor[], Tensor[], Tensor?, int[], int[])");
 }
 
 void impl_sampling(torch::Library& m) { m.impl("sample_neighbors", &sample_neighbors); }

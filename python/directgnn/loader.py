@@ -2,7 +2,6 @@
 
 import dataclasses
 import os
-from typing import List
 
 import torch
 
@@ -20,7 +19,7 @@ def _keep_batch_memory():
         ops.configure_allocator()
     _allocator_configured = True
 from .data import Dataset
-from .sampler import Block, _blocks, _fanouts
+from .sampler import Sample, _fanouts, _mode, _sample
 from .tensor import _as_tensor
 
 
@@ -32,15 +31,25 @@ class Batch:
         seeds: the global ids of the nodes trained on (the first ``len(seeds)`` of ``n_id``).
         x: [len(n_id), F] input features.
         y: labels of the seeds.
-        n_id: global ids of every input node, seeds first.
-        blocks: one per layer, the outermost first (see :class:`Block`).
+        sample: the sampled subgraph, in DGL's and PyG's views (:class:`Sample`).
+        n_id: global ids of every input node, seeds first (``sample.node``).
+        blocks: one per layer, the outermost first (``sample.blocks``).
     """
 
     seeds: torch.Tensor
     x: torch.Tensor
     y: torch.Tensor
-    n_id: torch.Tensor
-    blocks: List[Block]
+    sample: Sample
+
+    @property
+    def n_id(self):
+        """Global ids of every input node, seeds first."""
+        return self.sample.node
+
+    @property
+    def blocks(self):
+        """One :class:`Block` per layer, the outermost first."""
+        return self.sample.blocks
 
     @property
     def batch_size(self):
@@ -65,6 +74,8 @@ class Loader:
         gather: "auto", "cpu-copy", "zero-copy" or "aligned".
         sampler: "auto" (the GPU's on a GPU), "cpu" or "gpu".
         graph: where the GPU sampler reads the graph: "pinned" or "device".
+        mode: "dgl" (each layer draws anew) or "pyg" (each node drawn once), as for
+            :class:`NeighborSampler`.
         prefetch: minibatches prepared ahead (0: each one when asked for).
         workers: threads preparing them.
         seed: the base of the shuffling and of every sampling draw.
@@ -75,8 +86,8 @@ class Loader:
     """
 
     def __init__(self, data, seeds, *, fanouts, batch_size=1024, shuffle=True, device="auto",
-                 features="auto", gather="auto", sampler="auto", graph="pinned", prefetch=2,
-                 workers=1, seed=0):
+                 features="auto", gather="auto", sampler="auto", graph="pinned", mode="dgl",
+                 prefetch=2, workers=1, seed=0):
         if isinstance(data, Dataset):
             indptr, indices, x, y = data.indptr, data.indices, data.x, data.y
         else:
@@ -88,11 +99,12 @@ class Loader:
         _keep_batch_memory()
         self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
         self.fanouts = _fanouts(fanouts)
+        self.sample_mode = _mode(mode, "directgnn.Loader")
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.seed = int(seed)
         self._loader = classes.Loader(indptr, indices, x, y, self.fanouts, self.batch_size,
-                                      str(device), features, gather, sampler, graph,
+                                      str(device), features, gather, sampler, graph, mode,
                                       int(prefetch), int(workers))
         self._epoch = 0
         note = self._loader.note()
@@ -126,5 +138,5 @@ class Loader:
                                    "iterate one pass at a time (or make a second Loader)")
             if not self._loader.has_next():
                 return
-            seeds, x, y, n_id, indptrs, indices = self._loader.next()
-            yield Batch(seeds, x, y, n_id, _blocks(n_id, indptrs, indices))
+            seeds, x, y, sample = self._loader.next()
+            yield Batch(seeds, x, y, _sample(sample, self.sample_mode))

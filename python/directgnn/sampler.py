@@ -1,7 +1,7 @@
 """Neighbour sampling."""
 
 import dataclasses
-from typing import List
+from typing import List, Optional
 
 import torch
 
@@ -27,13 +27,55 @@ class Block:
         return torch.stack([self.indices.to(torch.int64), dst])
 
 
+_NO_PYG_EDGES = ("row, col and edge are PyG's hop-wise edges, which need mode='pyg' (every "
+                 "node's neighbours drawn once); mode='dgl' draws each layer anew, which they "
+                 "cannot express: use the blocks")
+
+
 @dataclasses.dataclass
 class Sample:
-    """A sampled minibatch: ``node`` holds the global ids of every input node, seeds first;
-    ``blocks`` one per layer, the outermost (the one that reads the input features) first."""
+    """A sampled minibatch.
+
+    DGL's view: ``node`` holds the global ids of every input node, seeds first, and
+    ``blocks`` one block per layer, the outermost (the one that reads the input features)
+    first.
+
+    PyG's view (``torch_geometric.sampler.SamplerOutput``): ``node``, ``row``/``col`` (the
+    edges as local source/destination ids, ``edge_index = [row, col]``), ``edge`` (each
+    edge's position in the CSR graph: its edge id; None from the GPU sampler),
+    ``num_sampled_nodes`` (per hop, seeds first, the nodes first reached there) and
+    ``num_sampled_edges`` (per hop, the edges drawn there), so ``trim_to_layer`` applies.
+    ``row``, ``col`` and ``edge`` need ``mode="pyg"``.
+    """
 
     node: torch.Tensor
     blocks: List[Block]
+    num_sampled_nodes: List[int]
+    num_sampled_edges: List[int]
+    mode: str = "dgl"
+    edge_ids: Optional[torch.Tensor] = None
+
+    def _pyg(self):
+        if self.mode != "pyg":
+            raise ValueError(f"directgnn.Sample: {_NO_PYG_EDGES}")
+        return self.blocks[0]
+
+    @property
+    def row(self):
+        """Local source ids of the sampled edges, hop by hop (PyG's ``row``)."""
+        return self._pyg().edge_index[0]
+
+    @property
+    def col(self):
+        """Local destination ids of the sampled edges, hop by hop (PyG's ``col``)."""
+        return self._pyg().edge_index[1]
+
+    @property
+    def edge(self):
+        """Each sampled edge's id, its position in the CSR graph (PyG's ``edge``); None when
+        the GPU sampler drew them."""
+        self._pyg()
+        return self.edge_ids
 
 
 def _blocks(node, indptrs, indices):
@@ -43,6 +85,20 @@ def _blocks(node, indptrs, indices):
         blocks.append(Block(p, i, num_src, num_dst))
         num_src = num_dst
     return blocks
+
+
+def _sample(result, mode):
+    node, indptrs, indices, edges, hop_nodes, hop_edges = result
+    return Sample(node, _blocks(node, indptrs, indices), list(hop_nodes), list(hop_edges), mode,
+                  edges)
+
+
+def _mode(mode, where):
+    if mode not in ("dgl", "pyg"):
+        raise ValueError(f"{where}: mode {mode!r} is not 'dgl' (each layer draws its neighbours "
+                         "anew) or 'pyg' (each node's neighbours drawn once, reused by every "
+                         "layer)")
+    return mode
 
 
 def _fanouts(fanouts):
@@ -67,16 +123,22 @@ class NeighborSampler:
         graph: where the GPU sampler reads the graph: "pinned" (host memory, in place, over
             PCIe) or "device" (copied to GPU memory once).
         seed: the base of every draw; each call to :meth:`sample` draws anew.
+        mode: "dgl": each layer draws anew for all its destination nodes (DGL's
+            ``MultiLayerNeighborSampler``, and ``directgnn train``); "pyg": each node's
+            neighbours are drawn once, at the hop that first reaches it, and every layer
+            reuses them (PyG's ``NeighborSampler``; fills ``row``, ``col`` and ``edge``).
     """
 
-    def __init__(self, indptr, indices, fanouts, *, device="cpu", graph="pinned", seed=0):
+    def __init__(self, indptr, indices, fanouts, *, device="cpu", graph="pinned", seed=0,
+                 mode="dgl"):
         if graph not in ("pinned", "device"):
             raise ValueError(f"directgnn.NeighborSampler: graph {graph!r} is not 'pinned' or "
                              "'device'")
         self.fanouts = _fanouts(fanouts)
+        self.mode = _mode(mode, "directgnn.NeighborSampler")
         self.device = torch.device(device)
         self._sampler = classes.NeighborSampler(indptr, indices, self.fanouts, str(self.device),
-                                                graph)
+                                                graph, mode)
         self._seed = int(seed)
         self._calls = 0
 
@@ -88,5 +150,4 @@ class NeighborSampler:
         if seed is None:
             seed = self._seed * 1_000_003 + self._calls
             self._calls += 1
-        node, indptrs, indices = self._sampler.sample(seeds, int(seed))
-        return Sample(node, _blocks(node, indptrs, indices))
+        return _sample(self._sampler.sample(seeds, int(seed)), self.mode)

@@ -36,6 +36,19 @@ def test_one_epoch_yields_every_seed_once(data, prefetch, workers):
     assert not torch.equal(got, again)
 
 
+def test_pyg_mode_batches_carry_pyg_hops(data):
+    loader = directgnn.Loader(data, data.train_idx, fanouts=[4, 3], batch_size=64, device="cpu",
+                              mode="pyg", seed=2)
+    got = run_epoch(loader, data)
+    assert torch.equal(got.sort().values, data.train_idx.sort().values)
+    batch = next(iter(loader))
+    s = batch.sample
+    assert s.num_sampled_nodes[0] == batch.batch_size
+    assert sum(s.num_sampled_nodes) == batch.n_id.numel()
+    assert torch.equal(data.indices[s.edge].long(), batch.n_id[s.row])
+    assert torch.equal(batch.blocks[0].indices, s.row)
+
+
 def test_the_order_does_not_depend_on_prefetching(data):
     def first_batch(prefetch):
         loader = directgnn.Loader(data, data.val_idx, fanouts=[4], batch_size=64, device="cpu",

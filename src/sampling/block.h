@@ -11,6 +11,17 @@
 
 namespace directgnn {
 
+// How a k-hop sample draws neighbours.
+enum class SampleMode {
+  // DGL's blocks: each layer draws anew for every one of its destination nodes, so a seed's
+  // neighbours differ from layer to layer (what `directgnn train` does).
+  kFreshPerLayer,
+  // PyG's hops: a node's neighbours are drawn once, at the hop that first reaches it, and
+  // every layer reuses them. Hop h samples only the nodes first reached at hop h - 1; the
+  // blocks are prefixes of one CSR, as PyG's trim_to_layer sees them.
+  kOncePerNode,
+};
+
 struct Block {
   at::Tensor indptr;      // int64 [num_dst + 1]
   at::Tensor indices;     // int32 or int64 [num_edges]: source ids in [0, num_src)
@@ -26,6 +37,27 @@ struct MiniBatch {
   at::Tensor seeds;           // int64 [B]: global ids of the nodes whose outputs are trained
   at::Tensor input_nodes;     // int64 [blocks.front().num_src]: global ids; the first B are seeds
   std::vector<Block> blocks;  // blocks.front() reads the input features, blocks.back() emits seeds
+  // Per hop, seeds first: the nodes first reached there (PyG's num_sampled_nodes, hops + 1
+  // entries) and the edges drawn there (num_sampled_edges, one entry per hop).
+  std::vector<int64_t> hop_nodes, hop_edges;
+  // kOncePerNode on the CPU: int64 [blocks.front().num_edges()], each edge's position in the
+  // graph's CSR (its edge id); undefined otherwise.
+  at::Tensor edge_ids;
 };
+
+// The blocks, outermost first, from each hop's draw (seed hop first): a CSR over the rows hop
+// h drew, `offsets` and local `indices`, where hop h's destinations are rows [0, row_end[h]).
+// kFreshPerLayer: hop h drew all of those rows, and its CSR is the block.
+std::vector<Block> hop_blocks(const std::vector<at::Tensor>& offsets,
+                              const std::vector<at::Tensor>& indices,
+                              const std::vector<int64_t>& row_end);
+// kOncePerNode: hop h drew only rows [row_end[h - 1], row_end[h]); the hops join into one CSR,
+// and each block is its prefix over rows [0, row_end[h]) (views of the joined tensors).
+std::vector<Block> prefix_blocks(const std::vector<at::Tensor>& offsets,
+                                 const std::vector<at::Tensor>& indices,
+                                 const std::vector<int64_t>& row_end);
+// Sets every block's num_src and degrees from batch.hop_nodes and batch.input_nodes, given each
+// node's degree in the whole graph (float32 [N]).
+void set_sources(MiniBatch& batch, const at::Tensor& degree);
 
 }  // namespace directgnn

@@ -36,8 +36,8 @@ std::pair<at::Tensor, at::Tensor> relabel_first_seen(const at::Tensor& ids) {
 }
 
 DeviceSampler::DeviceSampler(const CsrGraph& graph, std::vector<int64_t> fanouts,
-                             c10::Device device, GraphPlacement placement)
-    : graph_(graph), fanouts_(std::move(fanouts)), device_(device) {
+                             c10::Device device, GraphPlacement placement, SampleMode mode)
+    : graph_(graph), fanouts_(std::move(fanouts)), device_(device), mode_(mode) {
   DGNN_CHECK(!fanouts_.empty(), "sampler: at least one fan-out is needed");
   for (const int64_t f : fanouts_) {
     DGNN_CHECK(f > 0 || f == -1, "sampler: fan-out ", f, " must be positive or -1 (all)");
@@ -131,28 +131,32 @@ at::Tensor DeviceSampler::picks(const at::Tensor& frontier, int64_t fanout, uint
 MiniBatch DeviceSampler::sample(const at::Tensor& seeds_in, uint64_t seed) const {
   MiniBatch batch;
   batch.seeds = seeds_in.to(device_, at::kLong).contiguous();
-  at::Tensor frontier = batch.seeds;
-  std::vector<Block> hops;
+  batch.hop_nodes = {batch.seeds.numel()};
+  at::Tensor nodes = batch.seeds;
+  std::vector<at::Tensor> offsets_of, local_of;
+  std::vector<int64_t> row_end;
+  int64_t row_begin = 0;
   for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
-    const int64_t fanout = fanouts_[hop];
-    const int64_t n = frontier.numel();
+    const int64_t fanout = fanouts_[hop], n = nodes.numel();
+    const at::Tensor frontier = nodes.narrow(0, row_begin, n - row_begin);
     const at::Tensor count = counts(frontier, fanout);
     const at::Tensor offsets = at::cat({at::zeros({1}, count.options()), count.cumsum(0)});
-    const int64_t total = offsets[n].item<int64_t>();  // the one size the host must know
+    const int64_t total = offsets[-1].item<int64_t>();  // the one size the host must know
     const at::Tensor picked = picks(frontier, fanout, seed, hop, offsets, total);
-    auto [nodes, local] = relabel_first_seen(at::cat({frontier, picked}));
-    Block block;
-    block.indptr = offsets;
-    block.indices = local.narrow(0, n, total).contiguous();
-    block.num_dst = n;
-    block.num_src = nodes.numel();
-    block.src_degree = degree_.index_select(0, nodes);
-    block.dst_degree = block.src_degree.narrow(0, 0, n);
-    hops.push_back(std::move(block));
-    frontier = nodes;
+    // The nodes so far keep their places: they are distinct and come first.
+    auto [next, local] = relabel_first_seen(at::cat({nodes, picked}));
+    offsets_of.push_back(offsets);
+    local_of.push_back(local.narrow(0, n, total).contiguous());
+    batch.hop_nodes.push_back(next.numel() - n);
+    batch.hop_edges.push_back(total);
+    row_end.push_back(n);
+    if (mode_ == SampleMode::kOncePerNode) row_begin = n;
+    nodes = next;
   }
-  batch.input_nodes = frontier;
-  batch.blocks.assign(hops.rbegin(), hops.rend());
+  batch.input_nodes = nodes;
+  batch.blocks = mode_ == SampleMode::kOncePerNode ? prefix_blocks(offsets_of, local_of, row_end)
+                                                   : hop_blocks(offsets_of, local_of, row_end);
+  set_sources(batch, degree_);
   return batch;
 }
 

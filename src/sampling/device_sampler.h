@@ -1,6 +1,6 @@
 // The GPU neighbour sampler: the same semantics as NeighborSampler (uniform without
 // replacement, PyG fan-out order, -1 = all, relabelling in order of first appearance, seeds
-// first), built for a GPU that reads the CSR graph where it lies:
+// first, and both SampleModes), built for a GPU that reads the CSR graph where it lies:
 // - pinned: the graph's own host memory is registered in place and read by the kernels over
 //   PCIe (zero-copy, as the feature table), so a graph larger than GPU memory samples on the
 //   GPU;
@@ -33,11 +33,13 @@ class DeviceSampler {
  public:
   // The graph must outlive the sampler. `device` is a CUDA device, or the CPU.
   DeviceSampler(const CsrGraph& graph, std::vector<int64_t> fanouts, c10::Device device,
-                GraphPlacement placement = GraphPlacement::kPinned);
+                GraphPlacement placement = GraphPlacement::kPinned,
+                SampleMode mode = SampleMode::kFreshPerLayer);
   ~DeviceSampler();
 
   // Samples the blocks for `seeds` (distinct int64 ids, on any device). The result's tensors
-  // are on the sampler's device. Runs on the current stream.
+  // are on the sampler's device. Runs on the current stream. (No edge ids: MiniBatch::edge_ids
+  // stays undefined.)
   MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
 
   c10::Device device() const { return device_; }
@@ -50,6 +52,7 @@ class DeviceSampler {
   const CsrGraph& graph_;
   std::vector<int64_t> fanouts_;
   c10::Device device_;
+  SampleMode mode_;
   at::Tensor degree_;                    // float32 [N] on the device
   at::Tensor indptr_dev_, indices_dev_;  // device placement
   std::shared_ptr<void> pin_indptr_, pin_indices_;

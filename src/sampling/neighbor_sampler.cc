@@ -19,49 +19,93 @@ struct NeighborSampler::Workspace {
 
 namespace {
 
-// Writes k distinct uniform picks out of the neighbours nbr[0..d) to out[0..k).
-template <typename Id>
-void choose(const Id* nbr, int64_t d, int64_t k, SplitRng& rng, int64_t* out) {
+// Writes the positions of k distinct uniform picks out of d neighbours to out[0..k).
+inline void choose(int64_t d, int64_t k, SplitRng& rng, int64_t* out) {
   if (k >= d) {
-    for (int64_t j = 0; j < d; ++j) out[j] = nbr[j];
+    for (int64_t j = 0; j < d; ++j) out[j] = j;
     return;
   }
   if (k <= 32) {
     // Floyd's algorithm: k draws, each either a fresh position or the newest one.
-    int64_t picked[32];
+    int64_t* picked = out;
     for (int64_t j = d - k, n = 0; j < d; ++j, ++n) {
       const auto t = static_cast<int64_t>(rng.below(j + 1));
       const bool seen = std::find(picked, picked + n, t) != picked + n;
       picked[n] = seen ? j : t;
     }
-    for (int64_t j = 0; j < k; ++j) out[j] = nbr[picked[j]];
     return;
   }
   // Selection sampling (Knuth's algorithm S): one pass, no extra memory.
   int64_t chosen = 0;
   for (int64_t j = 0; j < d && chosen < k; ++j) {
-    if (rng.below(d - j) < static_cast<uint64_t>(k - chosen)) out[chosen++] = nbr[j];
+    if (rng.below(d - j) < static_cast<uint64_t>(k - chosen)) out[chosen++] = j;
   }
 }
 
+// One hop: row i of the frontier draws offsets[i + 1] - offsets[i] neighbours into `picked`
+// (global ids) and, when `edges` is given, their CSR positions into `edges`.
 template <typename Id>
-void sample_hop(const int64_t* indptr, const Id* indices, const int64_t* frontier, int64_t n_dst,
-                uint64_t stream, const int64_t* offsets, int64_t* picked) {
-  at::parallel_for(0, n_dst, 256, [&](int64_t begin, int64_t end) {
+void sample_hop(const int64_t* indptr, const Id* indices, const int64_t* frontier, int64_t rows,
+                uint64_t stream, const int64_t* offsets, int64_t* picked, int64_t* edges) {
+  at::parallel_for(0, rows, 256, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      const int64_t v = frontier[i];
-      const int64_t d = indptr[v + 1] - indptr[v];
+      const int64_t v = frontier[i], first = indptr[v];
       const int64_t k = offsets[i + 1] - offsets[i];
       SplitRng rng(mix64(stream, static_cast<uint64_t>(i)));
-      choose(indices + indptr[v], d, k, rng, picked + offsets[i]);
+      int64_t* out = picked + offsets[i];
+      choose(indptr[v + 1] - first, k, rng, out);
+      for (int64_t j = 0; j < k; ++j) {
+        if (edges != nullptr) edges[offsets[i] + j] = first + out[j];
+        out[j] = static_cast<int64_t>(indices[first + out[j]]);
+      }
     }
   });
 }
 
+// One hop's draw: a CSR over its frontier rows, in global ids until relabelled.
+struct HopDraw {
+  at::Tensor offsets;  // int64 [rows + 1]
+  at::Tensor picked;   // int64 [edges]
+  at::Tensor edges;    // int64 [edges], CSR positions (kOncePerNode only)
+};
+
+// Draws one hop for `rows` frontier nodes: counts, offsets, then the picks in parallel.
+HopDraw draw_hop(const CsrGraph& graph, const int64_t* frontier, int64_t rows, int64_t fanout,
+                 uint64_t stream, bool with_edges) {
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  HopDraw draw;
+  draw.offsets = at::empty({rows + 1}, at::kLong);
+  int64_t* offsets = draw.offsets.data_ptr<int64_t>();
+  offsets[0] = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t d = indptr[frontier[i] + 1] - indptr[frontier[i]];
+    offsets[i + 1] = offsets[i] + (fanout < 0 ? d : std::min(d, fanout));
+  }
+  draw.picked = at::empty({offsets[rows]}, at::kLong);
+  int64_t* edges = nullptr;
+  if (with_edges) {
+    draw.edges = at::empty({offsets[rows]}, at::kLong);
+    edges = draw.edges.data_ptr<int64_t>();
+  }
+  int64_t* picked = draw.picked.data_ptr<int64_t>();
+  if (graph.indices.scalar_type() == at::kInt) {
+    sample_hop(indptr, graph.indices.data_ptr<int32_t>(), frontier, rows, stream, offsets, picked,
+               edges);
+  } else {
+    sample_hop(indptr, graph.indices.data_ptr<int64_t>(), frontier, rows, stream, offsets, picked,
+               edges);
+  }
+  return draw;
+}
+
 }  // namespace
 
-NeighborSampler::NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fanouts)
-    : graph_(graph), fanouts_(std::move(fanouts)), degree_(graph.degrees().to(at::kFloat)) {
+NeighborSampler::NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fanouts,
+                                 SampleMode mode)
+    : graph_(graph),
+      fanouts_(std::move(fanouts)),
+      mode_(mode),
+      degree_(graph.degrees().to(at::kFloat)) {
   DGNN_CHECK(!fanouts_.empty(), "fan-out list is empty; give one value per layer, e.g. 10,10");
   for (int64_t f : fanouts_) {
     DGNN_CHECK(f > 0 || f == -1, "fan-out ", f, " is invalid; use a positive count or -1 for all");
@@ -93,7 +137,6 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
   DGNN_CHECK(seeds_in.dim() == 1, "seed nodes must be a 1-D tensor");
   const at::Tensor seeds = seeds_in.to(at::kLong).contiguous();
   const int64_t num_nodes = graph_.num_nodes();
-  const int64_t* indptr = graph_.indptr.data_ptr<int64_t>();
   auto ws = acquire();
   std::vector<int32_t>& local = ws->local;
 
@@ -112,36 +155,19 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
 
   MiniBatch batch;
   batch.seeds = seeds;
-  const auto hops = static_cast<int64_t>(fanouts_.size());
-  std::vector<Block> blocks(hops);
-  for (int64_t hop = 0; hop < hops; ++hop) {
-    const int64_t fanout = fanouts_[hop];
-    // This hop's destinations are every node reached so far: the first n_dst of `nodes`.
+  batch.hop_nodes = {static_cast<int64_t>(nodes.size())};
+  const bool once = mode_ == SampleMode::kOncePerNode;
+  std::vector<HopDraw> draws;
+  std::vector<int64_t> row_end;
+  int64_t row_begin = 0;
+  for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
     // Sampling finishes before relabelling appends to `nodes`, so the pointer stays valid.
-    const auto n_dst = static_cast<int64_t>(nodes.size());
-    const int64_t* frontier = nodes.data();
-    Block& block = blocks[hops - 1 - hop];
-    block.num_dst = n_dst;
-    block.indptr = at::empty({n_dst + 1}, at::kLong);
-    int64_t* offsets = block.indptr.data_ptr<int64_t>();
-    offsets[0] = 0;
-    for (int64_t i = 0; i < n_dst; ++i) {
-      const int64_t d = indptr[frontier[i] + 1] - indptr[frontier[i]];
-      offsets[i + 1] = offsets[i] + (fanout < 0 ? d : std::min(d, fanout));
-    }
-    const int64_t num_edges = offsets[n_dst];
-    block.indices = at::empty({num_edges}, at::kLong);
-    int64_t* picked = block.indices.data_ptr<int64_t>();
-    const uint64_t stream = mix64(seed, static_cast<uint64_t>(hop));
-    if (graph_.indices.scalar_type() == at::kInt) {
-      sample_hop(indptr, graph_.indices.data_ptr<int32_t>(), frontier, n_dst, stream, offsets,
-                 picked);
-    } else {
-      sample_hop(indptr, graph_.indices.data_ptr<int64_t>(), frontier, n_dst, stream, offsets,
-                 picked);
-    }
+    const auto end = static_cast<int64_t>(nodes.size());
+    HopDraw draw = draw_hop(graph_, nodes.data() + row_begin, end - row_begin, fanouts_[hop],
+                            mix64(seed, static_cast<uint64_t>(hop)), once);
     // Relabel to local ids in order of first appearance (serial: the order is the contract).
-    for (int64_t e = 0; e < num_edges; ++e) {
+    int64_t* picked = draw.picked.data_ptr<int64_t>();
+    for (int64_t e = 0; e < draw.picked.numel(); ++e) {
       const int64_t v = picked[e];
       if (local[v] < 0) {
         local[v] = static_cast<int32_t>(nodes.size());
@@ -149,17 +175,26 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
       }
       picked[e] = local[v];
     }
-    block.num_src = static_cast<int64_t>(nodes.size());
+    batch.hop_nodes.push_back(static_cast<int64_t>(nodes.size()) - end);
+    batch.hop_edges.push_back(draw.picked.numel());
+    row_end.push_back(end);
+    if (once) row_begin = end;
+    draws.push_back(std::move(draw));
   }
   for (int64_t v : nodes) local[v] = -1;
   release(std::move(ws));
 
-  batch.input_nodes = at::tensor(nodes, at::kLong);
-  for (Block& block : blocks) {
-    block.src_degree = degree_.index_select(0, batch.input_nodes.narrow(0, 0, block.num_src));
-    block.dst_degree = block.src_degree.narrow(0, 0, block.num_dst);
+  std::vector<at::Tensor> offsets, picked, edges;
+  for (HopDraw& draw : draws) {
+    offsets.push_back(std::move(draw.offsets));
+    picked.push_back(std::move(draw.picked));
+    edges.push_back(std::move(draw.edges));
   }
-  batch.blocks = std::move(blocks);
+  batch.blocks =
+      once ? prefix_blocks(offsets, picked, row_end) : hop_blocks(offsets, picked, row_end);
+  if (once) batch.edge_ids = at::cat(edges);
+  batch.input_nodes = at::tensor(nodes, at::kLong);
+  set_sources(batch, degree_);
   return batch;
 }
 

@@ -3,9 +3,11 @@
 // Fan-outs are in PyG order, seed hop first: {15, 10, 5} takes up to 15 neighbours of each
 // seed, 10 of each node reached at hop 1, 5 at hop 2; -1 takes all neighbours. A node with
 // degree <= fan-out keeps all its neighbours. Output: one Block per hop, returned in layer
-// order (blocks[0] is the outermost hop). Node ids are relabelled in order of first
-// appearance. The result depends only on (graph, seeds, fan-outs, seed), not on the number
-// of threads: every destination node draws from its own random stream.
+// order (blocks[0] is the outermost hop). SampleMode (sampling/block.h) says whether each
+// layer draws anew (DGL's blocks, the default) or every node is drawn once (PyG's hops).
+// Node ids are relabelled in order of first appearance. The result depends only on (graph,
+// seeds, fan-outs, seed, mode), not on the number of threads: every destination node draws
+// from its own random stream.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -24,13 +26,15 @@ namespace directgnn {
 class NeighborSampler {
  public:
   // `fanouts` must be non-empty; each entry positive or -1. The graph must outlive the sampler.
-  NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fanouts);
+  NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fanouts,
+                  SampleMode mode = SampleMode::kFreshPerLayer);
   ~NeighborSampler();
 
   // Samples the blocks for `seeds` (int64 global ids, distinct). Thread-safe.
   MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
 
   const std::vector<int64_t>& fanouts() const { return fanouts_; }
+  SampleMode mode() const { return mode_; }
 
  private:
   struct Workspace;
@@ -39,6 +43,7 @@ class NeighborSampler {
 
   const CsrGraph& graph_;
   std::vector<int64_t> fanouts_;
+  SampleMode mode_;
   at::Tensor degree_;  // float32 [N], for Block::src_degree
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;

@@ -29,10 +29,27 @@ LoaderOptions checked(LoaderOptions o) {
   return o;
 }
 
+// Copies a CPU sampler's blocks to `device`. kOncePerNode blocks are prefixes of the outermost
+// one: it alone is copied, and the others stay views of it.
+void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
+  const Block& outer = batch.blocks.front();
+  const at::Tensor indptr = outer.indptr.to(device), indices = outer.indices.to(device);
+  const at::Tensor degree = outer.src_degree.to(device);
+  for (Block& b : batch.blocks) {
+    const bool prefix = mode == SampleMode::kOncePerNode;
+    b.indptr = prefix ? indptr.narrow(0, 0, b.num_dst + 1) : b.indptr.to(device);
+    b.indices = prefix ? indices.narrow(0, 0, b.num_edges()) : b.indices.to(device);
+    b.src_degree = degree.narrow(0, 0, b.num_src);
+    b.dst_degree = degree.narrow(0, 0, b.num_dst);
+  }
+  if (batch.edge_ids.defined()) batch.edge_ids = batch.edge_ids.to(device);
+}
+
 }  // namespace
 
 std::vector<at::Tensor> Minibatch::tensors() const {
   std::vector<at::Tensor> all{seeds, labels, x, batch.seeds, batch.input_nodes};
+  if (batch.edge_ids.defined()) all.push_back(batch.edge_ids);
   for (const Block& b : batch.blocks) {
     all.insert(all.end(), {b.indptr, b.indices, b.src_degree, b.dst_degree});
   }
@@ -42,12 +59,12 @@ std::vector<at::Tensor> Minibatch::tensors() const {
 MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
     : dataset_(dataset),
       options_(checked(std::move(options))),
-      sampler_(dataset.graph, options_.fanouts),
+      sampler_(dataset.graph, options_.fanouts, options_.sample_mode),
       store_(dataset.features, options_.features,
              options_.device.is_cuda() ? std::max<int>(0, options_.device.index()) : 0) {
   if (options_.gpu_sampler) {
-    device_sampler_ = std::make_unique<DeviceSampler>(dataset.graph, options_.fanouts,
-                                                      options_.device, options_.graph);
+    device_sampler_ = std::make_unique<DeviceSampler>(
+        dataset.graph, options_.fanouts, options_.device, options_.graph, options_.sample_mode);
   }
   labels_ = options_.device.is_cuda() ? dataset.labels.to(options_.device) : dataset.labels;
 }
@@ -95,12 +112,7 @@ Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t samp
       m.batch = device_sampler_->sample(seeds, sample_seed);
     } else {
       m.batch = sampler_.sample(seeds, sample_seed);
-      for (Block& b : m.batch.blocks) {
-        b.indptr = b.indptr.to(device);
-        b.indices = b.indices.to(device);
-        b.src_degree = b.src_degree.to(device);
-        b.dst_degree = b.dst_degree.to(device);
-      }
+      blocks_to(m.batch, device, options_.sample_mode);
     }
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);

@@ -40,6 +40,7 @@ struct LoaderOptions {
   GatherOptions gather;  // method kAuto: aligned from pinned or device tables, else cpu-copy
   bool gpu_sampler = false;
   GraphPlacement graph = GraphPlacement::kPinned;  // what the GPU sampler reads
+  SampleMode sample_mode = SampleMode::kFreshPerLayer;
   // Minibatches prepared ahead of the one being used (0: each in next(), on the caller's
   // thread), by this many worker threads, each with an OpenMP team of `worker_threads` (0:
   // the process's thread count when the epoch starts, core/threads.h).

@@ -93,18 +93,23 @@ TEST(GpuSampler, MatchesTheCpuTwinAndKeepsTheInvariants) {
   const Dataset ds = make_planted_partition(o);
   const std::vector<int64_t> fanouts = {15, 10, 5};
   const at::Tensor seeds = at::randperm(5000, at::kLong).narrow(0, 0, 512).clone();
-  const DeviceSampler cpu(ds.graph, fanouts, c10::Device(c10::kCPU));
-  const MiniBatch expected = cpu.sample(seeds, 9);
-  for (const GraphPlacement placement : {GraphPlacement::kPinned, GraphPlacement::kDevice}) {
-    const DeviceSampler gpu_sampler(ds.graph, fanouts, kCuda, placement);
-    const MiniBatch got = gpu_sampler.sample(seeds, 9);
-    // The kernels run the CPU twin's arithmetic: the very same blocks.
-    EXPECT_TRUE(got.input_nodes.cpu().equal(expected.input_nodes));
-    ASSERT_EQ(got.blocks.size(), expected.blocks.size());
-    for (size_t l = 0; l < got.blocks.size(); ++l) {
-      EXPECT_TRUE(got.blocks[l].indptr.cpu().equal(expected.blocks[l].indptr)) << l;
-      EXPECT_TRUE(got.blocks[l].indices.cpu().equal(expected.blocks[l].indices)) << l;
-      EXPECT_TRUE(got.blocks[l].src_degree.cpu().equal(expected.blocks[l].src_degree)) << l;
+  for (const SampleMode mode : {SampleMode::kFreshPerLayer, SampleMode::kOncePerNode}) {
+    const DeviceSampler cpu(ds.graph, fanouts, c10::Device(c10::kCPU), GraphPlacement::kPinned,
+                            mode);
+    const MiniBatch expected = cpu.sample(seeds, 9);
+    for (const GraphPlacement placement : {GraphPlacement::kPinned, GraphPlacement::kDevice}) {
+      const DeviceSampler gpu_sampler(ds.graph, fanouts, kCuda, placement, mode);
+      const MiniBatch got = gpu_sampler.sample(seeds, 9);
+      // The kernels run the CPU twin's arithmetic: the very same blocks.
+      EXPECT_TRUE(got.input_nodes.cpu().equal(expected.input_nodes));
+      EXPECT_EQ(got.hop_nodes, expected.hop_nodes);
+      EXPECT_EQ(got.hop_edges, expected.hop_edges);
+      ASSERT_EQ(got.blocks.size(), expected.blocks.size());
+      for (size_t l = 0; l < got.blocks.size(); ++l) {
+        EXPECT_TRUE(got.blocks[l].indptr.cpu().equal(expected.blocks[l].indptr)) << l;
+        EXPECT_TRUE(got.blocks[l].indices.cpu().equal(expected.blocks[l].indices)) << l;
+        EXPECT_TRUE(got.blocks[l].src_degree.cpu().equal(expected.blocks[l].src_degree)) << l;
+      }
     }
   }
 }
