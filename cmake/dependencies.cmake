@@ -63,7 +63,30 @@ endif()
 # "80;90" -> "8.0;9.0", the form torch's CMake takes.
 string(REGEX REPLACE "([0-9])([0-9])" "\\1.\\2" torch_arch_list "${DIRECTGNN_CUDA_ARCHITECTURES}")
 set(TORCH_CUDA_ARCH_LIST "${torch_arch_list}")
+# TorchConfig.cmake finds its libraries with find_library(... PATHS <torch>/lib), which
+# searches the system's directories first: a Debian libtorch or libc10 there (PyTorch 1.13)
+# would be linked in place of this torch's. Find them in this torch alone, first.
+if(DIRECTGNN_TORCH_PREFIX)
+  get_filename_component(torch_root "${DIRECTGNN_TORCH_PREFIX}/../.." ABSOLUTE)
+elseif(Torch_DIR)
+  get_filename_component(torch_root "${Torch_DIR}/../../.." ABSOLUTE)
+endif()
+foreach(lib torch torch_cpu torch_cuda c10 c10_cuda kineto caffe2_nvrtc)
+  string(TOUPPER ${lib} upper)
+  foreach(var ${lib}_LIBRARY ${upper}_LIBRARY)
+    string(FIND "${${var}}" "${torch_root}/" at)
+    if(NOT at EQUAL 0)
+      unset(${var} CACHE)  # found elsewhere by an earlier configure
+    endif()
+    find_library(${var} ${lib} PATHS "${torch_root}/lib" NO_DEFAULT_PATH)
+  endforeach()
+endforeach()
 find_package(Torch REQUIRED)
+# Torch's CMake drops the global CUDA architectures; later try_compile checks (FindOpenMP
+# under CMake >= 4) need a list whenever CUDA is enabled.
+if(DIRECTGNN_HAVE_NVCC)
+  set(CMAKE_CUDA_ARCHITECTURES ${DIRECTGNN_CUDA_ARCHITECTURES})
+endif()
 # Torch's CMake adds its -gencode flags to every CUDA file and switches the per-target
 # property off; the kernels target sets its architectures itself (src/CMakeLists.txt).
 string(REGEX REPLACE "-gencode arch=[^ ]+" "" CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what directgnn needs to build on Debian 12:
 # - compilers and C++ libraries from Debian's packages (skipped when all are present);
-# - PyTorch (pip's torch 2.11.0, a CUDA 13.0 build), numpy and pytest into .venv/, from
+# - PyTorch (pip's torch 2.11.0, a CUDA 13.0 build), numpy, pytest and torch-geometric into .venv/, from
 #   requirements.txt. A complete .venv/ for the same requirements is reused as it is.
 # Wheels are kept in ${XDG_CACHE_HOME:-~/.cache}/directgnn/wheels, so a second machine state
 # or a fresh clone installs without downloading; the cache is never required.

@@ -168,6 +168,7 @@ TORCH_LIBRARY(directgnn, m) {
   m.def("unpin_(Tensor self) -> ()");
   m.def("is_pinned(Tensor self) -> bool");
   m.def("configure_allocator() -> ()", [] { directgnn::configure_allocator(); });
+  directgnn::ops::define_gather_many(m);
   directgnn::ops::define_sampling(m);
   directgnn::ops::define_datasets(m);
   directgnn::ops::define_classes(m);
@@ -181,6 +182,7 @@ TORCH_LIBRARY_IMPL(directgnn, CPU, m) {
   m.impl("pin_", &directgnn::ops::pin);
   m.impl("unpin_", &directgnn::ops::unpin);
   m.impl("is_pinned", &directgnn::ops::is_pinned);
+  directgnn::ops::impl_gather_many(m);
   directgnn::ops::impl_sampling(m);
 }
 
@@ -190,5 +192,6 @@ TORCH_LIBRARY_IMPL(directgnn, CUDA, m) {
   m.impl("pin_", &directgnn::ops::pin);  // says that only CPU memory is pinned
   m.impl("unpin_", &directgnn::ops::unpin);
   m.impl("is_pinned", &directgnn::ops::is_pinned);
+  directgnn::ops::impl_gather_many(m);
   directgnn::ops::impl_sampling(m);
 }

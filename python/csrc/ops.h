@@ -47,6 +47,8 @@ using SampleResult =
                std::optional<at::Tensor>, std::vector<int64_t>, std::vector<int64_t>>;
 SampleResult as_result(const MiniBatch& batch);
 
+void define_gather_many(torch::Library& m);
+void impl_gather_many(torch::Library& m);  // CPU and CUDA
 void define_sampling(torch::Library& m);
 void impl_sampling(torch::Library& m);  // the CPU kernel
 void define_datasets(torch::Library& m);

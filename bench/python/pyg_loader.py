@@ -1,0 +1,96 @@
+"""PyG's GraphSAGE (3 layers of 256) trained through different loaders on the 100k benchmark
+graph (`directgnn.datasets.synthetic(100000, 20, 128)`, 50% training seeds, fan-out 15,10,5,
+batch 1024), each epoch split into load time (waiting for the batch: sampling, feature rows,
+collation, the copy to the device) and compute time (forward, backward, optimiser step).
+
+Loaders:
+  pyg        PyG's own NeighborLoader on the in-memory Data (needs pyg-lib or torch-sparse;
+             reported as skipped without them)
+  directgnn  directgnn.pyg.NeighborLoader: rows gathered onto --device by directgnn (on a GPU
+             read in place from pinned memory by the aligned zero-copy kernels)
+  host-rows  directgnn's sampler, rows gathered on the CPU and the batch copied to --device:
+             PyG's default feature path, x[n_id].to(device)
+
+    .venv/bin/python bench/python/pyg_loader.py [--loaders pyg directgnn] [--device cuda]
+        [--epochs 2] [--json OUT]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch_geometric.nn.models import GraphSAGE
+
+import directgnn
+from directgnn import pyg
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../examples"))
+import pyg_sage  # noqa: E402
+
+
+def make_loader(name, data, seeds, device):
+    kwargs = dict(num_neighbors=[15, 10, 5], batch_size=1024, input_nodes=seeds, shuffle=True)
+    if name == "pyg":
+        from torch_geometric.loader import NeighborLoader
+
+        return NeighborLoader(data, **kwargs)
+    if name == "directgnn":
+        return pyg.NeighborLoader(data, device=device, **kwargs)
+    if name == "host-rows":
+        return pyg.NeighborLoader(data, device="cpu", **kwargs)
+    raise ValueError(f"unknown loader {name!r}")
+
+
+def measure(name, data, seeds, device, epochs):
+    torch.manual_seed(0)
+    try:
+        loader = make_loader(name, data, seeds, device)
+        next(iter(loader))
+    except ImportError as error:
+        print(f"{name}: skipped ({error})")
+        return {"skipped": str(error)}
+    model = GraphSAGE(data.num_features, 256, num_layers=3, out_channels=8).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    runs = []
+    for epoch in range(epochs + 1):  # the first is a warm-up
+        load, compute = pyg_sage.train_epoch(model, opt, loader, device)
+        if epoch > 0:
+            runs.append({"load_s": load, "compute_s": compute})
+        print(f"{name} epoch {epoch}{' (warm-up)' if epoch == 0 else ''}: load {load:.3f} s, "
+              f"compute {compute:.3f} s", flush=True)
+    load = statistics.median(r["load_s"] for r in runs)
+    compute = statistics.median(r["compute_s"] for r in runs)
+    return {"epochs": runs, "load_s": load, "compute_s": compute, "epoch_s": load + compute}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--loaders", nargs="+", default=["pyg", "directgnn"],
+                   choices=["pyg", "directgnn", "host-rows"])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--epochs", type=int, default=2, help="measured epochs after one warm-up")
+    p.add_argument("--json", help="write the figures here")
+    a = p.parse_args()
+    device = torch.device(a.device)
+    ds = directgnn.datasets.synthetic(100000, 20, 128, train_fraction=0.5, val_fraction=0.05)
+    data = pyg_sage.as_pyg(ds)
+    results = {"device": str(device), "threads": torch.get_num_threads(),
+               "torch": torch.__version__, "graph": repr(ds), "loaders": {}}
+    for name in a.loaders:
+        results["loaders"][name] = measure(name, data, ds.train_idx, device, a.epochs)
+    for name, r in results["loaders"].items():
+        if "load_s" in r:
+            print(f"{name}: epoch {r['epoch_s']:.3f} s = load {r['load_s']:.3f} s + compute "
+                  f"{r['compute_s']:.3f} s (median of {a.epochs})")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
