@@ -15,6 +15,10 @@
 #           one epoch of zero-copy with the GPU sampler
 #   nccl    the NCCL group-of-one test, then Cora over seeds 0-2: two ranks sharing the GPU
 #           (--dist-backend auto) against one CPU process
+#   pyg     (issue 15) PyG's GraphSAGE 3x256 on the 100k graph through directgnn.pyg: rows read
+#           in place from pinned memory (aligned zero-copy) against PyG's default feature path
+#           (rows gathered on the CPU, then batch.to(device)), same sampler; and PyG's own
+#           NeighborLoader where pyg-lib or torch-sparse is installed
 # Files under $OUT (at most 8 come back): summary.txt, logs.tar.gz, and the stages' JSON/HTML.
 # BUDGET_S (default 560) is the call's time: every step runs under `timeout` with what is left,
 # so the summary and the logs are always written.
@@ -51,7 +55,7 @@ step() {
 }
 
 stages=("$@")
-((${#stages[@]} > 0)) || { say "usage: bench/gpu/run.sh tests|gather|train|scale|nccl ..."; exit 2; }
+((${#stages[@]} > 0)) || { say "usage: bench/gpu/run.sh tests|gather|train|scale|nccl|pyg ..."; exit 2; }
 [ -d "$deps/googletest" ] && [ -f "$deps/datasets/cora.npz" ] ||
   { say "error: $deps is incomplete: run bench/gpu/prepare.sh here and carry .deps/gpu"; exit 2; }
 export DIRECTGNN_DATA=$deps/datasets
@@ -66,9 +70,10 @@ targets=(directgnn)
 for s in "${stages[@]}"; do
   case $s in
     tests) targets+=(directgnn_tests directgnn_e2e_tests directgnn_ops) ;;
+    pyg) targets+=(directgnn_ops) ;;
     nccl) targets+=(directgnn_tests) ;;
     gather | train | scale) ;;
-    *) say "error: unknown stage '$s' (tests, gather, train, scale, nccl)"; exit 2 ;;
+    *) say "error: unknown stage '$s' (tests, gather, train, scale, nccl, pyg)"; exit 2 ;;
   esac
 done
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
@@ -163,6 +168,13 @@ stage_nccl() {
   grep -E "ranks \(|^Device" "$logs/cora.log" | sort | uniq -c | tee -a "$summary"
   python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${run[@]}" 2>&1 | tee -a "$summary"
   ((PIPESTATUS[0] == 0)) || failed=1
+}
+
+stage_pyg() {
+  step "pyg loaders" pyg.log env PYTHONPATH=build-gpu/python python3 bench/python/pyg_loader.py \
+    --device cuda --loaders pyg host-rows directgnn --epochs "${PYG_EPOCHS:-3}" \
+    --json "$OUT/pyg.json" || failed=1
+  grep -E "^(pyg|host-rows|directgnn): " "$logs/pyg.log" | tee -a "$summary"
 }
 
 for s in "${stages[@]}"; do

@@ -12,7 +12,11 @@ Loaders:
              PyG's default feature path, x[n_id].to(device)
 
     .venv/bin/python bench/python/pyg_loader.py [--loaders pyg directgnn] [--device cuda]
-        [--epochs 2] [--json OUT]
+        [--epochs 2] [--load-only] [--json OUT]
+
+--load-only iterates the batches (and copies them to --device) without training: PyG's loader
+and directgnn's both prepare each batch when it is asked for, so their load times do not
+depend on the training step between requests.
 """
 
 import argparse
@@ -46,7 +50,17 @@ def make_loader(name, data, seeds, device):
     raise ValueError(f"unknown loader {name!r}")
 
 
-def measure(name, data, seeds, device, epochs):
+def load_epoch(loader, device):
+    """One pass that only fetches the batches; returns (load seconds, 0)."""
+    t = time.perf_counter()
+    for batch in loader:
+        batch.to(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter() - t, 0.0
+
+
+def measure(name, data, seeds, device, epochs, load_only):
     torch.manual_seed(0)
     try:
         loader = make_loader(name, data, seeds, device)
@@ -58,7 +72,10 @@ def measure(name, data, seeds, device, epochs):
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     runs = []
     for epoch in range(epochs + 1):  # the first is a warm-up
-        load, compute = pyg_sage.train_epoch(model, opt, loader, device)
+        if load_only:
+            load, compute = load_epoch(loader, device)
+        else:
+            load, compute = pyg_sage.train_epoch(model, opt, loader, device)
         if epoch > 0:
             runs.append({"load_s": load, "compute_s": compute})
         print(f"{name} epoch {epoch}{' (warm-up)' if epoch == 0 else ''}: load {load:.3f} s, "
@@ -74,15 +91,18 @@ def main():
                    choices=["pyg", "directgnn", "host-rows"])
     p.add_argument("--device", default="cpu")
     p.add_argument("--epochs", type=int, default=2, help="measured epochs after one warm-up")
+    p.add_argument("--load-only", action="store_true", help="iterate the batches, no training")
     p.add_argument("--json", help="write the figures here")
     a = p.parse_args()
     device = torch.device(a.device)
     ds = directgnn.datasets.synthetic(100000, 20, 128, train_fraction=0.5, val_fraction=0.05)
     data = pyg_sage.as_pyg(ds)
     results = {"device": str(device), "threads": torch.get_num_threads(),
-               "torch": torch.__version__, "graph": repr(ds), "loaders": {}}
+               "torch": torch.__version__, "graph": repr(ds), "load_only": a.load_only,
+               "loaders": {}}
     for name in a.loaders:
-        results["loaders"][name] = measure(name, data, ds.train_idx, device, a.epochs)
+        results["loaders"][name] = measure(name, data, ds.train_idx, device, a.epochs,
+                                           a.load_only)
     for name, r in results["loaders"].items():
         if "load_s" in r:
             print(f"{name}: epoch {r['epoch_s']:.3f} s = load {r['load_s']:.3f} s + compute "
