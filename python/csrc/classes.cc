@@ -52,13 +52,7 @@ FeatureStoreHolder::FeatureStoreHolder(at::Tensor table, const std::string& plac
 
 at::Tensor FeatureStoreHolder::gather(const at::Tensor& ids, const std::string& method,
                                       bool sort_ids, int64_t max_threads) const {
-  DGNN_CHECK(max_threads >= 0, "directgnn: max_threads must be >= 0 (0 = no cap), got ",
-             max_threads);
-  GatherOptions options;
-  options.method = gather_method_arg(method);
-  options.sort_ids = sort_ids;
-  options.max_threads = max_threads;
-  return store_.gather(ids, ids.device(), options);
+  return store_.gather(ids, ids.device(), gather_options_arg(method, sort_ids, max_threads));
 }
 
 LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features,

@@ -64,16 +64,21 @@ GatherMethod gather_method_arg(const std::string& method) {
        "' is not a gather method; use auto, cpu-copy, zero-copy or aligned");
 }
 
-at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
-                  bool sort_ids, int64_t max_threads) {
-  DGNN_CHECK(table.dim() == 2, "directgnn.gather: the table must be 2-D [rows, features], got ",
-             table.dim(), " dimension(s)");
+GatherOptions gather_options_arg(const std::string& method, bool sort_ids, int64_t max_threads) {
   DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
              max_threads);
   GatherOptions options;
   options.method = gather_method_arg(method);
   options.sort_ids = sort_ids;
   options.max_threads = max_threads;
+  return options;
+}
+
+at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
+                  bool sort_ids, int64_t max_threads) {
+  DGNN_CHECK(table.dim() == 2, "directgnn.gather: the table must be 2-D [rows, features], got ",
+             table.dim(), " dimension(s)");
+  const GatherOptions options = gather_options_arg(method, sort_ids, max_threads);
   const FeatureStore store = FeatureStore::as_is(table, gpu_of(table, ids), ids.is_cuda());
   return store.gather(ids, ids.device(), options);
 }
@@ -86,8 +91,7 @@ at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std
                         gather_method_arg(method) != GatherMethod::kZeroCopy &&
                         gather_method_arg(method) != GatherMethod::kAligned;
   if (in_place) {
-    DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
-               max_threads);
+    gather_options_arg(method, sort_ids, max_threads);  // the same checks as gather()
     FeatureStore::as_is(table, 0, false).gather_into(ids, out);
     return out;
   }

@@ -18,6 +18,8 @@
 namespace directgnn::ops {
 
 GatherMethod gather_method_arg(const std::string& method);
+// The gather's options from Python's arguments, checked.
+GatherOptions gather_options_arg(const std::string& method, bool sort_ids, int64_t max_threads);
 
 // Rows `ids` of `table`, on ids' device: CPU ids gather on the CPU; CUDA ids read a pinned
 // table in place (zero-copy or aligned), gather a plain host table with cpu-copy, and index

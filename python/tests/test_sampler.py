@@ -168,10 +168,9 @@ def test_the_gpu_sampler_keeps_pyg_meaning(graph):
     seeds = torch.tensor([0, 17, 1999, 400])
     s = sampler.sample(seeds.cuda())
     assert s.edge is None
-    cpu = directgnn.Sample(s.node.cpu(), [], s.num_sampled_nodes, s.num_sampled_edges, "pyg",
-                           None)
-    cpu.blocks = [directgnn.Block(b.indptr.cpu(), b.indices.cpu(), b.num_src, b.num_dst)
-                  for b in s.blocks]
+    blocks = [directgnn.Block(b.indptr.cpu(), b.indices.cpu(), b.num_src, b.num_dst)
+              for b in s.blocks]
+    cpu = directgnn.Sample(s.node.cpu(), blocks, s.num_sampled_nodes, s.num_sampled_edges, "pyg")
     node, row, col = cpu.node, cpu.row, cpu.col
     edges = edges_of(graph)
     assert all((d, u) in edges for d, u in zip(node[col].tolist(), node[row].tolist()))

@@ -157,7 +157,7 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
   batch.seeds = seeds;
   batch.hop_nodes = {static_cast<int64_t>(nodes.size())};
   const bool once = mode_ == SampleMode::kOncePerNode;
-  std::vector<HopDraw> draws;
+  std::vector<at::Tensor> offsets, picked_of, edges;  // per hop
   std::vector<int64_t> row_end;
   int64_t row_begin = 0;
   for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
@@ -179,19 +179,15 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
     batch.hop_edges.push_back(draw.picked.numel());
     row_end.push_back(end);
     if (once) row_begin = end;
-    draws.push_back(std::move(draw));
+    offsets.push_back(std::move(draw.offsets));
+    picked_of.push_back(std::move(draw.picked));
+    edges.push_back(std::move(draw.edges));
   }
   for (int64_t v : nodes) local[v] = -1;
   release(std::move(ws));
 
-  std::vector<at::Tensor> offsets, picked, edges;
-  for (HopDraw& draw : draws) {
-    offsets.push_back(std::move(draw.offsets));
-    picked.push_back(std::move(draw.picked));
-    edges.push_back(std::move(draw.edges));
-  }
   batch.blocks =
-      once ? prefix_blocks(offsets, picked, row_end) : hop_blocks(offsets, picked, row_end);
+      once ? prefix_blocks(offsets, picked_of, row_end) : hop_blocks(offsets, picked_of, row_end);
   if (once) batch.edge_ids = at::cat(edges);
   batch.input_nodes = at::tensor(nodes, at::kLong);
   set_sources(batch, degree_);
