@@ -68,7 +68,9 @@ void validate_dataset(Dataset& ds, const std::string& where) {
              where, ": features has dtype ", ds.features.scalar_type(),
              "; use float32 or float16 (arr.astype('float32'))");
   if (!ds.features.is_contiguous()) ds.features = ds.features.contiguous();
-  if (ds.features.scalar_type() == at::kFloat) {
+  if (ds.features_checked) {
+    // Checked when the file was written (meta.json's features_checked).
+  } else if (ds.features.scalar_type() == at::kFloat) {
     check_finite<float>(ds.features, where);
   } else {
     check_finite<at::Half>(ds.features, where);

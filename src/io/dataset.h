@@ -27,6 +27,11 @@ struct Dataset {
   int64_t num_classes = 0;
   bool directed = false;
   std::vector<Split> splits;  // the dataset's own splits; empty when it ships none
+  // Set when meta.json records that this very features.npy (same size, modification time and
+  // inode) was checked finite when it was written: validate_dataset then skips its scan of the table.
+  bool features_checked = false;
+  // How the feature table is read, for the run's header (empty for a table in memory).
+  std::string feature_access;
 
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t feat_dim() const { return features.size(1); }
@@ -45,7 +50,8 @@ struct ImportOptions {
 // with edges / node_features / node_labels / *_masks). Throws naming the file and field.
 Dataset load_dataset(const std::string& path, const ImportOptions& options = {});
 
-// Checks shapes, dtypes, label range, split ids and that features are finite; normalises
+// Checks shapes, dtypes, label range, split ids and that features are finite (unless
+// dataset.features_checked says it is known); normalises
 // dtypes (labels to int64, split ids to int64). `where` names the source in errors.
 void validate_dataset(Dataset& dataset, const std::string& where);
 
@@ -74,6 +80,9 @@ struct DatasetMeta {
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
   bool directed = false;
   int64_t num_splits = -1;  // -1 when meta.json does not say
+  // features_checked: {bytes, mtime_ns, inode} of features.npy when it was written and found
+  // finite (-1 when meta.json does not say).
+  int64_t checked_bytes = -1, checked_mtime_ns = -1, checked_inode = -1;
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);

@@ -1,6 +1,8 @@
 // The native dataset directory: meta.json plus one .npy file per array (docs/formats.md).
 #include <ATen/ATen.h>
+#include <sys/stat.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/progress.h"
+#include "core/resources.h"
 #include "directgnn/error.h"
 #include "io/dataset.h"
 #include "io/npy.h"
@@ -23,9 +26,37 @@ std::string split_dir(const std::string& root, size_t k) {
   return k == 0 ? root : root + "/split_" + std::to_string(k);
 }
 
+// A file's size, modification time and inode: what meta.json records of a checked
+// features.npy. A file rewritten since (np.save, or a new file renamed over it) differs in one.
+struct FileStamp {
+  int64_t bytes = -1, mtime_ns = -1, inode = -1;
+};
+
+FileStamp file_stamp(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return {};
+  return {static_cast<int64_t>(st.st_size),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<int64_t>(st.st_ino)};
+}
+
+// Rows [begin, begin + part.size(0)) as stored: every value must be finite.
+void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string& path) {
+  if (at::isfinite(part).all().item<bool>()) return;
+  const at::Tensor first = at::nonzero(at::logical_not(at::isfinite(part)))[0];
+  const int64_t row = first[0].item<int64_t>(), col = first[1].item<int64_t>();
+  const float value = part[row][col].item<float>();
+  const bool overflow = part.scalar_type() == at::kHalf && std::isinf(value);
+  fail(path, ": features row ", begin + row, " column ", col, " is ", value,
+       overflow ? " once stored as float16, which holds at most +-65504; keep float32 "
+                  "(--feat-dtype float32) or scale the features"
+                : "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
+}
+
 // features.npy, written a chunk of rows at a time (about 64 MiB of float32 each), so a table
-// larger than memory can be produced.
-void write_features(const std::string& path, const FeatureStream& features) {
+// larger than memory can be produced. Every chunk is checked finite on the way, so a loader
+// need not scan the table again (meta.json's features_checked records the file written).
+FileStamp write_features(const std::string& path, const FeatureStream& features) {
   AtomicFile file(path);
   file.write(npy_header_for(features.dtype, {features.rows, features.dim}));
   const int64_t chunk =
@@ -37,11 +68,13 @@ void write_features(const std::string& path, const FeatureStream& features) {
     at::Tensor part = rows.narrow(0, 0, end - begin);
     features.fill(begin, end, part.data_ptr<float>());
     if (features.dtype == at::kHalf) part = part.to(at::kHalf);
+    check_chunk_finite(part, begin, path);
     file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));
     progress.update(end);
   }
   progress.finish();
   file.commit();
+  return file_stamp(path);
 }
 
 template <typename T>
@@ -71,6 +104,21 @@ template <typename T>
 T optional_field(const nlohmann::json& meta, const char* name, const std::string& where,
                  T fallback) {
   return meta.contains(name) ? field<T>(meta, name, where) : fallback;
+}
+
+// Training gathers rows at random. A table that fits in the memory available keeps the
+// kernel's read-around, which fills the page cache in large reads; a larger one is read a
+// page per row, as read-around would fetch megabytes per row only to evict them again.
+void choose_feature_access(Dataset& ds) {
+  const int64_t bytes = static_cast<int64_t>(ds.features.nbytes());
+  const int64_t available = host_memory().available;
+  if (available > 0 && bytes > available) {
+    advise_access(ds.features, MapAccess::kRandom);
+    ds.feature_access = "memory-mapped, " + gib_text(bytes) + " > " + gib_text(available) +
+                        " available: read a page per row";
+  } else {
+    advise_access(ds.features, MapAccess::kReadAround);
+  }
 }
 
 at::Tensor load_required(const std::string& dir, const std::string& file) {
@@ -105,6 +153,14 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
              ": num_nodes, feat_dim must be positive, num_edges non-negative and num_classes >= 2");
   DGNN_CHECK(out.num_splits >= -1, where, ": num_splits must not be negative, got ",
              out.num_splits);
+  if (meta.contains("features_checked")) {
+    const nlohmann::json& checked = meta.at("features_checked");
+    if (!checked.is_object()) fail(where, ": field 'features_checked' must be an object");
+    const std::string inner = where + " (features_checked)";
+    out.checked_bytes = field<int64_t>(checked, "bytes", inner);
+    out.checked_mtime_ns = field<int64_t>(checked, "mtime_ns", inner);
+    out.checked_inode = field<int64_t>(checked, "inode", inner);
+  }
   return out;
 }
 
@@ -141,7 +197,14 @@ Dataset load_dataset_dir(const std::string& dir) {
     ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),
                          load_required(sdir, "test_idx.npy")});
   }
+  const FileStamp stamp = file_stamp(dir + "/features.npy");
+  ds.features_checked = meta.checked_bytes >= 0 && stamp.bytes == meta.checked_bytes &&
+                        stamp.mtime_ns == meta.checked_mtime_ns &&
+                        stamp.inode == meta.checked_inode;
+  // The scan (when the file is not known checked) is one pass from start to end.
+  if (!ds.features_checked) advise_access(ds.features, MapAccess::kSequential);
   validate_dataset(ds, dir);
+  choose_feature_access(ds);
   return ds;
 }
 
@@ -175,7 +238,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   const std::string& dir = temp.path();
   save_npy(dir + "/indptr.npy", ds.graph.indptr);
   save_npy(dir + "/indices.npy", ds.graph.indices);
-  write_features(dir + "/features.npy", features);
+  const FileStamp checked = write_features(dir + "/features.npy", features);
   save_npy(dir + "/labels.npy", ds.labels);
   for (size_t k = 0; k < ds.splits.size(); ++k) {
     const std::string sdir = split_dir(dir, k);
@@ -184,7 +247,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
     save_npy(sdir + "/val_idx.npy", ds.splits[k].val);
     save_npy(sdir + "/test_idx.npy", ds.splits[k].test);
   }
-  const nlohmann::json meta = {
+  nlohmann::json meta = {
       {"name", ds.name},
       {"format_version", kFormatVersion},
       {"num_nodes", ds.graph.num_nodes()},
@@ -195,6 +258,10 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
       {"directed", ds.directed},
       {"num_splits", ds.splits.size()},
   };
+  if (checked.bytes >= 0) {
+    meta["features_checked"] = {
+        {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
+  }
   write_file_atomic(dir + "/meta.json", meta.dump(2) + "\n");
   temp.commit();
 }

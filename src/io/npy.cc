@@ -258,6 +258,20 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) munmap(data_, size_);
 }
 
+void advise_access(const at::Tensor& mapped, MapAccess access) {
+  if (!mapped.defined() || mapped.nbytes() == 0) return;
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(mapped.data_ptr());
+  const uintptr_t first = begin / page * page;
+  const uintptr_t last = (begin + mapped.nbytes() + page - 1) / page * page;
+  const int advice = access == MapAccess::kRandom       ? MADV_RANDOM
+                     : access == MapAccess::kSequential ? MADV_SEQUENTIAL
+                                                        : MADV_NORMAL;
+  // Advice only: on memory that is not a file mapping it changes nothing that matters, and a
+  // refusal (ENOMEM for a range that is not mapped) leaves the default in place.
+  madvise(reinterpret_cast<void*>(first), last - first, advice);
+}
+
 at::Tensor load_npy(const std::string& path) {
   auto file = std::make_shared<MappedFile>(path);
   const uint8_t* data = file->data();

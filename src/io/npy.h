@@ -36,6 +36,14 @@ at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size
 // Memory-maps `path` and returns its array as a tensor (no copy).
 at::Tensor load_npy(const std::string& path);
 
+// How the pages of a memory-mapped tensor will be read, told to the kernel (madvise):
+// kReadAround is the kernel's default (each page fault reads its neighbours too, up to the
+// device's read-ahead window, often megabytes); kSequential widens that read-ahead for one
+// pass from start to end; kRandom reads only the faulting page, for rows gathered at random
+// from a table that cannot stay in memory. Tensors that are not mappings are left alone.
+enum class MapAccess { kReadAround, kSequential, kRandom };
+void advise_access(const at::Tensor& mapped, MapAccess access);
+
 // The .npy header (format 1.0, or 2.0 when the header needs it) for a tensor's dtype and shape.
 std::string npy_header_for(const at::Tensor& tensor);
 std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape);

@@ -237,6 +237,7 @@ void TrainingRun::print_header() const {
   if (o_.quiet || !leader_) return;
   out_ << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << ds_.graph.num_edges()
        << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
+       << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
        << "Split: " << chosen_.description << "\n"
        << "Model: " << config_.arch << ", " << config_.layers << " layers, hidden "
        << config_.hidden << ", fan-out " << fanout_text(loader_->options().fanouts) << ", batch "

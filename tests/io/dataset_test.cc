@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +67,44 @@ void edit_meta(const std::string& path, const std::function<void(nlohmann::json&
   std::ifstream(path + "/meta.json") >> meta;
   edit(meta);
   std::ofstream(path + "/meta.json") << meta.dump();
+}
+
+// A table checked finite as it was written is not scanned again on open, unless the file
+// has changed since (another modification time, size or inode).
+TEST(DatasetDir, FeaturesCheckedAtWriteAreNotScannedAgainUntilTheFileChanges) {
+  TempDirectory dir;
+  const std::string path = dir.file("ds");
+  save_dataset_dir(small_dataset(), path);
+  EXPECT_TRUE(load_dataset(path).features_checked);
+  nlohmann::json meta;
+  std::ifstream(path + "/meta.json") >> meta;
+  EXPECT_EQ(meta["features_checked"]["bytes"].get<int64_t>(),
+            static_cast<int64_t>(std::filesystem::file_size(path + "/features.npy")));
+  // The same bytes, a later modification time: checked again (and still fine).
+  const std::string features = path + "/features.npy";
+  std::filesystem::last_write_time(
+      features, std::filesystem::last_write_time(features) + std::chrono::seconds(1));
+  EXPECT_FALSE(load_dataset(path).features_checked);
+  edit_meta(path, [](nlohmann::json& m) { m["features_checked"] = 7; });
+  EXPECT_ERROR_CONTAINS(load_dataset(path), "field 'features_checked' must be an object");
+  edit_meta(path, [](nlohmann::json& m) { m["features_checked"] = {{"bytes", 1}}; });
+  EXPECT_ERROR_CONTAINS(load_dataset(path), "(features_checked): missing field 'mtime_ns'");
+}
+
+// Writing checks every value: a NaN, or a value float16 cannot hold, fails the write naming
+// row and column, and leaves no dataset behind.
+TEST(DatasetDir, WritingRefusesFeaturesThatAreNotFiniteAsStored) {
+  TempDirectory dir;
+  Dataset ds = small_dataset();
+  ds.features = ds.features.clone();
+  ds.features[120][2] = 1e6f;
+  EXPECT_ERROR_CONTAINS(save_dataset_dir(ds, dir.file("half"), feature_stream_of(ds.features, at::kHalf)),
+                        "features row 120 column 2 is inf once stored as float16");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("half")));
+  save_dataset_dir(ds, dir.file("single"));  // float32 holds it
+  ds.features[7][5] = std::nanf("");
+  EXPECT_ERROR_CONTAINS(save_dataset_dir(ds, dir.file("nan")), "features row 7 column 5 is nan");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("nan")));
 }
 
 TEST(DatasetDir, BadInputsNameTheFileAndTheProblem) {
