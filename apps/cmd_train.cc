@@ -10,6 +10,71 @@
 
 namespace directgnn::cli {
 
+namespace {
+
+// The options that shape a run's result, as the command line names them, with where each is
+// kept in a training state (the run's options, or its run record).
+struct FixedOption {
+  const char* flag;
+  const char* section;
+  const char* path;
+};
+constexpr FixedOption kFixedOptions[] = {
+    {"--dataset", "run", "/dataset"},
+    {"--keep-self-loops", "run", "/keep_self_loops"},
+    {"--model", "options", "/model/arch"},
+    {"--layers", "options", "/model/layers"},
+    {"--hidden", "options", "/model/hidden"},
+    {"--dropout", "options", "/model/dropout"},
+    {"--optimizer", "options", "/optimizer"},
+    {"--lr", "options", "/lr"},
+    {"--weight-decay", "options", "/weight_decay"},
+    {"--batch-size", "options", "/batch_size"},
+    {"--fan-out", "options", "/fanout"},
+    {"--features", "options", "/features"},
+    {"--eval-every", "options", "/eval_every"},
+    {"--seed", "options", "/seed"},
+    {"--split", "options", "/split"},
+    {"--device", "options", "/device"},
+    {"--gather", "options", "/gather"},
+    {"--sampler", "options", "/sampler"},
+    {"--graph", "options", "/graph"},
+};
+
+std::string absolute_path(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+}
+
+std::string shown(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// A resumed run may be given the options it was saved with, as people rerun the command that
+// started it; an option given with another value is refused, naming saved and given values.
+void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
+                            const TrainOptions& given, const std::string& dataset,
+                            bool keep_self_loops, const std::string& where) {
+  nlohmann::json now = {{"options", training_options_json(given)},
+                        {"run", {{"dataset", absolute_path(dataset)},
+                                 {"keep_self_loops", keep_self_loops}}}};
+  std::string changed;
+  for (const FixedOption& o : kFixedOptions) {
+    if (c.count(o.flag) == 0) continue;
+    const nlohmann::json::json_pointer at(o.path);
+    const nlohmann::json saved = state[o.section].value(at, nlohmann::json());
+    const nlohmann::json value = now[o.section][at];
+    if (saved == value) continue;
+    changed += std::string("\n  ") + o.flag + ": saved " +
+               (saved.is_null() ? "(not recorded)" : shown(saved)) + ", given " + shown(value);
+  }
+  DGNN_CHECK(changed.empty(), where, ": --resume continues the run with the options it was saved "
+             "with; these differ:", changed,
+             "\nGive them as saved, or leave them out (--epochs, --metrics and --threads may change; "
+             "a changed run needs a new --checkpoint directory).");
+}
+
+}  // namespace
+
 void register_train(CLI::App& app) {
   struct Args {
     TrainingArgs train;
@@ -33,7 +98,8 @@ void register_train(CLI::App& app) {
       ->default_val(0);
   c->add_option("--resume", args->resume,
                 "continue the run whose training state is in DIR (saved on SIGINT/SIGTERM or "
-                "by --checkpoint-every); dataset and options come from it");
+                "by --checkpoint-every); dataset and options come from it, and options given "
+                "again must equal the saved ones");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
@@ -48,20 +114,13 @@ void register_train(CLI::App& app) {
     std::string dataset = args->dataset;
     bool keep_self_loops = args->keep_self_loops;
     if (!args->resume.empty()) {
-      // The stored run decides everything that shapes the result; --epochs may extend it.
-      for (const char* fixed :
-           {"--dataset", "--model", "--layers", "--hidden", "--dropout", "--optimizer", "--lr",
-            "--weight-decay", "--batch-size", "--fan-out", "--features", "--eval-every", "--seed",
-            "--split", "--keep-self-loops", "--device", "--gather", "--sampler", "--graph"}) {
-        DGNN_CHECK(c->count(fixed) == 0, fixed,
-                   " cannot be given with --resume: the run continues with the options it was "
-                   "saved with (see ",
-                   training_state_path(args->resume), ")");
-      }
+      // The stored run decides everything that shapes the result. The command that started it
+      // may be given again (options equal to the saved ones); --epochs may extend it.
       const nlohmann::json state = read_training_state(args->resume);
       const std::string where = training_state_path(args->resume);
       DGNN_CHECK(state.contains("options") && state.contains("run"), where,
                  ": not a training state (no options)");
+      refuse_changed_options(*c, state, options, args->dataset, args->keep_self_loops, where);
       const int64_t epochs = options.epochs;
       apply_training_options_json(state["options"], options, where);
       if (c->count("--epochs") != 0) options.epochs = epochs;
@@ -72,8 +131,7 @@ void register_train(CLI::App& app) {
       if (options.checkpoint_dir.empty()) options.checkpoint_dir = args->resume;
     }
     // An absolute path, so a run resumes from any working directory.
-    const std::string dataset_path =
-        dataset.empty() ? dataset : std::filesystem::absolute(dataset).lexically_normal().string();
+    const std::string dataset_path = absolute_path(dataset);
     options.run_info = {{"dataset", dataset_path}, {"keep_self_loops", keep_self_loops}};
     install_stop_handlers();
     const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.placement.device);

@@ -70,7 +70,9 @@ TEST(Interrupt, SigtermMidEpochThenResumeEndsWithTheSameParameters) {
   EXPECT_NE(log.find("Interrupted by SIGTERM"), std::string::npos) << log;
   EXPECT_NE(log.find("directgnn train --resume " + ckpt), std::string::npos) << log;
 
-  const auto resumed = e2e::run("train --threads 1 --resume " + ckpt + " --metrics " + metrics);
+  // The command that started the run, given again with --resume, as people rerun a job.
+  const auto resumed = e2e::run(kRun + " --metrics " + metrics + " --checkpoint " + ckpt +
+                                " --resume " + ckpt);
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("Resuming from " + ckpt), std::string::npos) << resumed.output;
   const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(metrics);
@@ -84,10 +86,13 @@ TEST(Interrupt, SigtermMidEpochThenResumeEndsWithTheSameParameters) {
     EXPECT_NE(text.find(key), std::string::npos) << "epoch " << epoch << " missing:\n" << text;
   }
   // The resumed run refuses options that would change the result.
-  const auto changed = e2e::run("train --resume " + ckpt + " --lr 0.1");
+  // Options given with other values are refused, each named with its saved and given value.
+  const auto changed = e2e::run(kRun + " --resume " + ckpt + " --lr 0.1 --hidden 64");
   EXPECT_EQ(changed.status, 1);
-  EXPECT_NE(changed.output.find("--lr cannot be given with --resume"), std::string::npos)
-      << changed.output;
+  for (const char* line : {"--lr: saved 0.005, given 0.1", "--hidden: saved 256, given 64"}) {
+    EXPECT_NE(changed.output.find(line), std::string::npos) << changed.output;
+  }
+  EXPECT_EQ(changed.output.find("--seed:"), std::string::npos) << changed.output;
 }
 
 TEST(Interrupt, ASecondSignalExitsAtOnce) {
