@@ -138,14 +138,14 @@ TEST(ResourceErrors, GenerateChecksMemoryAndDiskFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("g")));
 }
 
-// The side-by-side comparison in one process: modes that need a GPU are skipped with the
-// reason where there is none; the JSON and the HTML page hold every run.
+// The side-by-side comparison in one process: `all` is the three GPU modes and the CPU path;
+// modes that need a GPU are skipped with the reason where there is none; the JSON and the HTML
+// page hold every run.
 TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
   testing::TempDirectory dir;
-  const auto r = e2e::run(
-      "bench train --synthetic 4000,8,16 --epochs 1 --threads 1 "
-      "--modes all,cpu --json " +
-      dir.file("b.json") + " --html " + dir.file("b.html"));
+  const auto r =
+      e2e::run("bench train --synthetic 4000,8,16 --epochs 1 --threads 1 --modes all --json " +
+               dir.file("b.json") + " --html " + dir.file("b.html"));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto result = nlohmann::json::parse(e2e::read_text(dir.file("b.json")));
   ASSERT_EQ(result["runs"].size(), 7u);  // 3 GPU modes x 2 samplers + the CPU path
@@ -163,6 +163,13 @@ TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
       EXPECT_NE(run["skipped"].get<std::string>().find("--device cuda"), std::string::npos);
     }
   }
+  // A mode named twice runs once.
+  const auto twice = e2e::run(
+      "bench train --synthetic 2000,8,16 --epochs 1 --threads 1 --no-eval "
+      "--modes all,cpu --samplers cpu --json " +
+      dir.file("t.json"));
+  ASSERT_EQ(twice.status, 0) << twice.output;
+  EXPECT_EQ(nlohmann::json::parse(e2e::read_text(dir.file("t.json")))["runs"].size(), 4u);
   const auto bad = e2e::run("bench train --synthetic 4000,8,16 --modes fastest");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.output.find("'fastest' is not a mode"), std::string::npos) << bad.output;
