@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "bench_report.h"
 #include "core/atomic_file.h"
 #include "core/resources.h"
 #include "core/threads.h"
@@ -108,11 +109,16 @@ PlacementChoices mode_placement(const std::string& name) {
 std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers) {
   std::vector<std::string> names, kinds;
   std::stringstream a(modes), b(samplers);
+  // `all` is every mode a user compares, the CPU path included, so that the command runs
+  // something on every machine; a mode named twice runs once.
+  auto add = [&names](const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
   for (std::string item; std::getline(a, item, ',');) {
     if (item == "all") {
-      names.insert(names.end(), {"conventional", "zero-copy", "all-in-gpu"});
+      for (const char* name : {"conventional", "zero-copy", "all-in-gpu", "cpu"}) add(name);
     } else {
-      names.push_back(item);
+      add(item);
     }
   }
   for (std::string item; std::getline(b, item, ',');) kinds.push_back(item);
@@ -130,101 +136,6 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
   }
   DGNN_CHECK(!out.empty(), "--modes/--samplers select nothing to run");
   return out;
-}
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '&') {
-      out += "&amp;";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-// A self-contained page: the table, and per run two stacked bars: what the training loop spent
-// its epoch on (compute, waiting for data, the rest) and what the workers spent preparing
-// minibatches (sampling, gathering; overlapped with training when prefetching).
-std::string comparison_html(const nlohmann::json& result) {
-  double longest = 1e-9;
-  for (const auto& run : result["runs"]) {
-    if (run.contains("epoch_time_s")) {
-      longest = std::max({longest, run["epoch_time_s"].get<double>(),
-                          run["sample_s"].get<double>() + run["gather_s"].get<double>()});
-    }
-  }
-  std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>directgnn bench train</title>"
-       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-       "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#eee}"
-       ".bar{display:flex;height:14px;margin:2px 0}.bar div{height:14px}"
-       ".compute{background:#4e79a7}.wait{background:#e15759}.other{background:#bab0ac}"
-       ".sample{background:#59a14f}.gather{background:#f28e2b}"
-       ".key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}</style>"
-       "</head><body>\n<h1>directgnn bench train</h1>\n<p>"
-    << html_escape(result["setup"].dump()) << "</p>\n";
-  h << "<table><tr><th>mode</th><th>sampler</th><th>epoch (s)</th><th>sample (s)</th>"
-       "<th>gather (s)</th><th>compute (s)</th><th>wait (s)</th><th>CPU (s/epoch)</th>"
-       "<th>GPU energy (J/epoch)</th><th>peak GPU memory (GiB)</th><th>speed-up</th>"
-       "<th>test acc</th></tr>\n";
-  auto fixed = [](double value, int digits) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", digits, value);
-    return std::string(text);
-  };
-  auto cell = [&](const nlohmann::json& run, const char* key, int digits) {
-    if (!run.contains(key) || run[key].is_null()) return std::string("&ndash;");
-    return fixed(run[key].get<double>(), digits);
-  };
-  for (const auto& run : result["runs"]) {
-    h << "<tr><td>" << html_escape(run["mode"].get<std::string>()) << "</td><td>"
-      << html_escape(run["sampler"].get<std::string>()) << "</td>";
-    if (!run.contains("epoch_time_s")) {
-      h << "<td colspan=\"10\" style=\"text-align:left\">skipped: "
-        << html_escape(run.value("skipped", std::string())) << "</td></tr>\n";
-      continue;
-    }
-    h << "<td>" << cell(run, "epoch_time_s", 3) << "</td><td>" << cell(run, "sample_s", 3)
-      << "</td><td>" << cell(run, "gather_s", 3) << "</td><td>" << cell(run, "compute_s", 3)
-      << "</td><td>" << cell(run, "wait_s", 3) << "</td><td>" << cell(run, "cpu_s", 2)
-      << "</td><td>" << cell(run, "gpu_energy_j", 1) << "</td><td>"
-      << (run.contains("gpu_peak_bytes")
-              ? fixed(run["gpu_peak_bytes"].get<double>() / double(1 << 30), 2)
-              : "&ndash;")
-      << "</td><td>" << cell(run, "speedup", 2) << "</td><td>" << cell(run, "test_acc", 4)
-      << "</td></tr>\n";
-  }
-  h << "</table>\n<h2>Where the epoch goes</h2>\n<p class=\"key\">training loop:"
-       "<span class=\"compute\"></span>compute<span class=\"wait\"></span>waiting for data"
-       "<span class=\"other\"></span>rest &nbsp; workers:<span class=\"sample\"></span>"
-       "sampling<span class=\"gather\"></span>gathering</p>\n<table>\n";
-  auto width = [&](double seconds) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f", 600.0 * std::max(0.0, seconds) / longest);
-    return std::string(text);
-  };
-  for (const auto& run : result["runs"]) {
-    if (!run.contains("epoch_time_s")) continue;
-    const double epoch = run["epoch_time_s"], compute = run["compute_s"], wait = run["wait_s"];
-    h << "<tr><td>"
-      << html_escape(run["mode"].get<std::string>() + " / " + run["sampler"].get<std::string>())
-      << "</td><td style=\"text-align:left\"><div class=\"bar\"><div class=\"compute\" "
-         "style=\"width:"
-      << width(compute) << "px\"></div><div class=\"wait\" style=\"width:" << width(wait)
-      << "px\"></div><div class=\"other\" style=\"width:" << width(epoch - compute - wait)
-      << "px\"></div></div><div class=\"bar\"><div class=\"sample\" style=\"width:"
-      << width(run["sample_s"])
-      << "px\"></div><div class=\"gather\" style=\"width:" << width(run["gather_s"])
-      << "px\"></div></div></td></tr>\n";
-  }
-  h << "</table>\n</body></html>\n";
-  return h.str();
 }
 
 // Every mode on the same dataset, one after another in this process; a mode that cannot run
@@ -315,8 +226,9 @@ void register_bench(CLI::App& app) {
   c->add_option("--json", args->json, "also write the results to this JSON file");
   c->add_option("--modes", args->modes,
                 "compare, in one process: conventional (host table, CPU gathers and copies), "
-                "zero-copy (pinned, aligned GPU reads), zero-copy-unaligned, all-in-gpu, cpu; "
-                "or all (the first three)");
+                "zero-copy (pinned, aligned GPU reads), zero-copy-unaligned, all-in-gpu, cpu "
+                "(training on the CPU); or all (conventional, zero-copy, all-in-gpu and cpu; a "
+                "mode this machine cannot run is listed as skipped with the reason)");
   c->add_option("--samplers", args->samplers, "with --modes: samplers to run each mode with")
       ->capture_default_str();
   c->add_option("--html", args->html, "with --modes: write the comparison as an HTML page");

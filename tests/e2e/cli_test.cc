@@ -138,14 +138,14 @@ TEST(ResourceErrors, GenerateChecksMemoryAndDiskFirst) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("g")));
 }
 
-// The side-by-side comparison in one process: modes that need a GPU are skipped with the
-// reason where there is none; the JSON and the HTML page hold every run.
+// The side-by-side comparison in one process: `all` is the three GPU modes and the CPU path;
+// modes that need a GPU are skipped with the reason where there is none; the JSON and the HTML
+// page hold every run.
 TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
   testing::TempDirectory dir;
-  const auto r = e2e::run(
-      "bench train --synthetic 4000,8,16 --epochs 1 --threads 1 "
-      "--modes all,cpu --json " +
-      dir.file("b.json") + " --html " + dir.file("b.html"));
+  const auto r =
+      e2e::run("bench train --synthetic 4000,8,16 --epochs 1 --threads 1 --modes all --json " +
+               dir.file("b.json") + " --html " + dir.file("b.html"));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto result = nlohmann::json::parse(e2e::read_text(dir.file("b.json")));
   ASSERT_EQ(result["runs"].size(), 7u);  // 3 GPU modes x 2 samplers + the CPU path
@@ -156,16 +156,74 @@ TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
     EXPECT_TRUE(cpu.contains(key)) << key;
   }
   const std::string html = e2e::read_text(dir.file("b.html"));
-  EXPECT_NE(html.find("<table>"), std::string::npos);
+  EXPECT_NE(html.find("<table class=\"runs\">"), std::string::npos);
   EXPECT_NE(html.find("class=\"compute\""), std::string::npos);
   for (const auto& run : result["runs"]) {
     if (!run.contains("epoch_time_s")) {
       EXPECT_NE(run["skipped"].get<std::string>().find("--device cuda"), std::string::npos);
     }
   }
+  // A mode named twice runs once.
+  const auto twice = e2e::run(
+      "bench train --synthetic 2000,8,16 --epochs 1 --threads 1 --no-eval "
+      "--modes all,cpu --samplers cpu --json " +
+      dir.file("t.json"));
+  ASSERT_EQ(twice.status, 0) << twice.output;
+  EXPECT_EQ(nlohmann::json::parse(e2e::read_text(dir.file("t.json")))["runs"].size(), 4u);
   const auto bad = e2e::run("bench train --synthetic 4000,8,16 --modes fastest");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.output.find("'fastest' is not a mode"), std::string::npos) << bad.output;
+}
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Without a GPU, `--modes all` still trains: the CPU path runs, each GPU mode is listed as
+// skipped with its reason, and the page reads on its own: the setup as a table, the breakdown
+// on a seconds axis with each bar's value, nothing loaded from elsewhere.
+TEST(BenchTrain, AllRunsTheCpuPathWithoutAGpuAndThePageHasItsSetupAndAxis) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present";
+  testing::TempDirectory dir;
+  const auto r = e2e::run(
+      "bench train --synthetic 2000,8,16 --epochs 1 --threads 1 --no-eval "
+      "--modes all --html " +
+      dir.file("b.html"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu / cpu sampler: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("cpu / cpu sampler: skipped"), std::string::npos) << r.output;
+  for (const char* mode : {"conventional", "zero-copy", "all-in-gpu"}) {
+    for (const char* sampler : {"cpu", "gpu"}) {
+      const std::string line = std::string(mode) + " / " + sampler + " sampler: skipped: ";
+      const size_t at = r.output.find(line);
+      ASSERT_NE(at, std::string::npos) << line << "\n" << r.output;
+      EXPECT_NE(r.output.find("--device cuda", at), std::string::npos) << r.output;
+    }
+  }
+  const std::string html = e2e::read_text(dir.file("b.html"));
+  EXPECT_EQ(html.find("batch_size"), std::string::npos) << "the setup as raw JSON";
+  EXPECT_NE(html.find("<table class=\"config\">"), std::string::npos);
+  EXPECT_NE(html.find("<th>graph</th><td>2,000 nodes"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th>features</th><td>16 per node, float32"), std::string::npos) << html;
+  EXPECT_EQ(count(html, "skipped: "), 6u);
+  EXPECT_NE(html.find("<g class=\"axis\">"), std::string::npos);
+  EXPECT_NE(html.find("seconds per epoch"), std::string::npos);
+  EXPECT_GE(count(html, "class=\"tick-label\""), 3u);
+  EXPECT_EQ(count(html, "class=\"bar-value\""), 2u);  // the CPU run's two bars
+  for (const char* external : {"<script", "<link", "src=", "url("}) {
+    EXPECT_EQ(html.find(external), std::string::npos) << external;
+  }
+  // Where nothing can run, the page says so instead of drawing an empty chart.
+  const auto none = e2e::run(
+      "bench train --synthetic 2000,8,16 --epochs 1 --no-eval "
+      "--modes zero-copy --html " +
+      dir.file("n.html"));
+  ASSERT_EQ(none.status, 0) << none.output;
+  const std::string empty = e2e::read_text(dir.file("n.html"));
+  EXPECT_NE(empty.find("No mode ran"), std::string::npos);
+  EXPECT_EQ(empty.find("<svg"), std::string::npos);
 }
 
 // The scale benchmark's source: an R-MAT graph built in the training process, float16
