@@ -118,6 +118,8 @@ def main():
                         b'"feat_dim": 1, "num_classes": 2}',
         "wrong_types.json": b'{"format_version": "1", "num_nodes": 2.5, "directed": "yes"}',
         "array.json": b"[1, 2, 3]",
+        "class_names.json": b'{"format_version": 1, "num_nodes": 3, "num_edges": 0, '
+                            b'"feat_dim": 1, "num_classes": 2, "class_names": ["a", "\\u00eb"]}',
     }
     for name, data in metas.items():
         put("meta", name, data)
