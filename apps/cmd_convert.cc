@@ -21,7 +21,13 @@ void register_convert(CLI::App& app) {
   c->add_flag("--keep-self-loops", args->import.keep_self_loops, "keep self-loops when importing");
   c->add_flag("--add-inverse-edges", args->import.add_inverse_edges,
               "OGB and edge lists: add the reverse of every edge (undirected graphs)");
-  c->add_option("--labels", args->import.labels_path, "edge lists: node labels .npy (required)");
+  c->add_option("--labels", args->import.labels_path,
+                "edge lists: node labels, a .npy of one integer per node or a CSV table with a "
+                "header (required)");
+  c->add_option("--label-column", args->import.label_column,
+                "CSV labels: the column of class names (numbered in sorted order)");
+  c->add_option("--id-column", args->import.id_column,
+                "CSV labels: the column of node ids (default: 'id', else the first column)");
   c->add_option("--features", args->import.features_path,
                 "edge lists: node features .npy (default: log-degree and a constant)");
   c->add_option("--feat-dtype", args->feat_dtype,

@@ -51,6 +51,13 @@ void register_info(CLI::App& app) {
       std::printf(" %lld", static_cast<long long>(counts[k].item<int64_t>()));
     }
     std::printf("; unlabelled %lld)\n", static_cast<long long>(n - labelled.sum().item<int64_t>()));
+    if (!ds.class_names.empty()) {
+      std::printf("Names:     ");
+      for (size_t k = 0; k < ds.class_names.size(); ++k) {
+        std::printf("%s %zu %s", k ? "," : "", k, ds.class_names[k].c_str());
+      }
+      std::printf("\n");
+    }
     if (ds.splits.empty()) {
       std::printf("Splits:     none stored (training uses a seeded random split)\n");
     }

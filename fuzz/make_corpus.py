@@ -53,7 +53,7 @@ def zip_of(members, method, zip64=False):
 def main():
     out = sys.argv[1]
     datasets = sys.argv[2] if len(sys.argv) > 2 else None
-    for target in ("npy", "npz", "text", "meta"):
+    for target in ("npy", "npz", "text", "meta", "csv"):
         os.makedirs(os.path.join(out, target), exist_ok=True)
 
     def put(target, name, data):
@@ -98,6 +98,18 @@ def main():
     for name, data in texts.items():
         put("text", name, data)
 
+    # CSV: the first byte picks the reader (fuzz_csv.cc): even records, odd labels.
+    csvs = {
+        "records.csv": b'\x00a,"b,c","say ""hi""\r\nthere"\r\n1,2,3\r\n',
+        "bom.csv": b"\x00\xef\xbb\xbfid,label\n0,x\n",
+        "labels.csv": b'\x01id,name,label\n0,"Zo\xc3\xab, A",b\n3,x,a\n\n15,"q""",a\n',
+        "numeric.csv": b"\x01label,id\n10,1\n2,2\n",
+        "unclosed.csv": b'\x00a,"b\n',
+        "bad_labels.csv": b"\x01id,label\n0,\n1,a\n1,b\n99,c\n",
+    }
+    for name, data in csvs.items():
+        put("csv", name, data)
+
     metas = {
         "meta.json": b'{"name": "cora", "format_version": 1, "num_nodes": 2708, '
                      b'"num_edges": 10556, "feat_dim": 1433, "feat_dtype": "float32", '
@@ -106,6 +118,8 @@ def main():
                         b'"feat_dim": 1, "num_classes": 2}',
         "wrong_types.json": b'{"format_version": "1", "num_nodes": 2.5, "directed": "yes"}',
         "array.json": b"[1, 2, 3]",
+        "class_names.json": b'{"format_version": 1, "num_nodes": 3, "num_edges": 0, '
+                            b'"feat_dim": 1, "num_classes": 2, "class_names": ["a", "\\u00eb"]}',
     }
     for name, data in metas.items():
         put("meta", name, data)

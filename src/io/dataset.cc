@@ -91,6 +91,10 @@ void validate_dataset(Dataset& ds, const std::string& where) {
   }
   if (ds.num_classes <= 0) ds.num_classes = max_label + 1;
   DGNN_CHECK(ds.num_classes >= 2, where, ": needs at least 2 classes, found ", ds.num_classes);
+  DGNN_CHECK(
+      ds.class_names.empty() || static_cast<int64_t>(ds.class_names.size()) == ds.num_classes,
+      where, ": names ", ds.class_names.size(), " classes but has ", ds.num_classes,
+      "; class_names needs one name per class");
   for (int64_t v = 0; v < n; ++v) {
     DGNN_CHECK(lab[v] < ds.num_classes, where, ": labels[", v, "] = ", lab[v],
                " is not below num_classes = ", ds.num_classes);

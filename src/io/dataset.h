@@ -25,6 +25,7 @@ struct Dataset {
   at::Tensor features;  // [N, F] float32 or float16, C order (may be a memory mapping)
   at::Tensor labels;    // int64 [N]; -1 marks an unlabelled node
   int64_t num_classes = 0;
+  std::vector<std::string> class_names;  // class k's name, when the source names them; or empty
   bool directed = false;
   std::vector<Split> splits;  // the dataset's own splits; empty when it ships none
   // Set when meta.json records that this very features.npy (same size, modification time and
@@ -42,7 +43,11 @@ struct ImportOptions {
   // OGB and edge lists: add the reverse of every edge (OGB's add_inverse_edge; for SNAP lists
   // of undirected graphs). Without it the graph is kept directed as given.
   bool add_inverse_edges = false;
-  std::string labels_path;    // edge lists: labels .npy (required)
+  // Edge lists: labels (required), a .npy of one integer per node, or a CSV table with a
+  // header (read as CSV when its name ends in .csv or .csv.gz, or a label column is given).
+  std::string labels_path;
+  std::string label_column;   // CSV labels: the column of class names
+  std::string id_column;      // CSV labels: the node id column (default: "id", else the first)
   std::string features_path;  // edge lists: features .npy (default: log-degree and a constant)
 };
 
@@ -79,10 +84,12 @@ struct DatasetMeta {
   std::string name;  // empty when meta.json gives none
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
   bool directed = false;
-  int64_t num_splits = -1;  // -1 when meta.json does not say
+  int64_t num_splits = -1;               // -1 when meta.json does not say
+  std::vector<std::string> class_names;  // empty when meta.json names no classes
   // features_checked: {bytes, mtime_ns, inode} of features.npy when it was written and found
   // finite (-1 when meta.json does not say).
   int64_t checked_bytes = -1, checked_mtime_ns = -1, checked_inode = -1;
+  std::vector<std::string> class_names;  // empty when meta.json names no classes
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
@@ -91,7 +98,8 @@ Dataset import_npz(const std::string& path, const ImportOptions& options);
 bool looks_like_ogb(const std::string& dir);
 Dataset import_ogb(const std::string& dir, const ImportOptions& options);
 // A SNAP/CSV edge list (.txt, .csv, .tsv, .edges, .el, optionally .gz): two node ids per line,
-// '#' and '%' comments, one optional header line.
+// '#' and '%' comments, one optional header line. With .npy labels the graph has one node per
+// label; with CSV labels, one per row of --features, else ids 0 to the largest in the list.
 Dataset import_edge_list(const std::string& path, const ImportOptions& options);
 
 }  // namespace directgnn

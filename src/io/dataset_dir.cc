@@ -121,6 +121,23 @@ void choose_feature_access(Dataset& ds) {
   }
 }
 
+// meta.json's optional "class_names": one string per class.
+std::vector<std::string> class_names_field(const nlohmann::json& meta, int64_t num_classes,
+                                           const std::string& where) {
+  if (!meta.contains("class_names")) return {};
+  const nlohmann::json& names = meta.at("class_names");
+  DGNN_CHECK(names.is_array() && static_cast<int64_t>(names.size()) == num_classes, where,
+             ": field 'class_names' must be a list of ", num_classes,
+             " strings (one per class), got ", names.dump().substr(0, 40));
+  std::vector<std::string> out;
+  for (const nlohmann::json& name : names) {
+    DGNN_CHECK(name.is_string(), where, ": field 'class_names' holds ", name.dump().substr(0, 40),
+               "; class names must be strings");
+    out.push_back(name.get<std::string>());
+  }
+  return out;
+}
+
 at::Tensor load_required(const std::string& dir, const std::string& file) {
   const std::string path = dir + "/" + file;
   if (!fs::exists(path)) fail(dir, ": missing ", file, " (see docs/formats.md)");
@@ -161,6 +178,7 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     out.checked_mtime_ns = field<int64_t>(checked, "mtime_ns", inner);
     out.checked_inode = field<int64_t>(checked, "inode", inner);
   }
+  out.class_names = class_names_field(meta, out.num_classes, where);
   return out;
 }
 
@@ -176,6 +194,7 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.name = meta.name.empty() ? fs::path(dir).filename().string() : meta.name;
   const int64_t num_nodes = meta.num_nodes, num_edges = meta.num_edges, feat_dim = meta.feat_dim;
   ds.num_classes = meta.num_classes;
+  ds.class_names = meta.class_names;
   ds.directed = meta.directed;
   ds.graph.indptr = load_required(dir, "indptr.npy");
   ds.graph.indices = load_required(dir, "indices.npy");
@@ -262,6 +281,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
     meta["features_checked"] = {
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
   }
+  if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
   write_file_atomic(dir + "/meta.json", meta.dump(2) + "\n");
   temp.commit();
 }

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 #include "core/atomic_file.h"
@@ -224,6 +225,62 @@ at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size
   auto keep = std::move(owner);
   return at::from_blob(
       ptr, header.shape, [keep](void*) mutable { keep.reset(); }, at::TensorOptions().dtype(type));
+}
+
+namespace {
+
+bool parse_uint(std::string_view text, uint64_t& value) {
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end && !text.empty();
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> npy_strings(const uint8_t* data, size_t size, const std::string& where) {
+  const NpyHeader header = parse_npy_header(data, size, where);
+  const std::string descr = canonical_descr(header.descr);
+  uint64_t width = 0;
+  const bool unicode = descr.size() > 2 && descr.compare(0, 2, "<U") == 0 &&
+                       parse_uint(descr.substr(2), width) && width > 0 && width <= (1u << 20);
+  DGNN_CHECK(unicode && header.shape.size() == 1, where,
+             ": expected a 1-D array of strings (dtype <U), got dtype '", header.descr, "' with ",
+             header.shape.size(), " dimension(s)");
+  const auto count = static_cast<uint64_t>(header.shape[0]);
+  const size_t available = size - header.data_offset;
+  DGNN_CHECK(count <= available / (4 * width), where, ": truncated: ", count, " strings of ", width,
+             " characters need more than the ", available, " bytes the file holds");
+  std::vector<std::string> out(count);
+  const uint8_t* p = data + header.data_offset;
+  for (uint64_t i = 0; i < count; ++i) {
+    for (uint64_t c = 0; c < width; ++c, p += 4) {
+      const uint32_t cp =
+          p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+      if (cp == 0) continue;  // numpy pads short strings with NULs
+      DGNN_CHECK(cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF), where, ": string ", i,
+                 " holds the invalid code point ", cp);
+      append_utf8(out[i], cp);
+    }
+  }
+  return out;
 }
 
 MappedFile::MappedFile(const std::string& path) {

@@ -33,6 +33,10 @@ at::ScalarType npy_scalar_type(const std::string& descr, const std::string& wher
 at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size,
                     const std::string& where);
 
+// The 1-D array of unicode strings (dtype <U) in the .npy image at `data`, as UTF-8 (numpy's
+// trailing NUL padding removed). Throws naming `where` for another dtype or a bad code point.
+std::vector<std::string> npy_strings(const uint8_t* data, size_t size, const std::string& where);
+
 // Memory-maps `path` and returns its array as a tensor (no copy).
 at::Tensor load_npy(const std::string& path);
 

@@ -42,4 +42,11 @@ at::Tensor NpzFile::get(const std::string& key) const {
   return npy_view(std::move(member.owner), member.data, member.size, zip_->where() + ":" + key);
 }
 
+std::vector<std::string> NpzFile::get_strings(const std::string& key) const {
+  const ZipEntry* entry = zip_->find(member_name(key));
+  if (entry == nullptr) fail(zip_->where(), ": has no array '", key, "'");
+  const ZipMember member = zip_->read(*entry);
+  return npy_strings(member.data, member.size, zip_->where() + ":" + key);
+}
+
 }  // namespace directgnn

@@ -27,6 +27,8 @@ class NpzFile {
   // The array named `key`; STORED members are views into the mapping, DEFLATE ones are
   // inflated. Throws naming the archive and key when it is missing or unsupported.
   at::Tensor get(const std::string& key) const;
+  // The 1-D unicode array named `key` (dtype <U, e.g. gnn-benchmark's class_names) as UTF-8.
+  std::vector<std::string> get_strings(const std::string& key) const;
   const std::string& path() const { return zip_->where(); }
 
  private:

@@ -1,6 +1,8 @@
 // Import of the two .npz layouts in common use for node classification:
 //  - gnn-benchmark (Shchur et al.): CSR adjacency adj_{indptr,indices,shape}, CSR or dense
-//    features attr_{data,indices,indptr,shape} / attr_matrix, and `labels`;
+//    features attr_{data,indices,indptr,shape} / attr_matrix, and `labels`; or its variant
+//    written by scipy-minded repositories, adj_matrix.{indptr,indices,shape} and
+//    attr_matrix.{data,indices,indptr,shape} (or a dense attr_matrix), `labels` or `label`;
 //  - numpy savez (Platonov et al.): `edges` [M,2], `node_features`, `node_labels`, and
 //    `train_masks` / `val_masks` / `test_masks` ([K,N] or [N] booleans, one row per split).
 // Both store each undirected edge once; the graph is symmetrised on import.
@@ -27,66 +29,108 @@ at::Tensor int_array(const NpzFile& npz, const std::string& key, int64_t dims) {
   return t.to(at::kLong).contiguous();
 }
 
-// CSR arrays (indptr, indices) of `prefix` as COO rows and columns, checked for consistency.
-std::pair<at::Tensor, at::Tensor> csr_to_coo(const NpzFile& npz, const std::string& prefix,
+// The array names of one scipy CSR matrix: "adj_indptr" in gnn-benchmark files,
+// "adj_matrix.indptr" in the variant.
+struct CsrKeys {
+  std::string indptr, indices, data, shape;
+};
+
+CsrKeys csr_keys(const std::string& prefix) {
+  return {prefix + "indptr", prefix + "indices", prefix + "data", prefix + "shape"};
+}
+
+// The two spellings of the gnn-benchmark layout.
+struct BenchmarkKeys {
+  CsrKeys adj, attr;
+  const char* layout;
+};
+
+BenchmarkKeys benchmark_keys(bool matrix_names) {
+  if (matrix_names) {
+    return {csr_keys("adj_matrix."), csr_keys("attr_matrix."), "gnn-benchmark (adj_matrix.*)"};
+  }
+  return {csr_keys("adj_"), csr_keys("attr_"), "gnn-benchmark"};
+}
+
+// A small integer array as "[2708, 1433]", for messages.
+std::string values_text(const at::Tensor& t) {
+  if (t.numel() > 4) return "an array of " + std::to_string(t.numel()) + " values";
+  std::string out = "[";
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    out += (i ? ", " : "") + std::to_string(scalar_at(t, i));
+  }
+  return out + "]";
+}
+
+// CSR arrays (indptr, indices) of `keys` as COO rows and columns, checked for consistency.
+std::pair<at::Tensor, at::Tensor> csr_to_coo(const NpzFile& npz, const CsrKeys& keys,
                                              int64_t rows) {
-  const at::Tensor indptr = int_array(npz, prefix + "_indptr", 1);
-  const at::Tensor indices = int_array(npz, prefix + "_indices", 1);
-  DGNN_CHECK(indptr.numel() == rows + 1, npz.path(), ": ", prefix, "_indptr has ", indptr.numel(),
-             " entries but ", prefix, "_shape says ", rows, " rows (needs ", rows + 1, ")");
+  const at::Tensor indptr = int_array(npz, keys.indptr, 1);
+  const at::Tensor indices = int_array(npz, keys.indices, 1);
+  DGNN_CHECK(indptr.numel() == rows + 1, npz.path(), ": ", keys.indptr, " has ", indptr.numel(),
+             " entries but ", keys.shape, " says ", rows, " rows (needs ", rows + 1, ")");
   const int64_t* ptr = indptr.data_ptr<int64_t>();
-  DGNN_CHECK(ptr[0] == 0 && ptr[rows] == indices.numel(), npz.path(), ": ", prefix,
-             "_indptr must start at 0 and end at the length of ", prefix, "_indices (",
-             indices.numel(), "), got ", ptr[0], " and ", ptr[rows]);
+  DGNN_CHECK(ptr[0] == 0 && ptr[rows] == indices.numel(), npz.path(), ": ", keys.indptr,
+             " must start at 0 and end at the length of ", keys.indices, " (", indices.numel(),
+             "), got ", ptr[0], " and ", ptr[rows]);
   for (int64_t r = 0; r < rows; ++r) {
-    DGNN_CHECK(ptr[r + 1] >= ptr[r], npz.path(), ": ", prefix, "_indptr is not monotone at entry ",
+    DGNN_CHECK(ptr[r + 1] >= ptr[r], npz.path(), ": ", keys.indptr, " is not monotone at entry ",
                r + 1, " (", ptr[r + 1], " < ", ptr[r], ")");
   }
   const at::Tensor row_ids = at::repeat_interleave(indptr.diff());
   return {row_ids.to(at::kLong), indices};
 }
 
-at::Tensor gnn_benchmark_features(const NpzFile& npz, int64_t n) {
+at::Tensor gnn_benchmark_features(const NpzFile& npz, int64_t n, const BenchmarkKeys& names) {
+  const CsrKeys& k = names.attr;
   if (npz.contains("attr_matrix")) {
     at::Tensor dense = npz.get("attr_matrix");
     DGNN_CHECK(dense.dim() == 2 && dense.size(0) == n, npz.path(),
                ": attr_matrix must have shape [", n, ", F], has ", dense.sizes());
     return dense.to(at::kFloat).contiguous();
   }
-  for (const char* key : {"attr_indptr", "attr_indices", "attr_data", "attr_shape"}) {
-    DGNN_CHECK(npz.contains(key), npz.path(), ": gnn-benchmark layout without features: missing '",
-               key, "' (or a dense 'attr_matrix')");
+  for (const std::string& key : {k.indptr, k.indices, k.data, k.shape}) {
+    DGNN_CHECK(npz.contains(key), npz.path(), ": ", names.layout,
+               " layout without features: missing '", key, "' (or a dense 'attr_matrix')");
   }
-  const at::Tensor shape = int_array(npz, "attr_shape", 1);
-  DGNN_CHECK(shape.numel() == 2 && scalar_at(shape, 0) == n, npz.path(), ": attr_shape must be [",
-             n, ", F], is ", shape.sizes());
+  const at::Tensor shape = int_array(npz, k.shape, 1);
+  DGNN_CHECK(shape.numel() == 2 && scalar_at(shape, 0) == n, npz.path(), ": ", k.shape,
+             " must be [", n, ", F], is ", values_text(shape));
   const int64_t cols = scalar_at(shape, 1);
-  DGNN_CHECK(cols > 0, npz.path(), ": attr_shape has no feature columns");
-  auto [rows, col_ids] = csr_to_coo(npz, "attr", n);
-  const at::Tensor values = npz.get("attr_data").to(at::kFloat);
-  DGNN_CHECK(values.dim() == 1 && values.numel() == col_ids.numel(), npz.path(), ": attr_data has ",
-             values.numel(), " entries but attr_indices has ", col_ids.numel());
+  DGNN_CHECK(cols > 0, npz.path(), ": ", k.shape, " has no feature columns");
+  auto [rows, col_ids] = csr_to_coo(npz, k, n);
+  const at::Tensor values = npz.get(k.data).to(at::kFloat);
+  DGNN_CHECK(values.dim() == 1 && values.numel() == col_ids.numel(), npz.path(), ": ", k.data,
+             " has ", values.numel(), " entries but ", k.indices, " has ", col_ids.numel());
   DGNN_CHECK(col_ids.numel() == 0 ||
                  (col_ids.min().item<int64_t>() >= 0 && col_ids.max().item<int64_t>() < cols),
-             npz.path(), ": attr_indices holds a column outside [0, ", cols, ")");
+             npz.path(), ": ", k.indices, " holds a column outside [0, ", cols, ")");
   at::Tensor dense = at::zeros({n * cols}, at::kFloat);
   dense.index_add_(0, rows * cols + col_ids, values);
   return dense.view({n, cols});
 }
 
-Dataset import_gnn_benchmark(const NpzFile& npz, const ImportOptions& options) {
-  const at::Tensor shape = int_array(npz, "adj_shape", 1);
-  DGNN_CHECK(shape.numel() == 2 && scalar_at(shape, 0) == scalar_at(shape, 1), npz.path(),
-             ": adj_shape must be square [N, N], is ", shape);
+Dataset import_gnn_benchmark(const NpzFile& npz, const ImportOptions& options,
+                             const BenchmarkKeys& names) {
+  const CsrKeys& adj = names.adj;
+  for (const std::string& key : {adj.indptr, adj.indices, adj.shape}) {
+    DGNN_CHECK(npz.contains(key), npz.path(), ": ", names.layout, " layout without '", key,
+               "' (the adjacency needs ", adj.indptr, ", ", adj.indices, " and ", adj.shape, ")");
+  }
+  const at::Tensor shape = int_array(npz, adj.shape, 1);
+  DGNN_CHECK(shape.numel() == 2 && scalar_at(shape, 0) == scalar_at(shape, 1), npz.path(), ": ",
+             adj.shape, " must be square [N, N], is ", values_text(shape));
   const int64_t n = scalar_at(shape, 0);
-  DGNN_CHECK(n > 0, npz.path(), ": adj_shape says the graph has no nodes");
-  auto [src, dst] = csr_to_coo(npz, "adj", n);
+  DGNN_CHECK(n > 0, npz.path(), ": ", adj.shape, " says the graph has no nodes");
+  auto [src, dst] = csr_to_coo(npz, adj, n);
   Dataset ds;
   ds.graph = build_csr_from_coo(src, dst, n, {true, !options.keep_self_loops},
-                                npz.path() + ":adj_indices");
-  ds.features = gnn_benchmark_features(npz, n);
-  DGNN_CHECK(npz.contains("labels"), npz.path(), ": gnn-benchmark layout without 'labels'");
-  ds.labels = npz.get("labels");
+                                npz.path() + ":" + adj.indices);
+  ds.features = gnn_benchmark_features(npz, n, names);
+  const char* label_key = npz.contains("labels") ? "labels" : "label";
+  DGNN_CHECK(npz.contains(label_key), npz.path(), ": ", names.layout,
+             " layout without labels (an array named 'labels' or 'label', one class per node)");
+  ds.labels = npz.get(label_key);
   return ds;
 }
 
@@ -137,26 +181,45 @@ Dataset import_savez(const NpzFile& npz, const ImportOptions& options) {
   return ds;
 }
 
+// gnn-benchmark files name their classes in `class_names` (dtype <U). The names are an extra:
+// one not stored as strings, or not one per class, is left out rather than failing the import.
+std::vector<std::string> class_names_of(const NpzFile& npz, int64_t num_classes) {
+  if (!npz.contains("class_names")) return {};
+  std::vector<std::string> names;
+  try {
+    names = npz.get_strings("class_names");
+  } catch (const Error&) {
+    return {};
+  }
+  if (static_cast<int64_t>(names.size()) != num_classes) return {};
+  return names;
+}
+
 }  // namespace
 
 Dataset import_npz(const std::string& path, const ImportOptions& options) {
   const NpzFile npz(path);
   Dataset ds;
   if (npz.contains("adj_indptr")) {
-    ds = import_gnn_benchmark(npz, options);
+    ds = import_gnn_benchmark(npz, options, benchmark_keys(false));
+  } else if (npz.contains("adj_matrix.indptr")) {
+    ds = import_gnn_benchmark(npz, options, benchmark_keys(true));
   } else if (npz.contains("edges")) {
     ds = import_savez(npz, options);
   } else {
     std::string keys;
     for (const auto& key : npz.keys()) keys += (keys.empty() ? "" : ", ") + key;
     fail(path, ": unrecognised .npz layout (arrays: ", keys,
-         "); expected gnn-benchmark (adj_indptr, adj_indices, adj_shape, attr_*, labels) or "
+         "); expected gnn-benchmark (adj_indptr, adj_indices, adj_shape, attr_*, labels), its "
+         "variant (adj_matrix.indptr, adj_matrix.indices, adj_matrix.shape, attr_matrix*, labels) "
+         "or "
          "savez (edges, node_features, node_labels, *_masks); see docs/formats.md");
   }
   ds.source = path;
   ds.name = std::filesystem::path(path).stem().string();
   ds.directed = false;
   validate_dataset(ds, path);
+  ds.class_names = class_names_of(npz, ds.num_classes);
   return ds;
 }
 

@@ -14,6 +14,7 @@
 
 #include "directgnn/error.h"
 #include "graph/coo_builder.h"
+#include "io/csv_labels.h"
 #include "io/dataset.h"
 #include "io/npy.h"
 #include "io/text_lines.h"
@@ -191,6 +192,38 @@ at::Tensor tensor_of(const std::vector<int64_t>& v) {
   return at::tensor(at::ArrayRef<int64_t>(v), at::kLong);
 }
 
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool labels_are_csv(const ImportOptions& options) {
+  const std::string& p = options.labels_path;
+  if (ends_with(p, ".npy")) {
+    DGNN_CHECK(options.label_column.empty() && options.id_column.empty(), p,
+               ": --label-column and --id-column are for CSV labels; a .npy holds one integer "
+               "per node");
+    return false;
+  }
+  return !options.label_column.empty() || ends_with(p, ".csv") || ends_with(p, ".csv.gz");
+}
+
+// Labels and class names from a CSV table. The graph's nodes are the rows of the features
+// when given, else 0 to the largest id in the edge list.
+void read_table_labels(Dataset& ds, const ImportOptions& options, int64_t max_id) {
+  DGNN_CHECK(!ds.features.defined() || ds.features.dim() == 2, options.features_path,
+             ": features must be a 2-D array [num_nodes, feat_dim]");
+  const int64_t n = ds.features.defined() ? ds.features.size(0) : max_id + 1;
+  DGNN_CHECK(max_id < n, options.features_path, ": has ", n,
+             " rows, but the edge list has node id ", max_id,
+             "; give one row of features per node");
+  NamedLabels named =
+      read_csv_labels(options.labels_path, n, {options.label_column, options.id_column});
+  ds.labels = std::move(named.labels);
+  ds.class_names = std::move(named.class_names);
+  ds.num_classes = static_cast<int64_t>(ds.class_names.size());
+}
+
 }  // namespace
 
 EdgeColumns parse_edge_lines(const TextSource& source, bool text_format) {
@@ -255,25 +288,30 @@ Dataset import_ogb(const std::string& dir, const ImportOptions& options) {
 Dataset import_edge_list(const std::string& path, const ImportOptions& options) {
   DGNN_CHECK(!options.labels_path.empty(), path,
              ": an edge list carries no labels; give them with --labels LABELS.npy (one integer "
-             "per node, -1 for unlabelled)");
+             "per node, -1 for unlabelled) or --labels TABLE.csv --label-column NAME");
   auto [src, dst] = parse_edge_lines(path, true);
   DGNN_CHECK(src.numel() > 0, path, ": no edges found");
   Dataset ds;
   ds.name = fs::path(path).stem().string();
   ds.source = path;
-  ds.labels = load_npy(options.labels_path);
-  DGNN_CHECK(ds.labels.dim() == 1, options.labels_path, ": labels must be 1-D");
+  if (!options.features_path.empty()) {
+    ds.features = load_npy(options.features_path);
+    if (ds.features.scalar_type() == at::kDouble) ds.features = ds.features.to(at::kFloat);
+  }
   const int64_t max_id = std::max(src.max().item<int64_t>(), dst.max().item<int64_t>());
+  if (labels_are_csv(options)) {
+    read_table_labels(ds, options, max_id);
+  } else {
+    ds.labels = load_npy(options.labels_path);
+    DGNN_CHECK(ds.labels.dim() == 1, options.labels_path, ": labels must be 1-D");
+  }
   const int64_t n = ds.labels.numel();
   DGNN_CHECK(max_id < n, path, ": node id ", max_id, " needs at least ", max_id + 1,
              " labels, but ", options.labels_path, " has ", n);
   ds.directed = !options.add_inverse_edges;
   ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n,
                                 {options.add_inverse_edges, !options.keep_self_loops}, path);
-  if (!options.features_path.empty()) {
-    ds.features = load_npy(options.features_path);
-    if (ds.features.scalar_type() == at::kDouble) ds.features = ds.features.to(at::kFloat);
-  } else {
+  if (!ds.features.defined()) {
     // Without features, each node gets its log-degree and a constant: structure alone.
     const at::Tensor deg = ds.graph.degrees().to(at::kFloat);
     ds.features = at::stack({at::log1p(deg), at::ones_like(deg)}, 1);

@@ -168,6 +168,14 @@ std::string first_line(const TextSource& source) {
   return line;
 }
 
+std::string read_all_text(const TextSource& source) {
+  GzFile file(source);
+  std::string text;
+  char c[1 << 16];
+  while (const size_t got = file.read(c, sizeof c)) text.append(c, got);
+  return text;
+}
+
 int split_fields(std::string_view line, std::string_view* fields, int max) {
   int n = 0;
   size_t p = 0;

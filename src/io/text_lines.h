@@ -38,6 +38,9 @@ void for_each_line(const TextSource& source,
 // The first line of `source` (without its newline); empty for an empty file.
 std::string first_line(const TextSource& source);
 
+// The whole of `source` as one string (decompressed); for small files read in one piece.
+std::string read_all_text(const TextSource& source);
+
 // Splits `line` at commas, tabs or spaces into up to `max` fields; returns how many it found
 // (fields beyond `max` are counted, not stored). Empty fields between separators are skipped.
 int split_fields(std::string_view line, std::string_view* fields, int max);

@@ -74,6 +74,48 @@ TEST(ConvertAndInfo, WriteADatasetDirectoryAndDescribeIt) {
             std::string::npos);
 }
 
+// An edge list whose labels come as a CSV of class names (quoted commas, UTF-8, CRLF), as
+// public graph datasets ship them: convert, info shows the names, training runs.
+TEST(ConvertAndInfo, EdgeListWithCsvLabelsShowsClassNamesAndTrains) {
+  TempDirectory dir;
+  const int n = 90;
+  std::ofstream edges(dir.file("edges.csv"));
+  edges << "id_1,id_2\n";
+  for (int v = 0; v < n; ++v)
+    edges << v << "," << (v + 1) % n << "\n" << v << "," << (v + 3) % n << "\n";
+  edges.close();
+  const char* kinds[] = {"politician", "company", "tvshow"};
+  std::ofstream targets(dir.file("targets.csv"), std::ios::binary);
+  targets << "id,page_name,page_type\r\n";
+  for (int v = 0; v < n - 5; ++v) {
+    targets << v << ",\"Page " << v << ", \"\"Zo\xC3\xAB\"\"\"," << kinds[(v / 10) % 3] << "\r\n";
+  }
+  targets.close();
+  const CommandResult c =
+      run("convert " + dir.file("edges.csv") + " " + dir.file("pages") + " --labels " +
+          dir.file("targets.csv") + " --label-column page_type --add-inverse-edges");
+  ASSERT_EQ(c.status, 0) << c.output;
+  const CommandResult i = run("info " + dir.file("pages"));
+  ASSERT_EQ(i.status, 0) << i.output;
+  for (const char* needle :
+       {"Nodes:      90", "Classes:    3 (nodes per class: 30 30 25; unlabelled 5)",
+        "Names:      0 company, 1 politician, 2 tvshow"}) {
+    EXPECT_NE(i.output.find(needle), std::string::npos) << needle << "\n" << i.output;
+  }
+  const CommandResult t = run("train --dataset " + dir.file("pages") + " --epochs 1");
+  EXPECT_EQ(t.status, 0) << t.output;
+  EXPECT_NE(t.output.find("Epoch 00001 | Loss"), std::string::npos) << t.output;
+  std::ofstream(dir.file("bad.csv"), std::ios::binary)
+      << "id,page_type\r\n0,company\r\n0,tvshow\r\n";
+  const CommandResult b = run("convert " + dir.file("edges.csv") + " " + dir.file("bad") +
+                              " --labels " + dir.file("bad.csv") + " --label-column page_type");
+  EXPECT_NE(b.status, 0);
+  EXPECT_NE(b.output.find("error: "), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("bad.csv line 3: node 0 already has a label on line 2"),
+            std::string::npos)
+      << b.output;
+}
+
 TEST(BadInput, ClearErrorsAndNonZeroExits) {
   TempDirectory dir;
   std::ofstream(dir.file("bad.npz")) << "this is not a zip";

@@ -68,5 +68,18 @@ TEST(DatasetMeta, ParsesAndChecksTypes) {
   EXPECT_ERROR_CONTAINS(parse_dataset_meta("{", "m.json"), "m.json: not valid JSON");
 }
 
+TEST(DatasetMeta, ClassNamesAreOneStringPerClass) {
+  const std::string base =
+      R"({"format_version": 1, "num_nodes": 3, "num_edges": 2, "feat_dim": 4, "num_classes": 2)";
+  EXPECT_TRUE(parse_dataset_meta(base + "}", "m.json").class_names.empty());
+  EXPECT_EQ(
+      parse_dataset_meta(base + R"(, "class_names": ["a", "Zo\u00eb"]})", "m.json").class_names,
+      (std::vector<std::string>{"a", "Zo\xC3\xAB"}));
+  EXPECT_ERROR_CONTAINS(parse_dataset_meta(base + R"(, "class_names": ["a"]})", "m.json"),
+                        "m.json: field 'class_names' must be a list of 2 strings");
+  EXPECT_ERROR_CONTAINS(parse_dataset_meta(base + R"(, "class_names": ["a", 3]})", "m.json"),
+                        "field 'class_names' holds 3; class names must be strings");
+}
+
 }  // namespace
 }  // namespace directgnn

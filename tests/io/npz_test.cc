@@ -3,6 +3,10 @@
 #include <ATen/ATen.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include "io/dataset.h"
 #include "io/npy.h"
 #include "test_util.h"
 
@@ -171,6 +175,110 @@ TEST(Npz, ObjectMembersAreRefused) {
   EXPECT_ERROR_CONTAINS(open(make_zip({{"o.npy", npy, false}}, false)).get("o"), "pickled");
 }
 
+// A 4-node path 0-1-2-3 in the adj_matrix.* variant of the gnn-benchmark layout, with sparse
+// attr_matrix.* features unless `dense`, and labels under `label_key`.
+std::vector<Member> matrix_layout(bool dense, const std::string& label_key) {
+  auto npy = [](const at::Tensor& t) { return npy_bytes(t); };
+  std::vector<Member> m = {
+      {"adj_matrix.data.npy", npy(at::ones({3}))},
+      {"adj_matrix.indices.npy", npy(at::tensor({1, 2, 3}, at::kInt))},
+      {"adj_matrix.indptr.npy", npy(at::tensor({0, 1, 2, 3, 3}, at::kInt))},
+      {"adj_matrix.shape.npy", npy(at::tensor({int64_t{4}, int64_t{4}}))},
+      {label_key + ".npy", npy(at::tensor({0, 1, 1, 0}, at::kLong))},
+  };
+  if (dense) {
+    m.push_back({"attr_matrix.npy", npy(at::eye(4, at::kDouble)), true});
+  } else {
+    m.push_back({"attr_matrix.data.npy", npy(at::tensor({1.f, 2.f, 3.f}))});
+    m.push_back({"attr_matrix.indices.npy", npy(at::tensor({0, 1, 2}, at::kInt))});
+    m.push_back({"attr_matrix.indptr.npy", npy(at::tensor({0, 1, 1, 2, 3}, at::kInt))});
+    m.push_back({"attr_matrix.shape.npy", npy(at::tensor({int64_t{4}, int64_t{3}}))});
+  }
+  return m;
+}
+
+// A .npy of unicode strings (dtype <U`width`, UTF-32 with NUL padding), as numpy writes them.
+std::string unicode_npy(const std::vector<std::u32string>& strings, size_t width) {
+  std::string dict = "{'descr': '<U" + std::to_string(width) +
+                     "', 'fortran_order': False, 'shape': (" + std::to_string(strings.size()) +
+                     ",), }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  std::string out = std::string("\x93NUMPY\x01\x00", 8);
+  put16(out, static_cast<uint32_t>(dict.size()));
+  out += dict;
+  for (const std::u32string& s : strings) {
+    for (size_t c = 0; c < width; ++c) put32(out, c < s.size() ? s[c] : 0);
+  }
+  return out;
+}
+
+void write_npz(const std::string& path, const std::vector<Member>& members) {
+  std::ofstream(path, std::ios::binary) << make_zip(members, false);
+}
+
+TEST(NpzImport, AdjMatrixVariantWithSparseOrDenseFeatures) {
+  testing::TempDirectory tmp;
+  write_npz(tmp.file("sparse.npz"), matrix_layout(false, "label"));
+  const Dataset s = load_dataset(tmp.file("sparse.npz"));
+  EXPECT_EQ(s.num_nodes(), 4);
+  EXPECT_EQ(s.graph.num_edges(), 6);  // symmetrised
+  EXPECT_TRUE(s.features.equal(
+      at::tensor({1.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 2.f, 0.f, 0.f, 0.f, 3.f}).view({4, 3})));
+  EXPECT_TRUE(s.labels.equal(at::tensor({0, 1, 1, 0}, at::kLong)));
+  write_npz(tmp.file("dense.npz"), matrix_layout(true, "labels"));
+  const Dataset d = load_dataset(tmp.file("dense.npz"));
+  EXPECT_EQ(d.feat_dim(), 4);
+  EXPECT_EQ(d.features.scalar_type(), at::kFloat);
+  EXPECT_EQ(d.num_classes, 2);
+  EXPECT_TRUE(d.class_names.empty());
+}
+
+TEST(NpzImport, ClassNamesAreReadWhenThereIsOnePerClass) {
+  testing::TempDirectory tmp;
+  std::vector<Member> m = matrix_layout(false, "labels");
+  m.push_back({"class_names.npy", unicode_npy({U"Theory", U"Zo\u00eb \u56fe"}, 7), true});
+  write_npz(tmp.file("g.npz"), m);
+  EXPECT_EQ(load_dataset(tmp.file("g.npz")).class_names,
+            (std::vector<std::string>{"Theory", "Zo\xC3\xAB \xE5\x9B\xBE"}));
+  m.back() = {"class_names.npy", unicode_npy({U"only one"}, 8)};
+  write_npz(tmp.file("g.npz"), m);
+  EXPECT_TRUE(load_dataset(tmp.file("g.npz")).class_names.empty());
+  const std::string npy = unicode_npy({U"a", U"bc"}, 2);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(npy.data());
+  EXPECT_EQ(npy_strings(bytes, npy.size(), "s.npy"), (std::vector<std::string>{"a", "bc"}));
+  EXPECT_ERROR_CONTAINS(npy_strings(bytes, npy.size() - 4, "s.npy"), "s.npy: truncated");
+  const std::string numbers = npy_bytes(at::ones({2}));
+  EXPECT_ERROR_CONTAINS(
+      npy_strings(reinterpret_cast<const uint8_t*>(numbers.data()), numbers.size(), "n.npy"),
+      "expected a 1-D array of strings (dtype <U)");
+}
+
+TEST(NpzImport, AdjMatrixVariantErrorsNameTheArray) {
+  testing::TempDirectory tmp;
+  auto without = [&](const std::string& name, std::vector<Member> m) {
+    m.erase(std::remove_if(m.begin(), m.end(), [&](const Member& x) { return x.name == name; }),
+            m.end());
+    write_npz(tmp.file("g.npz"), m);
+    return tmp.file("g.npz");
+  };
+  EXPECT_ERROR_CONTAINS(
+      load_dataset(without("adj_matrix.shape.npy", matrix_layout(false, "labels"))),
+      "g.npz: gnn-benchmark (adj_matrix.*) layout without 'adj_matrix.shape'");
+  EXPECT_ERROR_CONTAINS(
+      load_dataset(without("attr_matrix.indices.npy", matrix_layout(false, "labels"))),
+      "layout without features: missing 'attr_matrix.indices' (or a dense 'attr_matrix')");
+  EXPECT_ERROR_CONTAINS(load_dataset(without("labels.npy", matrix_layout(false, "labels"))),
+                        "layout without labels (an array named 'labels' or 'label'");
+  std::vector<Member> bad = matrix_layout(false, "labels");
+  bad[2] = {"adj_matrix.indptr.npy", npy_bytes(at::tensor({0, 1, 2}, at::kInt))};
+  write_npz(tmp.file("g.npz"), bad);
+  EXPECT_ERROR_CONTAINS(load_dataset(tmp.file("g.npz")),
+                        "adj_matrix.indptr has 3 entries but adj_matrix.shape says 4 rows");
+  write_npz(tmp.file("g.npz"), {{"x.npy", npy_bytes(at::ones({2}))}});
+  EXPECT_ERROR_CONTAINS(load_dataset(tmp.file("g.npz")), "unrecognised .npz layout (arrays: x)");
+}
+
 TEST(Npz, BundledCoraParses) {
   REQUIRE_DATASET(path, "cora.npz");
   const NpzFile npz(path);
@@ -178,6 +286,8 @@ TEST(Npz, BundledCoraParses) {
   EXPECT_EQ(npz.get("adj_indices").numel(), 5429);
   EXPECT_EQ(npz.get("attr_data").numel(), 49216);
   EXPECT_EQ(npz.get("labels").scalar_type(), at::kChar);
+  EXPECT_EQ(npz.get_strings("class_names").front(), "Case_Based");
+  EXPECT_EQ(load_dataset(path).class_names.back(), "Theory");
 }
 
 TEST(Npz, BundledTolokersParses) {
