@@ -89,7 +89,6 @@ struct DatasetMeta {
   // features_checked: {bytes, mtime_ns, inode} of features.npy when it was written and found
   // finite (-1 when meta.json does not say).
   int64_t checked_bytes = -1, checked_mtime_ns = -1, checked_inode = -1;
-  std::vector<std::string> class_names;  // empty when meta.json names no classes
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
