@@ -26,6 +26,8 @@ constexpr FixedOption kFixedOptions[] = {
     {"--layers", "options", "/model/layers"},
     {"--hidden", "options", "/model/hidden"},
     {"--dropout", "options", "/model/dropout"},
+    {"--norm", "options", "/model/norm"},
+    {"--residual", "options", "/model/residual"},
     {"--optimizer", "options", "/optimizer"},
     {"--lr", "options", "/lr"},
     {"--weight-decay", "options", "/weight_decay"},

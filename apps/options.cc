@@ -29,6 +29,7 @@ void add_threads_option(CLI::App* command, int* threads) {
 TrainOptions TrainingArgs::options() const {
   TrainOptions o = train;
   o.optimizer = parse_optimizer(optimizer);
+  o.model.norm = parse_norm(norm);
   o.fanouts = fanout.empty() ? std::vector<int64_t>{} : parse_fanouts(fanout, o.model.layers);
   o.placement.device = parse_device(device);
   o.placement.features = parse_feature_placement(features);
@@ -44,6 +45,11 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
   c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
   c->add_option("--hidden", o->model.hidden, "hidden units per layer")->default_val(256);
   c->add_option("--dropout", o->model.dropout, "dropout between layers")->default_val(0.5);
+  c->add_option("--norm", args->norm, "normalisation after each hidden layer: none, batch or layer")
+      ->default_val("none");
+  c->add_flag("--residual", o->model.residual,
+              "add each hidden layer's input to its output (a linear projection where the "
+              "widths differ)");
   c->add_option("--optimizer", args->optimizer, "adam or sgd")->default_val("adam");
   c->add_option("--lr", o->lr, "learning rate")->default_val(0.005);
   c->add_option("--weight-decay", o->weight_decay, "weight decay")->default_val(0.0);

@@ -4,19 +4,27 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "directgnn/error.h"
 #include "nn/dropout.h"
 #include "nn/gcn_conv.h"
+#include "nn/linear.h"
 #include "nn/sage_conv.h"
 
 namespace directgnn {
 
 nlohmann::json ModelConfig::to_json() const {
-  return {{"arch", arch},     {"in_dim", in_dim},  {"hidden", hidden}, {"num_classes", num_classes},
-          {"layers", layers}, {"dropout", dropout}};
+  return {{"arch", arch},
+          {"in_dim", in_dim},
+          {"hidden", hidden},
+          {"num_classes", num_classes},
+          {"layers", layers},
+          {"dropout", dropout},
+          {"norm", norm_name(norm)},
+          {"residual", residual}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string& where) {
@@ -28,8 +36,12 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     c.num_classes = json.at("num_classes").get<int64_t>();
     c.layers = json.at("layers").get<int64_t>();
     c.dropout = json.at("dropout").get<double>();
+    c.norm = parse_norm(json.value("norm", std::string("none")));
+    c.residual = json.value("residual", false);
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": model configuration is incomplete or mistyped: ", e.what());
+  } catch (const Error& e) {
+    fail(where, ": model configuration holds a bad value: ", e.what());
   }
   c.validate();
   return c;
@@ -55,6 +67,20 @@ GnnModel::GnnModel(const ModelConfig& config) : config_(config) {
       conv = std::make_shared<GCNConv>(in, out);
     }
     convs_.push_back(register_module("conv" + std::to_string(l), conv));
+    if (l + 1 == config_.layers) break;
+    // Registered only when asked for, so a default model has the parameters (and draws the
+    // random numbers) it always had.
+    norms_.push_back(config_.norm == Norm::kNone
+                         ? nullptr
+                         : register_module("norm" + std::to_string(l),
+                                           std::make_shared<FeatureNorm>(config_.norm, out)));
+    at::Tensor skip;
+    if (config_.residual && in != out) {
+      const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+      skip = register_parameter("skip" + std::to_string(l) + "_weight",
+                                at::empty({out, in}).uniform_(-bound, bound));
+    }
+    skip_weights_.push_back(skip);
   }
 }
 
@@ -64,8 +90,13 @@ at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src
                      ? static_cast<SAGEConv&>(*convs_[l]).forward(block, x_src, x_dst)
                      : static_cast<GCNConv&>(*convs_[l]).forward(block, x_src, x_dst);
   if (l + 1 < convs_.size()) {
+    if (norms_[l]) h = norms_[l]->forward(h);
     h = at::relu(h);
     h = directgnn::dropout(h, config_.dropout, is_training());
+    if (config_.residual) {
+      h = h + (skip_weights_[l].defined() ? parallel_linear(x_dst, skip_weights_[l], at::Tensor())
+                                          : x_dst);
+    }
   }
   return h;
 }

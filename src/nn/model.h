@@ -1,4 +1,11 @@
 // The GNN models: a stack of SAGEConv or GCNConv layers with ReLU and dropout between them.
+// Optionally (--norm, --residual) each hidden layer l computes
+//   h = dropout(relu(norm(conv_l(x)))) + skip_l(x_dst)
+// where x_dst is the layer's input at its destination nodes (the prefix of a sampled block's
+// sources) and skip_l is the identity, or a bias-free linear map when the input width is not
+// --hidden (layer 0 normally). The output layer has neither: its width is the number of
+// classes. With the defaults (no norm, no residual) nothing is added, so parameters, random
+// draws and outputs are those of the plain stack.
 // Training runs on sampled blocks; evaluation runs layer by layer over the whole graph with
 // every neighbour (as DGL's offline inference), so its cost is linear in nodes and edges
 // instead of exploding with the number of hops.
@@ -13,6 +20,7 @@
 #include <vector>
 
 #include "graph/csr_graph.h"
+#include "nn/norm.h"
 #include "sampling/block.h"
 
 namespace directgnn {
@@ -24,8 +32,11 @@ struct ModelConfig {
   int64_t num_classes = 0;
   int64_t layers = 2;
   double dropout = 0.5;
+  Norm norm = Norm::kNone;  // on hidden layers, after the convolution, before the ReLU
+  bool residual = false;    // add each hidden layer's input (projected when widths differ)
 
   nlohmann::json to_json() const;
+  // Configurations saved before norm and residual existed load with none and false.
   static ModelConfig from_json(const nlohmann::json& json, const std::string& where);
   void validate() const;
 };
@@ -54,6 +65,8 @@ class GnnModel : public torch::nn::Module {
 
   ModelConfig config_;
   std::vector<std::shared_ptr<torch::nn::Module>> convs_;
+  std::vector<std::shared_ptr<FeatureNorm>> norms_;  // per hidden layer; null without --norm
+  std::vector<at::Tensor> skip_weights_;  // per hidden layer; undefined for an identity skip
 };
 
 }  // namespace directgnn

@@ -98,6 +98,8 @@ void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
     o.model.hidden = m.at("hidden").get<int64_t>();
     o.model.layers = m.at("layers").get<int64_t>();
     o.model.dropout = m.at("dropout").get<double>();
+    o.model.norm = parse_norm(m.value("norm", std::string("none")));
+    o.model.residual = m.value("residual", false);
     o.optimizer = parse_optimizer(j.at("optimizer").get<std::string>());
     o.lr = j.at("lr").get<double>();
     o.weight_decay = j.at("weight_decay").get<double>();

@@ -79,6 +79,9 @@ void copy_parameters(GnnModel& from, GnnModel& to) {
   torch::NoGradGuard no_grad;
   const std::vector<at::Tensor> a = from.parameters(), b = to.parameters();
   for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
+  // Batch norm's running statistics, which evaluation uses.
+  const std::vector<at::Tensor> c = from.buffers(), d = to.buffers();
+  for (size_t i = 0; i < c.size(); ++i) d[i].copy_(c[i]);
 }
 
 // True on every rank when any rank has been asked to stop (ranks must stop at the same step).
@@ -240,9 +243,11 @@ void TrainingRun::print_header() const {
        << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
        << "Split: " << chosen_.description << "\n"
        << "Model: " << config_.arch << ", " << config_.layers << " layers, hidden "
-       << config_.hidden << ", fan-out " << fanout_text(loader_->options().fanouts) << ", batch "
-       << o_.batch_size << ", features " << placement_name(loader_->store().placement()) << ", "
-       << num_threads() << " thread(s)"
+       << config_.hidden
+       << (config_.norm == Norm::kNone ? "" : std::string(", ") + norm_name(config_.norm) + " norm")
+       << (config_.residual ? ", residual" : "") << ", fan-out "
+       << fanout_text(loader_->options().fanouts) << ", batch " << o_.batch_size << ", features "
+       << placement_name(loader_->store().placement()) << ", " << num_threads() << " thread(s)"
        << (ranks_ > 1 ? " per rank, " + std::to_string(ranks_) + " ranks (" +
                             to_string(group_->backend()) + ")"
                       : std::string())
@@ -411,6 +416,10 @@ nlohmann::json TrainingRun::epoch_record(int64_t epoch, const EpochProgress& ep,
 // Evaluates, and writes the checkpoint when validation accuracy is the best so far.
 void TrainingRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& text) {
   const auto eval_start = Clock::now();
+  // Each rank updates batch norm's running statistics from its own batches; evaluation shares
+  // the nodes out between ranks, so they first agree on the mean statistics.
+  const std::vector<at::Tensor> buffers = model_->buffers();
+  if (group_ != nullptr && !buffers.empty()) group_->all_reduce_mean(buffers);
   if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
   const EvalResult r =
       evaluate(cpu_model_ != nullptr ? *cpu_model_ : *model_, ds_, chosen_.split, group_);

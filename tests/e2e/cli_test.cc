@@ -59,6 +59,33 @@ TEST(DefaultRun, TrainsTheSyntheticGraphAndSaysWhatToDoNext) {
   EXPECT_GE(final_record(dir.file("m.jsonl"))["test_acc"].get<double>(), 0.80) << r.output;
 }
 
+// Layer norm and residual connections train, are checkpointed, evaluate and resume as any
+// model does; a resume that asks for another normalisation is refused, naming it.
+TEST(DeeperModels, NormAndResidualTrainEvaluateAndResume) {
+  TempDirectory dir;
+  const std::string ckpt = dir.file("ckpt");
+  const std::string command = "train --norm layer --residual --layers 3 --hidden 32";
+  const CommandResult r = run(command + " --epochs 2 --metrics " + dir.file("m.jsonl") +
+                              " --checkpoint " + ckpt + " --checkpoint-every 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("hidden 32, layer norm, residual"), std::string::npos) << r.output;
+  // Two epochs of a small model: well above chance (1/8), far from trained.
+  EXPECT_GE(final_record(dir.file("m.jsonl"))["test_acc"].get<double>(), 0.2) << r.output;
+  const CommandResult e = run("eval --checkpoint " + ckpt);
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find("Matches the test accuracy recorded at training time"), std::string::npos)
+      << e.output;
+  const CommandResult same = run(command + " --epochs 3 --resume " + ckpt);
+  ASSERT_EQ(same.status, 0) << same.output;
+  const CommandResult changed = run("train --resume " + ckpt + " --norm batch --epochs 3");
+  EXPECT_EQ(changed.status, 1) << changed.output;
+  EXPECT_NE(changed.output.find("--norm: saved layer, given batch"), std::string::npos)
+      << changed.output;
+  const CommandResult bad = run("train --norm group");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.output.find("--norm 'group' is unknown"), std::string::npos) << bad.output;
+}
+
 TEST(ConvertAndInfo, WriteADatasetDirectoryAndDescribeIt) {
   REQUIRE_DATASET(tolokers, "tolokers.npz");
   TempDirectory dir;
