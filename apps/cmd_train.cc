@@ -59,11 +59,17 @@ void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
   nlohmann::json now = {{"options", training_options_json(given)},
                         {"run", {{"dataset", absolute_path(dataset)},
                                  {"keep_self_loops", keep_self_loops}}}};
+  // The saved options as this build reads them: a state written before an option existed
+  // holds that option's default.
+  TrainOptions saved_options = given;
+  apply_training_options_json(state["options"], saved_options, where);
+  const nlohmann::json then = {{"options", training_options_json(saved_options)},
+                               {"run", state["run"]}};
   std::string changed;
   for (const FixedOption& o : kFixedOptions) {
     if (c.count(o.flag) == 0) continue;
     const nlohmann::json::json_pointer at(o.path);
-    const nlohmann::json saved = state[o.section].value(at, nlohmann::json());
+    const nlohmann::json saved = then[o.section].value(at, nlohmann::json());
     const nlohmann::json value = now[o.section][at];
     if (saved == value) continue;
     changed += std::string("\n  ") + o.flag + ": saved " +
