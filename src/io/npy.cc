@@ -222,6 +222,13 @@ at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size
          available, " (re-create or re-download the file)");
   }
   void* ptr = const_cast<uint8_t*>(data + header.data_offset);
+  if (reinterpret_cast<uintptr_t>(ptr) % c10::elementSize(type) != 0) {
+    // An array stored at an odd offset (possible inside an uncompressed .npz) is copied, as
+    // its elements cannot be read in place.
+    at::Tensor copy = at::empty(header.shape, at::TensorOptions().dtype(type));
+    std::memcpy(copy.data_ptr(), ptr, bytes);
+    return copy;
+  }
   auto keep = std::move(owner);
   return at::from_blob(
       ptr, header.shape, [keep](void*) mutable { keep.reset(); }, at::TensorOptions().dtype(type));
