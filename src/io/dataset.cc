@@ -36,20 +36,40 @@ at::Tensor check_ids(const at::Tensor& ids, int64_t num_nodes, const at::Tensor&
 }
 
 template <typename T>
-void check_finite(const at::Tensor& features, const std::string& where) {
-  const int64_t rows = features.size(0), cols = features.size(1);
-  const T* data = features.data_ptr<T>();
-  const int64_t row = first_index_where(rows, 4096, [&](int64_t r) {
+std::pair<int64_t, int64_t> first_non_finite_of(const at::Tensor& rows) {
+  const int64_t count = rows.size(0), cols = rows.size(1);
+  const T* data = rows.data_ptr<T>();
+  auto finite = [&](int64_t r, int64_t c) {
+    return std::isfinite(static_cast<float>(data[r * cols + c]));
+  };
+  const int64_t row = first_index_where(count, 4096, [&](int64_t r) {
     for (int64_t c = 0; c < cols; ++c) {
-      if (!std::isfinite(static_cast<float>(data[r * cols + c]))) return true;
+      if (!finite(r, c)) return true;
     }
     return false;
   });
-  if (row < 0) return;
+  if (row < 0) return {-1, -1};
   int64_t col = 0;
-  while (std::isfinite(static_cast<float>(data[row * cols + col]))) ++col;
-  fail(where, ": features row ", row, " column ", col, " is ",
-       static_cast<float>(data[row * cols + col]),
+  while (finite(row, col)) ++col;
+  return {row, col};
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> first_non_finite(const at::Tensor& rows) {
+  DGNN_CHECK(rows.dim() == 2 && rows.is_contiguous(),
+             "first_non_finite: rows must be a "
+             "contiguous [k, F] table");
+  return rows.scalar_type() == at::kHalf ? first_non_finite_of<at::Half>(rows)
+                                         : first_non_finite_of<float>(rows);
+}
+
+namespace {
+
+void check_finite(const at::Tensor& features, const std::string& where) {
+  const auto [row, col] = first_non_finite(features);
+  if (row < 0) return;
+  fail(where, ": features row ", row, " column ", col, " is ", features[row][col].item<float>(),
        "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
 }
 
@@ -68,13 +88,8 @@ void validate_dataset(Dataset& ds, const std::string& where) {
              where, ": features has dtype ", ds.features.scalar_type(),
              "; use float32 or float16 (arr.astype('float32'))");
   if (!ds.features.is_contiguous()) ds.features = ds.features.contiguous();
-  if (ds.features_checked) {
-    // Checked when the file was written (meta.json's features_checked).
-  } else if (ds.features.scalar_type() == at::kFloat) {
-    check_finite<float>(ds.features, where);
-  } else {
-    check_finite<at::Half>(ds.features, where);
-  }
+  // A table checked when its file was written (meta.json's features_checked) is not scanned.
+  if (!ds.features_checked) check_finite(ds.features, where);
   DGNN_CHECK(ds.labels.defined() && ds.labels.dim() == 1, where,
              ": labels must be a 1-D array with one entry per node");
   DGNN_CHECK(at::isIntegralType(ds.labels.scalar_type(), /*includeBool=*/false), where,

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "graph/csr_graph.h"
@@ -29,7 +30,8 @@ struct Dataset {
   bool directed = false;
   std::vector<Split> splits;  // the dataset's own splits; empty when it ships none
   // Set when meta.json records that this very features.npy (same size, modification time and
-  // inode) was checked finite when it was written: validate_dataset then skips its scan of the table.
+  // inode) was checked finite when it was written: validate_dataset then skips its scan of the
+  // table.
   bool features_checked = false;
   // How the feature table is read, for the run's header (empty for a table in memory).
   std::string feature_access;
@@ -59,6 +61,10 @@ Dataset load_dataset(const std::string& path, const ImportOptions& options = {})
 // dataset.features_checked says it is known); normalises
 // dtypes (labels to int64, split ids to int64). `where` names the source in errors.
 void validate_dataset(Dataset& dataset, const std::string& where);
+
+// The first value of `rows` ([k, F] float32 or float16, contiguous) that is not finite, as
+// (row, column); (-1, -1) when every value is finite. Rows are scanned in parallel.
+std::pair<int64_t, int64_t> first_non_finite(const at::Tensor& rows);
 
 // Writes `dataset` as a dataset directory at `out` (atomically: temp directory, then rename).
 void save_dataset_dir(const Dataset& dataset, const std::string& out);

@@ -42,9 +42,8 @@ FileStamp file_stamp(const std::string& path) {
 
 // Rows [begin, begin + part.size(0)) as stored: every value must be finite.
 void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string& path) {
-  if (at::isfinite(part).all().item<bool>()) return;
-  const at::Tensor first = at::nonzero(at::logical_not(at::isfinite(part)))[0];
-  const int64_t row = first[0].item<int64_t>(), col = first[1].item<int64_t>();
+  const auto [row, col] = first_non_finite(part);
+  if (row < 0) return;
   const float value = part[row][col].item<float>();
   const bool overflow = part.scalar_type() == at::kHalf && std::isinf(value);
   fail(path, ": features row ", begin + row, " column ", col, " is ", value,

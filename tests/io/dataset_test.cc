@@ -98,8 +98,9 @@ TEST(DatasetDir, WritingRefusesFeaturesThatAreNotFiniteAsStored) {
   Dataset ds = small_dataset();
   ds.features = ds.features.clone();
   ds.features[120][2] = 1e6f;
-  EXPECT_ERROR_CONTAINS(save_dataset_dir(ds, dir.file("half"), feature_stream_of(ds.features, at::kHalf)),
-                        "features row 120 column 2 is inf once stored as float16");
+  EXPECT_ERROR_CONTAINS(
+      save_dataset_dir(ds, dir.file("half"), feature_stream_of(ds.features, at::kHalf)),
+      "features row 120 column 2 is inf once stored as float16");
   EXPECT_FALSE(std::filesystem::exists(dir.file("half")));
   save_dataset_dir(ds, dir.file("single"));  // float32 holds it
   ds.features[7][5] = std::nanf("");
