@@ -53,16 +53,15 @@ std::string shown(const nlohmann::json& value) {
 
 // A resumed run may be given the options it was saved with, as people rerun the command that
 // started it; an option given with another value is refused, naming saved and given values.
+// `saved_options` holds the state's options as this build reads them (an option the state predates
+// holds its default).
 void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
-                            const TrainOptions& given, const std::string& dataset,
-                            bool keep_self_loops, const std::string& where) {
-  nlohmann::json now = {{"options", training_options_json(given)},
-                        {"run", {{"dataset", absolute_path(dataset)},
-                                 {"keep_self_loops", keep_self_loops}}}};
-  // The saved options as this build reads them: a state written before an option existed
-  // holds that option's default.
-  TrainOptions saved_options = given;
-  apply_training_options_json(state["options"], saved_options, where);
+                            const TrainOptions& given, const TrainOptions& saved_options,
+                            const std::string& dataset, bool keep_self_loops,
+                            const std::string& where) {
+  const nlohmann::json now = {
+      {"options", training_options_json(given)},
+      {"run", {{"dataset", absolute_path(dataset)}, {"keep_self_loops", keep_self_loops}}}};
   const nlohmann::json then = {{"options", training_options_json(saved_options)},
                                {"run", state["run"]}};
   std::string changed;
@@ -75,10 +74,13 @@ void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
     changed += std::string("\n  ") + o.flag + ": saved " +
                (saved.is_null() ? "(not recorded)" : shown(saved)) + ", given " + shown(value);
   }
-  DGNN_CHECK(changed.empty(), where, ": --resume continues the run with the options it was saved "
-             "with; these differ:", changed,
-             "\nGive them as saved, or leave them out (--epochs, --metrics and --threads may change; "
-             "a changed run needs a new --checkpoint directory).");
+  DGNN_CHECK(
+      changed.empty(), where,
+      ": --resume continues the run with the options it was saved "
+      "with; these differ:",
+      changed,
+      "\nGive them as saved, or leave them out (--epochs, --metrics and --threads may change; "
+      "a changed run needs a new --checkpoint directory).");
 }
 
 }  // namespace
@@ -128,10 +130,11 @@ void register_train(CLI::App& app) {
       const std::string where = training_state_path(args->resume);
       DGNN_CHECK(state.contains("options") && state.contains("run"), where,
                  ": not a training state (no options)");
-      refuse_changed_options(*c, state, options, args->dataset, args->keep_self_loops, where);
-      const int64_t epochs = options.epochs;
+      const TrainOptions given = options;
       apply_training_options_json(state["options"], options, where);
-      if (c->count("--epochs") != 0) options.epochs = epochs;
+      refuse_changed_options(*c, state, given, options, args->dataset, args->keep_self_loops,
+                             where);
+      if (c->count("--epochs") != 0) options.epochs = given.epochs;
       const nlohmann::json& run = state["run"];
       dataset = run.value("dataset", std::string());
       keep_self_loops = run.value("keep_self_loops", false);
