@@ -8,11 +8,11 @@
 
 #include <cctype>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 
 #include "core/atomic_file.h"
 #include "directgnn/error.h"
+#include "io/text_lines.h"
 
 namespace directgnn {
 namespace {
@@ -236,12 +236,6 @@ at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size
 
 namespace {
 
-bool parse_uint(std::string_view text, uint64_t& value) {
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
-
 void append_utf8(std::string& out, uint32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
@@ -265,13 +259,14 @@ void append_utf8(std::string& out, uint32_t cp) {
 std::vector<std::string> npy_strings(const uint8_t* data, size_t size, const std::string& where) {
   const NpyHeader header = parse_npy_header(data, size, where);
   const std::string descr = canonical_descr(header.descr);
-  uint64_t width = 0;
+  int64_t chars = 0;
   const bool unicode = descr.size() > 2 && descr.compare(0, 2, "<U") == 0 &&
-                       parse_uint(descr.substr(2), width) && width > 0 && width <= (1u << 20);
+                       parse_int(descr.substr(2), chars) && chars > 0 && chars <= (1 << 20);
   DGNN_CHECK(unicode && header.shape.size() == 1, where,
              ": expected a 1-D array of strings (dtype <U), got dtype '", header.descr, "' with ",
              header.shape.size(), " dimension(s)");
   const auto count = static_cast<uint64_t>(header.shape[0]);
+  const auto width = static_cast<uint64_t>(chars);
   const size_t available = size - header.data_offset;
   DGNN_CHECK(count <= available / (4 * width), where, ": truncated: ", count, " strings of ", width,
              " characters need more than the ", available, " bytes the file holds");
