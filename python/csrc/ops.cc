@@ -85,13 +85,13 @@ at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::str
 
 at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
                        bool sort_ids, int64_t max_threads, at::Tensor& out) {
+  const GatherOptions options = gather_options_arg(method, sort_ids, max_threads);
   const bool in_place = table.is_cpu() && ids.is_cpu() && out.is_cpu() && out.is_contiguous() &&
                         out.dim() == 2 && out.size(0) == ids.numel() && table.dim() == 2 &&
                         out.size(1) == table.size(1) && out.scalar_type() == table.scalar_type() &&
-                        gather_method_arg(method) != GatherMethod::kZeroCopy &&
-                        gather_method_arg(method) != GatherMethod::kAligned;
+                        options.method != GatherMethod::kZeroCopy &&
+                        options.method != GatherMethod::kAligned;
   if (in_place) {
-    gather_options_arg(method, sort_ids, max_threads);  // the same checks as gather()
     FeatureStore::as_is(table, 0, false).gather_into(ids, out);
     return out;
   }
