@@ -2,6 +2,7 @@
 #include <ATen/Parallel.h>
 
 #include "graph/planted_partition.h"
+#include "model_test_util.h"
 #include "nn/aggregate.h"
 #include "nn/dropout.h"
 #include "nn/gcn_conv.h"
@@ -12,6 +13,8 @@
 
 namespace directgnn {
 namespace {
+
+using testing::param;
 
 struct Fixture {
   Dataset ds;
@@ -34,10 +37,6 @@ Fixture tiny_graph(int64_t n = 40) {
   const at::Tensor rows = at::repeat_interleave(f.ds.graph.degrees());
   f.adjacency.index_put_({rows, f.ds.graph.indices.to(at::kLong)}, at::ones({rows.numel()}));
   return f;
-}
-
-at::Tensor param(torch::nn::Module& m, const std::string& name) {
-  return m.named_parameters()[name].detach();
 }
 
 TEST(SAGEConv, FullNeighbourhoodEqualsDenseMeanReference) {
@@ -150,34 +149,7 @@ TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   const at::Tensor x = f.ds.features.index_select(0, batch.input_nodes);
   const at::Tensor labels = f.ds.labels.narrow(0, 0, 10);
   auto loss = [&] { return at::cross_entropy_loss(model.forward(batch.blocks, x), labels); };
-  model.zero_grad();
-  const double centre = loss().item<double>();
-  loss().backward();
-  int checked = 0, kinks = 0;
-  for (auto& p : model.parameters()) {
-    const at::Tensor grad = p.grad().clone();
-    at::Tensor flat = p.detach().view({-1});
-    for (int64_t i = 0; i < std::min<int64_t>(flat.numel(), 6); ++i) {
-      const float saved = flat[i].item<float>();
-      const float eps = 1e-3f;
-      flat[i] = saved + eps;
-      const double up = loss().item<double>();
-      flat[i] = saved - eps;
-      const double down = loss().item<double>();
-      flat[i] = saved;
-      // A ReLU input crossing zero inside [-eps, eps] makes the one-sided slopes disagree;
-      // the central difference is meaningless there, so such coordinates are counted, not checked.
-      const double right = (up - centre) / eps, left = (centre - down) / eps;
-      if (std::abs(right - left) > 1e-3 + 5e-3 * std::abs(right + left)) {
-        ++kinks;
-        continue;
-      }
-      ++checked;
-      const double numeric = (up - down) / (2 * eps);
-      EXPECT_NEAR(grad.view({-1})[i].item<double>(), numeric, 2e-3 + 2e-2 * std::abs(numeric));
-    }
-  }
-  EXPECT_GE(checked, 4 * kinks) << "too many non-smooth points for the check to mean anything";
+  testing::expect_gradient_matches_finite_differences(model, loss, 6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, ModelTest, ::testing::Values("sage", "gcn"));

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "graph/planted_partition.h"
+#include "model_test_util.h"
 #include "nn/model.h"
 #include "sampling/neighbor_sampler.h"
 #include "test_util.h"
@@ -15,9 +16,7 @@
 namespace directgnn {
 namespace {
 
-at::Tensor param(torch::nn::Module& m, const std::string& name) {
-  return m.named_parameters()[name].detach();
-}
+using testing::param;
 
 // Normalises each row (dim 1) or each column (dim 0) with its biased variance, by hand.
 at::Tensor standardise(const at::Tensor& x, int64_t dim) {
@@ -279,32 +278,7 @@ TEST_P(NormResidualTest, GradientMatchesFiniteDifferences) {
   const at::Tensor x = t.ds.features.index_select(0, batch.input_nodes);
   const at::Tensor labels = t.ds.labels.narrow(0, 0, 12);
   auto loss = [&] { return at::cross_entropy_loss(model.forward(batch.blocks, x), labels); };
-  model.zero_grad();
-  const double centre = loss().item<double>();
-  loss().backward();
-  int checked = 0, kinks = 0;
-  for (auto& p : model.named_parameters()) {
-    const at::Tensor grad = p.value().grad().clone().view({-1});
-    at::Tensor flat = p.value().detach().view({-1});
-    for (int64_t i = 0; i < std::min<int64_t>(flat.numel(), 5); ++i) {
-      const float saved = flat[i].item<float>();
-      const float eps = 1e-3f;
-      flat[i] = saved + eps;
-      const double up = loss().item<double>();
-      flat[i] = saved - eps;
-      const double down = loss().item<double>();
-      flat[i] = saved;
-      const double right = (up - centre) / eps, left = (centre - down) / eps;
-      if (std::abs(right - left) > 1e-3 + 5e-3 * std::abs(right + left)) {
-        ++kinks;  // a ReLU input crossing zero: the central difference means nothing here
-        continue;
-      }
-      ++checked;
-      const double numeric = (up - down) / (2 * eps);
-      EXPECT_NEAR(grad[i].item<double>(), numeric, 2e-3 + 2e-2 * std::abs(numeric)) << p.key();
-    }
-  }
-  EXPECT_GE(checked, 4 * kinks) << "too many non-smooth points for the check to mean anything";
+  testing::expect_gradient_matches_finite_differences(model, loss, 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, NormResidualTest,
