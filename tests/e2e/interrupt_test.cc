@@ -71,8 +71,8 @@ TEST(Interrupt, SigtermMidEpochThenResumeEndsWithTheSameParameters) {
   EXPECT_NE(log.find("directgnn train --resume " + ckpt), std::string::npos) << log;
 
   // The command that started the run, given again with --resume, as people rerun a job.
-  const auto resumed = e2e::run(kRun + " --metrics " + metrics + " --checkpoint " + ckpt +
-                                " --resume " + ckpt);
+  const auto resumed =
+      e2e::run(kRun + " --metrics " + metrics + " --checkpoint " + ckpt + " --resume " + ckpt);
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("Resuming from " + ckpt), std::string::npos) << resumed.output;
   const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(metrics);

@@ -140,7 +140,8 @@ TEST(CsvLabels, ErrorsNameTheLineAndTheFix) {
   EXPECT_ERROR_CONTAINS(labels("id,label\n0,a\n", 5, {"", ""}),
                         "give the column holding the classes with --label-column NAME (columns: "
                         "id, label)");
-  EXPECT_ERROR_CONTAINS(labels("id,label,label\n0,a,b\n", 5, c), "the header has two columns named 'label'");
+  EXPECT_ERROR_CONTAINS(labels("id,label,label\n0,a,b\n", 5, c),
+                        "the header has two columns named 'label'");
   EXPECT_ERROR_CONTAINS(labels("", 5, c), "targets.csv: is empty");
   EXPECT_ERROR_CONTAINS(labels("id,label\n", 5, c), "has a header but no rows");
   EXPECT_ERROR_CONTAINS(labels("id,label\n0,a\n1,b,c\n", 5, c), "line 3: has 3 fields");
