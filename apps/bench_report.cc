@@ -130,8 +130,11 @@ std::vector<std::pair<std::string, std::string>> setup_rows(const nlohmann::json
                                       " per minibatch");
   }
   if (has({"epochs", "prefetch"})) {
-    rows.emplace_back("epochs", grouped(setup["epochs"]) + " per mode, prefetching " +
-                                    plural(setup["prefetch"], "minibatch", "minibatches"));
+    const nlohmann::json& prefetch = setup["prefetch"];
+    rows.emplace_back("epochs",
+                      grouped(setup["epochs"]) + " per mode, prefetching " +
+                          (prefetch.is_number() ? plural(prefetch, "minibatch", "minibatches")
+                                                : "as each mode's default (none on the CPU)"));
   }
   if (has({"threads", "ranks"})) {
     rows.emplace_back("parallelism", plural(setup["threads"], "thread", "threads") + " × " +

@@ -282,22 +282,23 @@ void register_bench(CLI::App& app) {
     }
     options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
     options.evaluate = !args->no_eval;
-    const nlohmann::json setup = {{"dataset", ds.name},
-                                  {"nodes", ds.num_nodes()},
-                                  {"edges", ds.graph.num_edges()},
-                                  {"feat_dim", ds.feat_dim()},
-                                  {"feat_dtype", c10::toString(ds.features.scalar_type())},
-                                  {"dataset_build_s", build_s},
-                                  {"dataset_peak_rss_bytes", build_peak_rss},
-                                  {"model", options.model.arch},
-                                  {"layers", options.model.layers},
-                                  {"hidden", options.model.hidden},
-                                  {"fanout", fanout_text(resolved_fanouts(options))},
-                                  {"batch_size", options.batch_size},
-                                  {"epochs", options.epochs},
-                                  {"prefetch", options.prefetch},
-                                  {"threads", num_threads()},
-                                  {"ranks", ranks}};
+    const nlohmann::json setup = {
+        {"dataset", ds.name},
+        {"nodes", ds.num_nodes()},
+        {"edges", ds.graph.num_edges()},
+        {"feat_dim", ds.feat_dim()},
+        {"feat_dtype", c10::toString(ds.features.scalar_type())},
+        {"dataset_build_s", build_s},
+        {"dataset_peak_rss_bytes", build_peak_rss},
+        {"model", options.model.arch},
+        {"layers", options.model.layers},
+        {"hidden", options.model.hidden},
+        {"fanout", fanout_text(resolved_fanouts(options))},
+        {"batch_size", options.batch_size},
+        {"epochs", options.epochs},
+        {"prefetch", options.prefetch ? nlohmann::json(*options.prefetch) : nlohmann::json("auto")},
+        {"threads", num_threads()},
+        {"ranks", ranks}};
     if (!args->modes.empty()) {
       run_comparison(ds, options, parse_modes(args->modes, args->samplers), setup, args->json,
                      args->html, leader);

@@ -4,9 +4,11 @@
 #include <thread>
 
 #include "core/threads.h"
+#include "directgnn/error.h"
 #include "dist/process_group.h"
 #include "feature/gpu_gather.h"
 #include "graph/planted_partition.h"
+#include "io/text_lines.h"
 #include "sampling/device_sampler.h"
 #include "sampling/neighbor_sampler.h"
 
@@ -26,6 +28,17 @@ void add_threads_option(CLI::App* command, int* threads) {
   });
 }
 
+namespace {
+
+int parse_prefetch(const std::string& text) {
+  int64_t depth = -1;
+  DGNN_CHECK(parse_int(text, depth) && depth >= 0 && depth <= 64, "--prefetch '", text,
+             "': give auto or a number of minibatches in 0..64");
+  return static_cast<int>(depth);
+}
+
+}  // namespace
+
 TrainOptions TrainingArgs::options() const {
   TrainOptions o = train;
   o.optimizer = parse_optimizer(optimizer);
@@ -36,6 +49,7 @@ TrainOptions TrainingArgs::options() const {
   o.placement.gather = parse_gather_method(gather);
   o.placement.sampler = parse_sampler(sampler);
   o.placement.graph = parse_graph_placement(graph);
+  if (prefetch != "auto") o.prefetch = parse_prefetch(prefetch);
   return o;
 }
 
@@ -74,9 +88,11 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
   c->add_option("--graph", args->graph,
                 "where the GPU sampler reads the graph: pinned (host memory) or device")
       ->default_val("pinned");
-  c->add_option("--prefetch", o->prefetch,
-                "minibatches sampled and gathered ahead of the one training (0: none)")
-      ->default_val(o->prefetch);
+  c->add_option("--prefetch", args->prefetch,
+                "minibatches sampled and gathered ahead of the one training: auto (" +
+                    std::to_string(TrainOptions::kGpuPrefetch) +
+                    " on a GPU, 0 on the CPU) or 0..64 (0: none)")
+      ->default_val("auto");
   c->add_option("--sampler-workers", o->sampler_workers,
                 "threads preparing minibatches ahead (with --prefetch > 0)")
       ->default_val(o->sampler_workers);

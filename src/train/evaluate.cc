@@ -33,6 +33,7 @@ EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
   EvalResult r;
   r.val_acc = accuracy(logits[0], labels, val);
   r.test_acc = accuracy(logits[0], labels, test);
+  r.test_class_acc = class_accuracy(logits[0], labels, test, dataset.num_classes);
   if (dataset.num_classes == 2) {
     // The log-odds of class 1 rank nodes exactly as its softmax probability does.
     const at::Tensor score = logits[0].select(1, 1) - logits[0].select(1, 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <limits>
+#include <vector>
 
 #include "dist/process_group.h"
 #include "io/dataset.h"
@@ -16,6 +17,7 @@ struct EvalResult {
   // NaN unless the task has two classes.
   double val_roc_auc = std::numeric_limits<double>::quiet_NaN();
   double test_roc_auc = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> test_class_acc;  // per class (metrics.h class_accuracy)
 };
 
 // With a process group, each rank computes an equal share of the nodes and the predictions

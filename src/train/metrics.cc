@@ -13,6 +13,22 @@ double accuracy(const at::Tensor& logits, const at::Tensor& labels, const at::Te
   return pred.eq(labels.index_select(0, ids)).to(at::kDouble).mean().item<double>();
 }
 
+std::vector<double> class_accuracy(const at::Tensor& logits, const at::Tensor& labels,
+                                   const at::Tensor& ids, int64_t num_classes) {
+  const at::Tensor truth = labels.index_select(0, ids);
+  const at::Tensor hit = logits.index_select(0, ids).argmax(1).eq(truth).to(at::kLong);
+  const at::Tensor total = at::bincount(truth, {}, num_classes).to(at::kLong);
+  const at::Tensor right = at::zeros({num_classes}, at::kLong).index_add_(0, truth, hit);
+  std::vector<double> out(static_cast<size_t>(num_classes));
+  for (int64_t k = 0; k < num_classes; ++k) {
+    const int64_t n = total[k].item<int64_t>();
+    out[static_cast<size_t>(k)] =
+        n == 0 ? std::numeric_limits<double>::quiet_NaN()
+               : static_cast<double>(right[k].item<int64_t>()) / static_cast<double>(n);
+  }
+  return out;
+}
+
 double roc_auc(const at::Tensor& scores_in, const at::Tensor& targets_in) {
   const at::Tensor scores = scores_in.to(at::kDouble).contiguous();
   const at::Tensor targets = targets_in.to(at::kLong).contiguous();

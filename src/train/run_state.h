@@ -9,12 +9,18 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace directgnn {
 
 // NaN has no JSON form; absent metrics are written as null.
 inline nlohmann::json number_or_null(double value) {
   return std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+}
+inline nlohmann::json numbers_or_nulls(const std::vector<double>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const double v : values) out.push_back(number_or_null(v));
+  return out;
 }
 
 // Progress within the epoch being trained.
@@ -34,14 +40,22 @@ struct RunTotals {
   int64_t evaluations = 0;
   int64_t best_epoch = -1;
   double best_val_acc = 0, test_acc = 0, test_roc_auc = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> test_class_acc;  // at the best epoch, per class
 
   nlohmann::json to_json() const {
-    return {{"train_s", train_s},       {"eval_s", eval_s},
-            {"sample_s", sample_s},     {"gather_s", gather_s},
-            {"compute_s", compute_s},   {"wait_s", wait_s},
-            {"cpu_s", cpu_s},           {"evaluations", evaluations},
-            {"best_epoch", best_epoch}, {"best_val_acc", best_val_acc},
-            {"test_acc", test_acc},     {"test_roc_auc", number_or_null(test_roc_auc)}};
+    return {{"train_s", train_s},
+            {"eval_s", eval_s},
+            {"sample_s", sample_s},
+            {"gather_s", gather_s},
+            {"compute_s", compute_s},
+            {"wait_s", wait_s},
+            {"cpu_s", cpu_s},
+            {"evaluations", evaluations},
+            {"best_epoch", best_epoch},
+            {"best_val_acc", best_val_acc},
+            {"test_acc", test_acc},
+            {"test_roc_auc", number_or_null(test_roc_auc)},
+            {"test_class_acc", numbers_or_nulls(test_class_acc)}};
   }
   static RunTotals from_json(const nlohmann::json& j) {
     RunTotals t;
@@ -58,6 +72,11 @@ struct RunTotals {
     t.test_acc = j.at("test_acc").get<double>();
     t.test_roc_auc = j.at("test_roc_auc").is_null() ? std::numeric_limits<double>::quiet_NaN()
                                                     : j.at("test_roc_auc").get<double>();
+    // States saved before per-class accuracy was kept have none.
+    for (const nlohmann::json& v : j.value("test_class_acc", nlohmann::json::array())) {
+      t.test_class_acc.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                             : v.get<double>());
+    }
     return t;
   }
 };

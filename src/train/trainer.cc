@@ -18,7 +18,8 @@ void check_options(const TrainOptions& o) {
   DGNN_CHECK(o.weight_decay >= 0, "--weight-decay must not be negative, got ", o.weight_decay);
   DGNN_CHECK(o.checkpoint_every >= 0, "--checkpoint-every must not be negative, got ",
              o.checkpoint_every);
-  DGNN_CHECK(o.prefetch >= 0 && o.prefetch <= 64, "--prefetch must be in 0..64, got ", o.prefetch);
+  DGNN_CHECK(o.prefetch_for(false) >= 0 && o.prefetch_for(false) <= 64,
+             "--prefetch must be in 0..64, got ", o.prefetch_for(false));
   DGNN_CHECK(o.sampler_workers >= 1 && o.sampler_workers <= 64,
              "--sampler-workers must be in 1..64, got ", o.sampler_workers);
 }
@@ -59,6 +60,14 @@ nlohmann::json TrainReport::to_json() const {
                         {"device", device},
                         {"mode", mode}};
   if (!std::isnan(test_roc_auc)) out["test_roc_auc"] = test_roc_auc;
+  if (!test_class_acc.empty()) {
+    nlohmann::json per_class = nlohmann::json::object();
+    for (size_t k = 0; k < test_class_acc.size(); ++k) {
+      per_class[k < class_names.size() ? class_names[k] : std::to_string(k)] =
+          number_or_null(test_class_acc[k]);
+    }
+    out["test_acc_per_class"] = per_class;
+  }
   if (best_epoch < 0) {  // never evaluated (TrainOptions::evaluate off)
     out["val_acc"] = nullptr;
     out["test_acc"] = nullptr;

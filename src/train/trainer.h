@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -47,9 +48,15 @@ struct TrainOptions {
   // options_from_training_state); epochs may be raised to train further.
   std::string resume_dir;
   // Minibatches prepared ahead of the one training (0: prepare each in turn), by this many
-  // worker threads (train/pipeline.h). Neither changes the result.
-  int prefetch = 2;
+  // worker threads (train/pipeline.h). Neither changes the result. Unset: kGpuPrefetch on a
+  // GPU, where preparing overlaps training on other resources; none on the CPU, where the
+  // producer would only take cores from the model's threads (docs/benchmarks.md).
+  std::optional<int> prefetch;
   int sampler_workers = 1;
+
+  static constexpr int kGpuPrefetch = 2;
+  // --prefetch as given, or its default for a GPU (`gpu`) or the CPU.
+  int prefetch_for(bool gpu) const { return prefetch.value_or(gpu ? kGpuPrefetch : 0); }
   // Before each epoch, size the thread team to the cores other processes leave free, up to
   // num_threads() (core/free_cores.h); `directgnn train` does when --threads is left at 0.
   bool adapt_threads = false;
@@ -66,7 +73,11 @@ struct TrainReport {
   int64_t epochs = 0;
   int64_t best_epoch = -1;
   double best_val_acc = 0, test_acc = 0;
-  double test_roc_auc;      // NaN unless two classes
+  double test_roc_auc;  // NaN unless two classes
+  // Test accuracy of each class at the best epoch (NaN for a class without test nodes), and
+  // the classes' names where the dataset gives them.
+  std::vector<double> test_class_acc;
+  std::vector<std::string> class_names;
   double epoch_time_s = 0;  // mean training time per epoch (excluding evaluation)
   double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
   double wait_s = 0;  // mean per epoch the training loop waited for its next minibatch

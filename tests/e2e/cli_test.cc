@@ -129,9 +129,18 @@ TEST(ConvertAndInfo, EdgeListWithCsvLabelsShowsClassNamesAndTrains) {
         "Names:      0 company, 1 politician, 2 tvshow"}) {
     EXPECT_NE(i.output.find(needle), std::string::npos) << needle << "\n" << i.output;
   }
-  const CommandResult t = run("train --dataset " + dir.file("pages") + " --epochs 1");
+  const CommandResult t =
+      run("train --dataset " + dir.file("pages") + " --epochs 1 --metrics " + dir.file("m.jsonl"));
   EXPECT_EQ(t.status, 0) << t.output;
   EXPECT_NE(t.output.find("Epoch 00001 | Loss"), std::string::npos) << t.output;
+  // The metrics name the classes: each class's test accuracy at the best epoch.
+  EXPECT_NE(t.output.find("Test Acc per class: company "), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find(" | tvshow "), std::string::npos) << t.output;
+  const nlohmann::json per_class = final_record(dir.file("m.jsonl"))["test_acc_per_class"];
+  ASSERT_EQ(per_class.size(), 3u) << per_class;
+  for (const char* name : {"company", "politician", "tvshow"}) {
+    EXPECT_TRUE(per_class.contains(name)) << name << " " << per_class;
+  }
   std::ofstream(dir.file("bad.csv"), std::ios::binary)
       << "id,page_type\r\n0,company\r\n0,tvshow\r\n";
   const CommandResult b = run("convert " + dir.file("edges.csv") + " " + dir.file("bad") +
