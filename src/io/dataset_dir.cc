@@ -57,7 +57,8 @@ void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string
 // need not scan the table again (meta.json's features_checked records the file written).
 FileStamp write_features(const std::string& path, const FeatureStream& features) {
   AtomicFile file(path);
-  file.write(npy_header_for(features.dtype, {features.rows, features.dim}));
+  // Data on a 4 KiB boundary: --features disk then reads each 4 KiB row from one block.
+  file.write(npy_header_for(features.dtype, {features.rows, features.dim}, kNpyDiskAlign));
   const int64_t chunk =
       std::max<int64_t>(1, (int64_t{64} << 20) / (4 * std::max<int64_t>(1, features.dim)));
   at::Tensor rows = at::empty({std::min(chunk, features.rows), features.dim}, at::kFloat);
