@@ -36,6 +36,7 @@ TrainOptions TrainingArgs::options() const {
   o.placement.gather = parse_gather_method(gather);
   o.placement.sampler = parse_sampler(sampler);
   o.placement.graph = parse_graph_placement(graph);
+  o.placement.disk.backend = disk::parse_backend(disk_io);
   return o;
 }
 
@@ -62,8 +63,15 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
       ->default_val("auto");
   c->add_option("--features", args->features,
                 "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, "
-                "pinned (the GPU reads host memory) or device (GPU memory)")
+                "pinned (the GPU reads host memory), device (GPU memory) or disk (rows read "
+                "from features.npy as batches need them; for tables larger than RAM)")
       ->default_val("auto");
+  c->add_option("--disk-io", args->disk_io,
+                "with --features disk: how rows are read, auto (io_uring where the kernel "
+                "allows it, else pread), io_uring, or pread (a few threads)")
+      ->default_val("auto");
+  c->add_flag("--disk-direct", o->placement.disk.direct,
+              "with --features disk: read with O_DIRECT (no page cache)");
   c->add_option("--gather", args->gather,
                 "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), "
                 "zero-copy, or aligned (warp reads on 128-byte boundaries)")

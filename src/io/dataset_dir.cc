@@ -199,6 +199,7 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.graph.indptr = load_required(dir, "indptr.npy");
   ds.graph.indices = load_required(dir, "indices.npy");
   ds.features = load_required(dir, "features.npy");
+  ds.features_path = dir + "/features.npy";
   ds.labels = load_required(dir, "labels.npy");
   DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() - 1 == num_nodes, dir,
              "/indptr.npy: has shape ", ds.graph.indptr.sizes(),
