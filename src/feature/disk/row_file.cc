@@ -115,7 +115,9 @@ Backend resolve_backend(Backend asked) {
     }
     return asked;
   }
-  return uring_unavailable_reason().empty() ? Backend::kIoUring : Backend::kPread;
+  // Measured on big23 (docs/benchmarks.md): buffered io_uring reads ran 3x slower than the
+  // pread team (a page-cache miss is handed to the kernel's io-wq workers), so auto is pread.
+  return Backend::kPread;
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ Backend parse_backend(const std::string& name);
 std::string backend_name(Backend backend);
 
 struct RowFileOptions {
-  Backend backend = Backend::kAuto;  // auto: io_uring where it works, else pread
+  Backend backend = Backend::kAuto;  // auto: pread (measured faster; docs/benchmarks.md)
   bool direct = false;               // O_DIRECT reads
   int io_threads = 8;                // pread backend
   int queue_depth = 64;              // io_uring backend
