@@ -161,11 +161,15 @@ string(REPLACE " " ";" DIRECTGNN_TORCH_FLAGS "${TORCH_CXX_FLAGS}")
 
 # liburing (Debian's liburing-dev), optional: io_uring reads for --features disk. Machines
 # without it (the GPU machine has no package manager) build the pread reader only.
-find_library(DIRECTGNN_LIBURING NAMES uring)
-find_path(DIRECTGNN_LIBURING_INCLUDE_DIR NAMES liburing.h)
-if(DIRECTGNN_LIBURING AND DIRECTGNN_LIBURING_INCLUDE_DIR)
+option(DIRECTGNN_IO_URING "Use liburing for --features disk where it is installed" ON)
+if(DIRECTGNN_IO_URING)
+  find_library(DIRECTGNN_LIBURING NAMES uring)
+  find_path(DIRECTGNN_LIBURING_INCLUDE_DIR NAMES liburing.h)
+endif()
+if(DIRECTGNN_IO_URING AND DIRECTGNN_LIBURING AND DIRECTGNN_LIBURING_INCLUDE_DIR)
   message(STATUS "liburing: ${DIRECTGNN_LIBURING} (--features disk can read with io_uring)")
 else()
   set(DIRECTGNN_LIBURING "")
-  message(STATUS "liburing not found: --features disk reads with pread threads only")
+  message(STATUS "liburing not found or DIRECTGNN_IO_URING=OFF: --features disk reads with pread "
+                 "threads only")
 endif()
