@@ -66,7 +66,9 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
   TrainOptions host = quick();
   host.placement.features = Placement::kHost;
   const TrainReport expected = train(ds, host, std::cout);
-  for (const disk::Backend backend : {disk::Backend::kPread, disk::Backend::kAuto}) {
+  std::vector<disk::Backend> backends{disk::Backend::kAuto, disk::Backend::kPread};
+  if (disk::io_uring_unavailable_reason().empty()) backends.push_back(disk::Backend::kIoUring);
+  for (const disk::Backend backend : backends) {
     TrainOptions o = quick();
     o.placement.features = Placement::kDisk;
     o.placement.disk.backend = backend;
