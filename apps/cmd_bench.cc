@@ -307,6 +307,13 @@ void register_bench(CLI::App& app) {
     DGNN_CHECK(args->html.empty(), "--html needs --modes (it draws the comparison)");
     const TrainReport r = train(ds, options, std::cout);
     if (!leader) return;
+    std::printf("layout %s (features/gather/sampler)\n", r.mode.c_str());
+    if (r.disk_bytes_read > 0) {
+      std::printf("disk: %.2f GB of rows gathered, %.2f GB of blocks read for them (%.2fx)\n",
+                  r.disk_bytes_requested / 1e9, r.disk_bytes_read / 1e9,
+                  static_cast<double>(r.disk_bytes_read) /
+                      static_cast<double>(std::max<int64_t>(r.disk_bytes_requested, 1)));
+    }
     const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
     std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
                 "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");

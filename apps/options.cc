@@ -50,6 +50,7 @@ TrainOptions TrainingArgs::options() const {
   o.placement.sampler = parse_sampler(sampler);
   o.placement.graph = parse_graph_placement(graph);
   if (prefetch != "auto") o.prefetch = parse_prefetch(prefetch);
+  o.placement.disk.backend = disk::parse_backend(disk_io);
   return o;
 }
 
@@ -76,8 +77,15 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
       ->default_val("auto");
   c->add_option("--features", args->features,
                 "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, "
-                "pinned (the GPU reads host memory) or device (GPU memory)")
+                "pinned (the GPU reads host memory), device (GPU memory) or disk (rows read "
+                "from features.npy as batches need them; for tables larger than RAM)")
       ->default_val("auto");
+  c->add_option("--disk-io", args->disk_io,
+                "with --features disk: how rows are read, auto (io_uring where the kernel "
+                "allows it, else pread), io_uring, or pread (a few threads)")
+      ->default_val("auto");
+  c->add_flag("--disk-direct", o->placement.disk.direct,
+              "with --features disk: read with O_DIRECT (no page cache)");
   c->add_option("--gather", args->gather,
                 "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), "
                 "zero-copy, or aligned (warp reads on 128-byte boundaries)")
@@ -91,7 +99,7 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
   c->add_option("--prefetch", args->prefetch,
                 "minibatches sampled and gathered ahead of the one training: auto (" +
                     std::to_string(TrainOptions::kGpuPrefetch) +
-                    " on a GPU, 0 on the CPU) or 0..64 (0: none)")
+                    " on a GPU or with --features disk, else 0) or 0..64 (0: none)")
       ->default_val("auto");
   c->add_option("--sampler-workers", o->sampler_workers,
                 "threads preparing minibatches ahead (with --prefetch > 0)")

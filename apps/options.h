@@ -19,7 +19,8 @@ void add_threads_option(CLI::App* command, int* threads);
 struct TrainingArgs {
   TrainOptions train;
   std::string optimizer = "adam", fanout, device = "auto", features = "auto", gather = "auto",
-              sampler = "auto", graph = "pinned", norm = "none", prefetch = "auto";
+              sampler = "auto", graph = "pinned", norm = "none", prefetch = "auto",
+              disk_io = "auto";
 
   // `train` with the choices parsed; throws naming the flag on a bad value.
   TrainOptions options() const;

@@ -158,3 +158,18 @@ endif()
 
 # Torch's compile flags (e.g. -D_GLIBCXX_USE_CXX11_ABI) go on every target that includes it.
 string(REPLACE " " ";" DIRECTGNN_TORCH_FLAGS "${TORCH_CXX_FLAGS}")
+
+# liburing (Debian's liburing-dev), optional: io_uring reads for --features disk. Machines
+# without it (the GPU machine has no package manager) build the pread reader only.
+option(DIRECTGNN_IO_URING "Use liburing for --features disk where it is installed" ON)
+if(DIRECTGNN_IO_URING)
+  find_library(DIRECTGNN_LIBURING NAMES uring)
+  find_path(DIRECTGNN_LIBURING_INCLUDE_DIR NAMES liburing.h)
+endif()
+if(DIRECTGNN_IO_URING AND DIRECTGNN_LIBURING AND DIRECTGNN_LIBURING_INCLUDE_DIR)
+  message(STATUS "liburing: ${DIRECTGNN_LIBURING} (--features disk can read with io_uring)")
+else()
+  set(DIRECTGNN_LIBURING "")
+  message(STATUS "liburing not found or DIRECTGNN_IO_URING=OFF: --features disk reads with pread "
+                 "threads only")
+endif()

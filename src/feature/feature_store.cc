@@ -37,7 +37,8 @@ Placement parse_placement(const std::string& name) {
   if (name == "host") return Placement::kHost;
   if (name == "pinned") return Placement::kPinned;
   if (name == "device") return Placement::kDevice;
-  fail("--features '", name, "' is not a placement (use host, pinned or device)");
+  if (name == "disk") return Placement::kDisk;
+  fail("--features '", name, "' is not a placement (use host, pinned, device or disk)");
 }
 
 std::string placement_name(Placement placement) {
@@ -48,6 +49,8 @@ std::string placement_name(Placement placement) {
       return "pinned";
     case Placement::kDevice:
       return "device";
+    case Placement::kDisk:
+      return "disk";
   }
   return "unknown";
 }
@@ -104,6 +107,9 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
   }
   DGNN_CHECK(table_.device().is_cpu(), "feature table on ", table_.device().str(),
              ": use a CPU or CUDA tensor");
+  DGNN_CHECK(placement_ != Placement::kDisk,
+             "--features disk reads rows from a .npy file: build the store with "
+             "FeatureStore::on_disk (from a dataset directory)");
   if (placement_ == Placement::kHost) return;
   const int64_t bytes = table_.numel() * table_.element_size();
   if (placement_ == Placement::kPinned) {
@@ -164,6 +170,29 @@ FeatureStore FeatureStore::as_is(at::Tensor table, int device_index, bool detect
   return store;
 }
 
+FeatureStore FeatureStore::on_disk(at::Tensor table, const std::string& path,
+                                   const disk::RowFileOptions& options, int device_index) {
+  DGNN_CHECK(table.defined() && table.dim() == 2 && table.device().is_cpu(),
+             "--features disk: the feature table must be a 2-D CPU tensor");
+  auto file = std::make_shared<const disk::RowFile>(path, options);
+  DGNN_CHECK(file->num_rows() == table.size(0) && file->dim() == table.size(1) &&
+                 file->dtype() == table.scalar_type(),
+             path, ": holds a [", file->num_rows(), ", ", file->dim(), "] ", file->dtype(),
+             " array, but the dataset's feature table is ", table.sizes(), " ", table.scalar_type(),
+             "; the file changed since the dataset was loaded, reload it");
+  FeatureStore store;
+  store.table_ = std::move(table);
+  store.placement_ = Placement::kDisk;
+  store.device_index_ = device_index;
+  store.disk_ = std::move(file);
+  return store;
+}
+
+std::string FeatureStore::description() const {
+  if (disk_ == nullptr) return placement_name(placement_);
+  return placement_name(placement_) + " (" + disk_->path() + ": " + disk_->describe() + ")";
+}
+
 at::Tensor FeatureStore::gather(const at::Tensor& ids) const {
   return gather(ids, c10::Device(c10::kCPU));
 }
@@ -187,6 +216,7 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
   DGNN_CHECK(gpu::available(), "feature gather onto ", device.str(), ": ",
              gpu::unavailable_reason());
   const int index = device.has_index() ? device.index() : device_index_;
+  if (placement_ == Placement::kDisk) return gather_disk_to_gpu(ids, index, options);
   DGNN_CHECK(placement_ == Placement::kHost || index == device_index_, "feature gather onto ",
              device.str(), ": the table is ", placement_name(placement_),
              " for cuda:", device_index_, "; gather onto that device");
@@ -225,6 +255,7 @@ void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const 
              table_.scalar_type(), " tensor");
   DGNN_CHECK(table_.is_cpu(), "feature gather: the table is on ", table_.device().str(),
              "; gather onto the CPU with gather(ids)");
+  if (disk_ != nullptr) return disk_->read_rows(ids, out);
   const auto* base = static_cast<const uint8_t*>(table_.data_ptr());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   if (ids.scalar_type() == at::kInt) {
@@ -232,6 +263,23 @@ void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const 
   } else {
     cpu::gather_rows(base, row_bytes(), ids.data_ptr<int64_t>(), ids.numel(), dst);
   }
+}
+
+// Rows are read from the file straight into pinned host memory (the staging buffer) and go to
+// the GPU in one copy on the current stream; the caching host allocator keeps the buffer until
+// that copy is done.
+at::Tensor FeatureStore::gather_disk_to_gpu(const at::Tensor& ids_in, int index,
+                                            const GatherOptions& options) const {
+  DGNN_CHECK(options.method == GatherMethod::kAuto || options.method == GatherMethod::kCpuCopy,
+             "feature gather: method '", gather_method_name(options.method),
+             "' has GPU threads read the table, but a disk table is read by the CPU; use "
+             "cpu-copy or auto");
+  const at::Tensor ids = ids_in.device().is_cpu() ? ids_in.contiguous() : ids_in.cpu();
+  check_ids_in_range(ids, num_rows());
+  at::Tensor staging = at::empty({ids.numel(), dim()}, table_.options().pinned_memory(true));
+  disk_->read_rows(ids, staging);
+  return staging.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index)),
+                    /*non_blocking=*/true);
 }
 
 }  // namespace directgnn

@@ -6,6 +6,10 @@
 //           read-only where the device allows, so a private file mapping is never copied);
 //           GPU threads read it over PCIe. Unregistered when the last store copy goes away.
 //   device  the whole table copied to GPU memory once.
+//   disk    the table stays in its .npy file; each gather reads the rows it needs with
+//           explicit positional reads (feature/disk/row_file.h, docs/disk-features.md), never
+//           through page faults. Onto a GPU the rows are read into pinned host memory and
+//           copied over in one cudaMemcpyAsync (method cpu-copy).
 //
 // gather(ids, device, options) returns the rows as a dense [len(ids), F] tensor of the
 // table's dtype on `device`. Every id is checked before any row is read. Which code runs:
@@ -29,9 +33,11 @@
 #include <memory>
 #include <string>
 
+#include "feature/disk/row_file.h"
+
 namespace directgnn {
 
-enum class Placement { kHost, kPinned, kDevice };
+enum class Placement { kHost, kPinned, kDevice, kDisk };
 enum class GatherMethod { kAuto, kCpuCopy, kZeroCopy, kAligned };
 
 Placement parse_placement(const std::string& name);
@@ -66,6 +72,12 @@ class FeatureStore {
   // pinning alive while the store is used.
   static FeatureStore as_is(at::Tensor table, int device_index, bool detect_pinned);
 
+  // The `disk` placement: rows of `path` (a .npy file) read on demand. `table` is the same
+  // file's array as loaded (a memory mapping, never read here: it gives shape and dtype, which
+  // must match the file's header). The file's size is checked now (row_file.h).
+  static FeatureStore on_disk(at::Tensor table, const std::string& path,
+                              const disk::RowFileOptions& options, int device_index = 0);
+
   // Rows `ids` (int32 or int64, 1-D, CPU or CUDA) as a dense tensor on the CPU.
   at::Tensor gather(const at::Tensor& ids) const;
   // The same on `device`, by the method the options choose (see the top of this file).
@@ -79,19 +91,26 @@ class FeatureStore {
   int64_t dim() const { return table_.size(1); }
   int64_t row_bytes() const { return table_.size(1) * table_.element_size(); }
   Placement placement() const { return placement_; }
+  // The placement's name, and for `disk` how rows are read, e.g. "disk (io_uring, buffered, ...)".
+  std::string description() const;
+  // The reader of a `disk` table (nullptr for other placements).
+  const disk::RowFile* row_file() const { return disk_.get(); }
   int device_index() const { return device_index_; }
 
  private:
   at::Tensor table_;
   Placement placement_ = Placement::kHost;
   int device_index_ = 0;
-  std::shared_ptr<void> pin_;  // owns the cudaHostRegister registration
-  at::Tensor device_table_;    // device placement
+  std::shared_ptr<void> pin_;                  // owns the cudaHostRegister registration
+  std::shared_ptr<const disk::RowFile> disk_;  // disk placement
+  at::Tensor device_table_;                    // device placement
   // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
   // nullptr for host placement.
   const void* device_rows_ = nullptr;
 
   FeatureStore() = default;
+  at::Tensor gather_disk_to_gpu(const at::Tensor& ids, int index,
+                                const GatherOptions& options) const;
 };
 
 // Throws naming the first id outside [0, num_rows). CPU ids are scanned in parallel; CUDA ids

@@ -33,6 +33,9 @@ struct Dataset {
   // inode) was checked finite when it was written: validate_dataset then skips its scan of the
   // table.
   bool features_checked = false;
+  // The .npy file `features` maps (a dataset directory's features.npy), which the `disk`
+  // placement reads rows from; empty when the table came from elsewhere (.npz, made in memory).
+  std::string features_path;
   // How the feature table is read, for the run's header (empty for a table in memory).
   std::string feature_access;
 

@@ -57,7 +57,8 @@ void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string
 // need not scan the table again (meta.json's features_checked records the file written).
 FileStamp write_features(const std::string& path, const FeatureStream& features) {
   AtomicFile file(path);
-  file.write(npy_header_for(features.dtype, {features.rows, features.dim}));
+  // Data on a 4 KiB boundary: --features disk then reads each 4 KiB row from one block.
+  file.write(npy_header_for(features.dtype, {features.rows, features.dim}, kNpyDiskAlign));
   const int64_t chunk =
       std::max<int64_t>(1, (int64_t{64} << 20) / (4 * std::max<int64_t>(1, features.dim)));
   at::Tensor rows = at::empty({std::min(chunk, features.rows), features.dim}, at::kFloat);
@@ -198,6 +199,7 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.graph.indptr = load_required(dir, "indptr.npy");
   ds.graph.indices = load_required(dir, "indices.npy");
   ds.features = load_required(dir, "features.npy");
+  ds.features_path = dir + "/features.npy";
   ds.labels = load_required(dir, "labels.npy");
   DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() - 1 == num_nodes, dir,
              "/indptr.npy: has shape ", ds.graph.indptr.sizes(),

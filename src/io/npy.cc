@@ -342,7 +342,7 @@ std::string npy_header_for(const at::Tensor& tensor) {
   return npy_header_for(tensor.scalar_type(), tensor.sizes());
 }
 
-std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape) {
+std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape, size_t align) {
   const char* descr = nullptr;
   for (const auto& info : kDtypes) {
     if (info.type == dtype) descr = info.descr;
@@ -355,10 +355,11 @@ std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape) {
     if (dims == 1 || d + 1 < dims) dict += ", ";
   }
   dict += "), }";
-  // Pad with spaces and a newline so the data starts on a 64-byte boundary.
-  const bool v2 = dict.size() + 11 > 65535;
+  // Pad with spaces and a newline so the data starts on an `align`-byte boundary.
+  DGNN_CHECK(align >= 1 && align <= 65536, "npy header alignment must be in 1..65536");
+  const bool v2 = dict.size() + 11 + align > 65535;
   const size_t prefix = v2 ? 12 : 10;
-  const size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  const size_t total = (prefix + dict.size() + 1 + align - 1) / align * align;
   dict.append(total - prefix - dict.size() - 1, ' ');
   dict += '\n';
   std::string out(kMagic, kMagicLen);

@@ -48,9 +48,12 @@ at::Tensor load_npy(const std::string& path);
 enum class MapAccess { kReadAround, kSequential, kRandom };
 void advise_access(const at::Tensor& mapped, MapAccess access);
 
-// The .npy header (format 1.0, or 2.0 when the header needs it) for a tensor's dtype and shape.
+// The .npy header (format 1.0, or 2.0 when the header needs it) for a tensor's dtype and shape,
+// padded with spaces (as the format allows) so the data starts at a multiple of `align` bytes.
+// Feature tables use kNpyDiskAlign: 4 KiB rows then sit each in one disk block.
+constexpr size_t kNpyDiskAlign = 4096;
 std::string npy_header_for(const at::Tensor& tensor);
-std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape);
+std::string npy_header_for(at::ScalarType dtype, at::IntArrayRef shape, size_t align = 64);
 
 // Writes `tensor` (any supported dtype, made contiguous) to `path` atomically.
 void save_npy(const std::string& path, const at::Tensor& tensor);

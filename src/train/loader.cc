@@ -45,6 +45,20 @@ void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
   if (batch.edge_ids.defined()) batch.edge_ids = batch.edge_ids.to(device);
 }
 
+// The loader's feature store: `disk` reads the dataset's features.npy, the others use the
+// table in place.
+FeatureStore make_store(const Dataset& ds, const LoaderOptions& o) {
+  const int index = o.device.is_cuda() ? std::max<int>(0, o.device.index()) : 0;
+  if (o.features != Placement::kDisk) return FeatureStore(ds.features, o.features, index);
+  DGNN_CHECK(!ds.features_path.empty(),
+             "--features disk reads feature rows from a dataset "
+             "directory's features.npy, but ",
+             ds.source.empty() ? "this dataset" : ds.source,
+             " is not one; write one with: directgnn convert ",
+             ds.source.empty() ? "IN" : ds.source, " DIR");
+  return FeatureStore::on_disk(ds.features, ds.features_path, o.disk, index);
+}
+
 }  // namespace
 
 std::vector<at::Tensor> Minibatch::tensors() const {
@@ -60,8 +74,7 @@ MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
     : dataset_(dataset),
       options_(checked(std::move(options))),
       sampler_(dataset.graph, options_.fanouts, options_.sample_mode),
-      store_(dataset.features, options_.features,
-             options_.device.is_cuda() ? std::max<int>(0, options_.device.index()) : 0) {
+      store_(make_store(dataset, options_)) {
   if (options_.gpu_sampler) {
     device_sampler_ = std::make_unique<DeviceSampler>(
         dataset.graph, options_.fanouts, options_.device, options_.graph, options_.sample_mode);
@@ -78,10 +91,14 @@ int64_t MinibatchLoader::steps(int64_t num_seeds) const {
 std::string MinibatchLoader::mode() const {
   const bool gpu = options_.device.is_cuda();
   GatherMethod g = options_.gather.method;
-  if (g == GatherMethod::kAuto) {
-    g = options_.features == Placement::kHost ? GatherMethod::kCpuCopy : GatherMethod::kAligned;
+  const bool cpu_read =
+      options_.features == Placement::kHost || options_.features == Placement::kDisk;
+  if (g == GatherMethod::kAuto) g = cpu_read ? GatherMethod::kCpuCopy : GatherMethod::kAligned;
+  std::string features = placement_name(options_.features);
+  if (const disk::RowFile* file = store_.row_file()) {
+    features += ":" + disk::backend_name(file->backend()) + (options_.disk.direct ? "+direct" : "");
   }
-  return placement_name(options_.features) + "/" + (gpu ? gather_method_name(g) : "cpu") + "/" +
+  return features + "/" + (gpu ? gather_method_name(g) : "cpu") + "/" +
          (options_.gpu_sampler ? "gpu" : "cpu");
 }
 

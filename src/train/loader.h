@@ -37,7 +37,8 @@ struct LoaderOptions {
   // Where minibatches are delivered. On a GPU, sampling and gathering run on side streams.
   c10::Device device{c10::kCPU};
   Placement features = Placement::kHost;
-  GatherOptions gather;  // method kAuto: aligned from pinned or device tables, else cpu-copy
+  GatherOptions gather;       // method kAuto: aligned from pinned or device tables, else cpu-copy
+  disk::RowFileOptions disk;  // how a `disk` table is read
   bool gpu_sampler = false;
   GraphPlacement graph = GraphPlacement::kPinned;  // what the GPU sampler reads
   SampleMode sample_mode = SampleMode::kFreshPerLayer;

@@ -108,9 +108,10 @@ RunSetup resolve_run(const PlacementChoices& c, const ProcessGroup* group) {
   RunSetup r;
   r.device = resolve_device(c, group, r.note);
   r.features = c.features ? *c.features : r.gpu() ? Placement::kPinned : Placement::kHost;
-  DGNN_CHECK(r.gpu() || r.features == Placement::kHost, "--features ", placement_name(r.features),
+  DGNN_CHECK(r.gpu() || r.features == Placement::kHost || r.features == Placement::kDisk,
+             "--features ", placement_name(r.features),
              " keeps the table for a GPU to read, but training runs on the CPU: use --features "
-             "host, or --device cuda");
+             "host or disk, or --device cuda");
   r.gather = c.gather;
   DGNN_CHECK(r.gpu() || r.gather == GatherMethod::kAuto || r.gather == GatherMethod::kCpuCopy,
              "--gather ", gather_method_name(r.gather),

@@ -47,6 +47,7 @@ struct PlacementChoices {
   GatherMethod gather = GatherMethod::kAuto;
   SamplerChoice sampler = SamplerChoice::kAuto;
   GraphPlacement graph = GraphPlacement::kPinned;
+  disk::RowFileOptions disk;  // --features disk: --disk-io, --disk-direct
 };
 
 // The choices resolved on this machine.

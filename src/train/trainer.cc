@@ -68,6 +68,10 @@ nlohmann::json TrainReport::to_json() const {
     }
     out["test_acc_per_class"] = per_class;
   }
+  if (disk_bytes_read > 0) {
+    out["disk_bytes_requested"] = disk_bytes_requested;
+    out["disk_bytes_read"] = disk_bytes_read;
+  }
   if (best_epoch < 0) {  // never evaluated (TrainOptions::evaluate off)
     out["val_acc"] = nullptr;
     out["test_acc"] = nullptr;

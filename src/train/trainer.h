@@ -49,14 +49,15 @@ struct TrainOptions {
   std::string resume_dir;
   // Minibatches prepared ahead of the one training (0: prepare each in turn), by this many
   // worker threads (train/pipeline.h). Neither changes the result. Unset: kGpuPrefetch on a
-  // GPU, where preparing overlaps training on other resources; none on the CPU, where the
-  // producer would only take cores from the model's threads (docs/benchmarks.md).
+  // GPU or when rows are read from disk, where preparing waits on other resources than the
+  // model's cores; none otherwise, where the producer would only take cores from the model's
+  // threads (docs/benchmarks.md).
   std::optional<int> prefetch;
   int sampler_workers = 1;
 
   static constexpr int kGpuPrefetch = 2;
-  // --prefetch as given, or its default for a GPU (`gpu`) or the CPU.
-  int prefetch_for(bool gpu) const { return prefetch.value_or(gpu ? kGpuPrefetch : 0); }
+  // --prefetch as given, or its default where preparing `overlaps` training (a GPU, a disk).
+  int prefetch_for(bool overlaps) const { return prefetch.value_or(overlaps ? kGpuPrefetch : 0); }
   // Before each epoch, size the thread team to the cores other processes leave free, up to
   // num_threads() (core/free_cores.h); `directgnn train` does when --threads is left at 0.
   bool adapt_threads = false;
@@ -93,6 +94,9 @@ struct TrainReport {
   int64_t steps_per_epoch = 0;
   int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks
   std::string split_description;
+  // --features disk, over the whole run: bytes of the rows gathered, and bytes of the blocks
+  // read from the file for them (row_file.h's counters); 0 for other placements.
+  int64_t disk_bytes_requested = 0, disk_bytes_read = 0;
   // CRC-32 of the final parameters' bytes (hex): equal digests mean bitwise-equal models.
   std::string param_digest;
 

@@ -123,9 +123,10 @@ LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run,
                        : c10::Device(c10::kCPU);
   l.features = run.features;
   l.gather.method = run.gather;
+  l.disk = o.placement.disk;
   l.gpu_sampler = run.gpu_sampler;
   l.graph = run.graph;
-  l.prefetch = o.prefetch_for(run.gpu());
+  l.prefetch = o.prefetch_for(run.gpu() || run.features == Placement::kDisk);
   l.workers = o.sampler_workers;
   return l;
 }
@@ -263,7 +264,7 @@ void TrainingRun::print_header() const {
        << (config_.norm == Norm::kNone ? "" : std::string(", ") + norm_name(config_.norm) + " norm")
        << (config_.residual ? ", residual" : "") << ", fan-out "
        << fanout_text(loader_->options().fanouts) << ", batch " << o_.batch_size << ", features "
-       << placement_name(loader_->store().placement()) << ", " << num_threads() << " thread(s)"
+       << loader_->store().description() << ", " << num_threads() << " thread(s)"
        << (ranks_ > 1 ? " per rank, " + std::to_string(ranks_) + " ranks (" +
                             to_string(group_->backend()) + ")"
                       : std::string())
@@ -488,6 +489,10 @@ TrainReport TrainingRun::finish() {
   report.wait_s = totals_.wait_s / epochs;
   report.cpu_s = totals_.cpu_s / epochs;
   report.param_digest = digest_of(params_);
+  if (const disk::RowFile* file = loader_->store().row_file()) {
+    report.disk_bytes_requested = file->counters().bytes_requested;
+    report.disk_bytes_read = file->counters().bytes_read;
+  }
   if (energy_epochs_ > 0) {
     report.gpu_energy_j = energy_j_ / static_cast<double>(energy_epochs_);
     report.gpu_power_w = energy_j_ / std::max(totals_.train_s, 1e-9);

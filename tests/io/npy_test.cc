@@ -87,6 +87,19 @@ TEST(Npy, HeaderDataStartsOnA64ByteBoundary) {
   EXPECT_EQ(parsed.shape, (std::vector<int64_t>{3, 4}));
 }
 
+// Feature tables: the header is padded with spaces to 4 KiB (numpy loads such files; the
+// format allows the padding), and still parses.
+TEST(Npy, HeaderCanPadTheDataTo4KiB) {
+  const std::string header = npy_header_for(at::kHalf, {1000, 1024}, kNpyDiskAlign);
+  EXPECT_EQ(header.size(), 4096u);
+  EXPECT_EQ(header.back(), '\n');
+  const NpyHeader parsed =
+      parse_npy_header(reinterpret_cast<const uint8_t*>(header.data()), header.size(), "x");
+  EXPECT_EQ(parsed.descr, "<f2");
+  EXPECT_EQ(parsed.shape, (std::vector<int64_t>{1000, 1024}));
+  EXPECT_EQ(parsed.data_offset, 4096u);
+}
+
 TEST(Npy, BadFilesGiveClearErrors) {
   TempDirectory dir;
   const std::string ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n";

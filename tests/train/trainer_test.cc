@@ -57,6 +57,37 @@ TEST(Trainer, MemoryMappedFeaturesTrainLikeFeaturesInMemory) {
   EXPECT_GT(ra.test_acc, 0.4) << "4 balanced classes: chance is 0.25";
 }
 
+// The disk placement reads the same rows from features.npy that host placement reads from the
+// mapping: the same arithmetic, so the same parameters to the bit, on every reader.
+TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
+  testing::TempDirectory dir;
+  save_dataset_dir(small_rmat(), dir.file("ds"));
+  const Dataset ds = load_dataset_dir(dir.file("ds"));
+  TrainOptions host = quick();
+  host.placement.features = Placement::kHost;
+  const TrainReport expected = train(ds, host, std::cout);
+  std::vector<disk::Backend> backends{disk::Backend::kAuto, disk::Backend::kPread};
+  if (disk::io_uring_unavailable_reason().empty()) backends.push_back(disk::Backend::kIoUring);
+  for (const disk::Backend backend : backends) {
+    TrainOptions o = quick();
+    o.placement.features = Placement::kDisk;
+    o.placement.disk.backend = backend;
+    std::ostringstream out;
+    o.quiet = false;
+    const TrainReport r = train(ds, o, out);
+    EXPECT_EQ(r.param_digest, expected.param_digest) << disk::backend_name(backend);
+    EXPECT_EQ(r.test_acc, expected.test_acc);
+    EXPECT_NE(out.str().find("features disk (" + dir.file("ds") + "/features.npy: "),
+              std::string::npos)
+        << out.str();
+  }
+  // A dataset that is no directory has no file to read from.
+  TrainOptions o = quick();
+  o.placement.features = Placement::kDisk;
+  EXPECT_ERROR_CONTAINS(train(small_rmat(), o, std::cout),
+                        "--features disk reads feature rows from a dataset directory's");
+}
+
 TEST(Trainer, Float16FeaturesAreStoredHalvedAndTrain) {
   const Dataset ds = small_rmat();
   testing::TempDirectory dir;

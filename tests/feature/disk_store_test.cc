@@ -1,0 +1,155 @@
+#include <ATen/ATen.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <tuple>
+
+#include "feature/disk/read_plan.h"
+#include "feature/feature_store.h"
+#include "io/npy.h"
+#include "test_util.h"
+
+namespace directgnn {
+namespace {
+
+// `table` written as a .npy file whose data starts at a multiple of `align` bytes.
+std::string write_table(const testing::TempDirectory& dir, const at::Tensor& table, size_t align) {
+  const std::string path = dir.file("table.npy");
+  std::ofstream out(path, std::ios::binary);
+  const std::string header = npy_header_for(table.scalar_type(), table.sizes(), align);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(static_cast<const char*>(table.data_ptr()),
+            static_cast<std::streamsize>(table.nbytes()));
+  return path;
+}
+
+std::vector<disk::Backend> backends_here() {
+  std::vector<disk::Backend> out{disk::Backend::kPread};
+  if (disk::io_uring_unavailable_reason().empty()) out.push_back(disk::Backend::kIoUring);
+  return out;
+}
+
+// Unsorted random ids with repeats, plus the first and last rows, twice.
+at::Tensor awkward_ids(int64_t rows, at::ScalarType id_type) {
+  const at::Tensor random = at::randint(0, rows, {300}, at::kLong);
+  const at::Tensor ends = at::tensor({rows - 1, int64_t{0}, rows - 1, int64_t{5}, int64_t{0}});
+  return at::cat({ends, random, random.narrow(0, 0, 50)}).to(id_type);
+}
+
+// dtype, row width, header alignment (64: rows straddle 4 KiB blocks; 4096: they do not).
+class DiskGatherMatchesHost
+    : public ::testing::TestWithParam<std::tuple<at::ScalarType, int64_t, size_t>> {};
+
+TEST_P(DiskGatherMatchesHost, ForAnyIdsOnEveryBackend) {
+  const auto [dtype, width, align] = GetParam();
+  const int64_t rows = 700;
+  const at::Tensor table = at::randn({rows, width}).to(dtype);
+  testing::TempDirectory dir;
+  const std::string path = write_table(dir, table, align);
+  const FeatureStore host(table);
+  for (const disk::Backend backend : backends_here()) {
+    disk::RowFileOptions options;
+    options.backend = backend;
+    options.io_threads = 3;
+    options.queue_depth = 4;
+    const FeatureStore store = FeatureStore::on_disk(load_npy(path), path, options);
+    ASSERT_EQ(store.row_file()->data_offset() % 4096 == 0, align == 4096);
+    for (const at::ScalarType id_type : {at::kInt, at::kLong}) {
+      const at::Tensor ids = awkward_ids(rows, id_type);
+      EXPECT_TRUE(store.gather(ids).equal(host.gather(ids)))
+          << disk::backend_name(backend) << " " << id_type;
+    }
+    const at::Tensor all = at::arange(rows, at::kLong);
+    EXPECT_TRUE(store.gather(all).equal(table));
+    EXPECT_EQ(store.gather(at::empty({0}, at::kLong)).sizes(), (std::vector<int64_t>{0, width}));
+    EXPECT_ERROR_CONTAINS(store.gather(at::tensor({rows}, at::kLong)), "out of range");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DtypesWidthsAlignments, DiskGatherMatchesHost,
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kHalf),
+                                            ::testing::Values(3, 100, 1024, 3000),
+                                            ::testing::Values(size_t{64}, size_t{4096})));
+
+TEST(DiskGather, ODirectReadsMatchWhereTheFileSystemAllowsThem) {
+  const at::Tensor table = at::randn({500, 1024});
+  testing::TempDirectory dir;
+  for (const size_t align : {size_t{64}, size_t{4096}}) {
+    const std::string path = write_table(dir, table, align);
+    const int probe = open(path.c_str(), O_RDONLY | O_DIRECT);
+    if (probe < 0) GTEST_SKIP() << "this file system refuses O_DIRECT (" << errno << ")";
+    close(probe);
+    for (const disk::Backend backend : backends_here()) {
+      disk::RowFileOptions options;
+      options.backend = backend;
+      options.direct = true;
+      const FeatureStore store = FeatureStore::on_disk(load_npy(path), path, options);
+      const at::Tensor ids = awkward_ids(500, at::kLong);
+      EXPECT_TRUE(store.gather(ids).equal(table.index_select(0, ids))) << align;
+    }
+  }
+}
+
+TEST(DiskGather, PlanSortsDedupesAndMergesRowsByBlock) {
+  // 1 KiB rows after a 4 KiB header: rows 0-3 share block 1, row 4 starts block 2.
+  const int64_t ids[] = {4, 0, 2, 0, 40, 3};
+  const disk::ReadPlan plan = disk::plan_reads(ids, 6, {4096, 1024});
+  EXPECT_EQ(plan.unique_rows, 5);
+  ASSERT_EQ(plan.extents.size(), 2u);  // blocks 1-2 (adjoining), block 11
+  EXPECT_EQ(plan.extents[0].offset, 4096);
+  EXPECT_EQ(plan.extents[0].length, 8192);
+  EXPECT_EQ(plan.extents[1].offset, 4096 * 11);
+  EXPECT_EQ(plan.buffer_bytes, 3 * 4096);
+  EXPECT_EQ(plan.source[1], plan.source[3]);  // the repeated row is read once
+  EXPECT_EQ(plan.source[0], 4096);            // row 4 = second block of the first extent
+  // A row straddling two blocks (header 64 bytes, 4 KiB rows) reads both.
+  const int64_t one[] = {1};
+  const disk::ReadPlan straddle = disk::plan_reads(one, 1, {64, 4096});
+  ASSERT_EQ(straddle.extents.size(), 1u);
+  EXPECT_EQ(straddle.extents[0].length, 8192);
+  EXPECT_EQ(straddle.source[0], 64);
+}
+
+TEST(DiskGather, ATruncatedOrResizedFileIsRefusedWhenOpened) {
+  const at::Tensor table = at::randn({100, 16});
+  testing::TempDirectory dir;
+  const std::string path = write_table(dir, table, 4096);
+  const at::Tensor mapped = load_npy(path);
+  ASSERT_EQ(truncate(path.c_str(), 4096 + 100 * 64 - 10), 0);
+  EXPECT_ERROR_CONTAINS(FeatureStore::on_disk(mapped, path, {}),
+                        "is 10486 bytes, but its header (100 rows of 64 bytes after a 4096-byte "
+                        "header) needs exactly 10496; the file was truncated or resized");
+  EXPECT_ERROR_CONTAINS(FeatureStore::on_disk(mapped, dir.file("none.npy"), {}),
+                        "none.npy: cannot open for --features disk");
+}
+
+TEST(DiskGather, AShortReadAfterOpeningNamesTheFileAndOffset) {
+  const at::Tensor table = at::randn({100, 1024});
+  testing::TempDirectory dir;
+  const std::string path = write_table(dir, table, 4096);
+  for (const disk::Backend backend : backends_here()) {
+    disk::RowFileOptions options;
+    options.backend = backend;
+    const FeatureStore store = FeatureStore::on_disk(load_npy(path), path, options);
+    ASSERT_EQ(truncate(path.c_str(), 4096 + 50 * 4096), 0);
+    EXPECT_TRUE(store.gather(at::tensor({3, 49}, at::kLong))
+                    .equal(table.index_select(0, at::tensor({3, 49}, at::kLong))));
+    // Row 70 starts at byte 4096 + 70 * 4096, past the new end of the file.
+    EXPECT_ERROR_CONTAINS(store.gather(at::tensor({3, 70}, at::kLong)),
+                          path + ": short read at offset " + std::to_string(4096 + 70 * 4096) +
+                              ": wanted 4096 bytes, got 0");
+    ASSERT_EQ(truncate(path.c_str(), 4096 + 100 * 4096), 0);
+  }
+}
+
+TEST(DiskGather, BackendNamesParse) {
+  EXPECT_EQ(disk::parse_backend("pread"), disk::Backend::kPread);
+  EXPECT_EQ(disk::parse_backend("io_uring"), disk::Backend::kIoUring);
+  EXPECT_ERROR_CONTAINS(disk::parse_backend("aio"), "--disk-io 'aio' is not a disk reader");
+  EXPECT_EQ(parse_placement("disk"), Placement::kDisk);
+}
+
+}  // namespace
+}  // namespace directgnn
