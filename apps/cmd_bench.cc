@@ -268,12 +268,15 @@ void register_bench(CLI::App& app) {
     const int ranks = group != nullptr ? group->size() : 1;
     if (leader) {
       std::printf(
-          "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld, "
+          "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld%s, "
           "fan-out %s, batch %lld, %d thread(s) x %d rank(s)\n",
           ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
           static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
           options.model.arch.c_str(), static_cast<long long>(options.model.layers),
           static_cast<long long>(options.model.hidden),
+          options.model.arch == "gat"
+              ? (" x " + std::to_string(options.model.heads) + " heads").c_str()
+              : "",
           fanout_text(resolved_fanouts(options)).c_str(),
           static_cast<long long>(options.batch_size), num_threads(), ranks);
       std::printf("dataset %s in %.1f s; peak resident memory %s\n",

@@ -28,6 +28,8 @@ constexpr FixedOption kFixedOptions[] = {
     {"--dropout", "options", "/model/dropout"},
     {"--norm", "options", "/model/norm"},
     {"--residual", "options", "/model/residual"},
+    {"--heads", "options", "/model/heads"},
+    {"--attn-dropout", "options", "/model/attn_dropout"},
     {"--optimizer", "options", "/optimizer"},
     {"--lr", "options", "/lr"},
     {"--weight-decay", "options", "/weight_decay"},

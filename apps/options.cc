@@ -56,10 +56,19 @@ TrainOptions TrainingArgs::options() const {
 
 void add_training_options(CLI::App* c, TrainingArgs* args) {
   TrainOptions* o = &args->train;
-  c->add_option("--model", o->model.arch, "sage (GraphSAGE, mean) or gcn")->default_val("sage");
+  c->add_option("--model", o->model.arch, "sage (GraphSAGE, mean), gcn or gat (graph attention)")
+      ->default_val("sage");
   c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
-  c->add_option("--hidden", o->model.hidden, "hidden units per layer")->default_val(256);
+  c->add_option("--hidden", o->model.hidden,
+                "hidden units per layer (gat: per head, so a hidden layer is hidden x heads wide)")
+      ->default_val(256);
   c->add_option("--dropout", o->model.dropout, "dropout between layers")->default_val(0.5);
+  c->add_option("--heads", o->model.heads,
+                "gat: attention heads of each hidden layer, concatenated (the output layer has 1)")
+      ->default_val(o->model.heads);
+  c->add_option("--attn-dropout", o->model.attn_dropout,
+                "gat: dropout on the attention coefficients while training")
+      ->default_val(o->model.attn_dropout);
   c->add_option("--norm", args->norm, "normalisation after each hidden layer: none, batch or layer")
       ->default_val("none");
   c->add_flag("--residual", o->model.residual,

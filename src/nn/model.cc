@@ -10,6 +10,7 @@
 
 #include "directgnn/error.h"
 #include "nn/dropout.h"
+#include "nn/gat_conv.h"
 #include "nn/gcn_conv.h"
 #include "nn/linear.h"
 #include "nn/sage_conv.h"
@@ -24,7 +25,9 @@ nlohmann::json ModelConfig::to_json() const {
           {"layers", layers},
           {"dropout", dropout},
           {"norm", norm_name(norm)},
-          {"residual", residual}};
+          {"residual", residual},
+          {"heads", heads},
+          {"attn_dropout", attn_dropout}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string& where) {
@@ -38,6 +41,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
     c.dropout = json.at("dropout").get<double>();
     c.norm = parse_norm(json.value("norm", std::string("none")));
     c.residual = json.value("residual", false);
+    c.heads = json.value("heads", c.heads);
+    c.attn_dropout = json.value("attn_dropout", c.attn_dropout);
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": model configuration is incomplete or mistyped: ", e.what());
   } catch (const Error& e) {
@@ -48,23 +53,33 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
 }
 
 void ModelConfig::validate() const {
-  DGNN_CHECK(arch == "sage" || arch == "gcn", "--model '", arch, "' is unknown; use sage or gcn");
+  DGNN_CHECK(arch == "sage" || arch == "gcn" || arch == "gat", "--model '", arch,
+             "' is unknown; use sage, gcn or gat");
   DGNN_CHECK(layers >= 1, "--layers must be at least 1, got ", layers);
   DGNN_CHECK(hidden >= 1, "--hidden must be positive, got ", hidden);
   DGNN_CHECK(dropout >= 0.0 && dropout < 1.0, "--dropout must be in [0, 1), got ", dropout);
+  DGNN_CHECK(heads >= 1, "--heads must be at least 1, got ", heads);
+  DGNN_CHECK(attn_dropout >= 0.0 && attn_dropout < 1.0, "--attn-dropout must be in [0, 1), got ",
+             attn_dropout, "; use 0 for no attention dropout");
   DGNN_CHECK(in_dim >= 1 && num_classes >= 2, "model needs an input dimension and >= 2 classes");
 }
 
 GnnModel::GnnModel(const ModelConfig& config) : config_(config) {
   config_.validate();
   for (int64_t l = 0; l < config_.layers; ++l) {
-    const int64_t in = l == 0 ? config_.in_dim : config_.hidden;
-    const int64_t out = l + 1 == config_.layers ? config_.num_classes : config_.hidden;
+    const bool last = l + 1 == config_.layers;
+    const int64_t in = l == 0 ? config_.in_dim : config_.hidden_width();
+    const int64_t out = last ? config_.num_classes : config_.hidden_width();
     std::shared_ptr<torch::nn::Module> conv;
     if (config_.arch == "sage") {
       conv = std::make_shared<SAGEConv>(in, out);
-    } else {
+    } else if (config_.arch == "gcn") {
       conv = std::make_shared<GCNConv>(in, out);
+    } else if (last) {
+      conv = std::make_shared<GATConv>(in, out, 1, false, config_.attn_dropout);
+    } else {
+      conv =
+          std::make_shared<GATConv>(in, config_.hidden, config_.heads, true, config_.attn_dropout);
     }
     convs_.push_back(register_module("conv" + std::to_string(l), conv));
     if (l + 1 == config_.layers) break;
@@ -86,12 +101,17 @@ GnnModel::GnnModel(const ModelConfig& config) : config_(config) {
 
 at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src,
                            const at::Tensor& x_dst) {
-  at::Tensor h = config_.arch == "sage"
-                     ? static_cast<SAGEConv&>(*convs_[l]).forward(block, x_src, x_dst)
-                     : static_cast<GCNConv&>(*convs_[l]).forward(block, x_src, x_dst);
+  at::Tensor h;
+  if (config_.arch == "sage") {
+    h = static_cast<SAGEConv&>(*convs_[l]).forward(block, x_src, x_dst);
+  } else if (config_.arch == "gcn") {
+    h = static_cast<GCNConv&>(*convs_[l]).forward(block, x_src, x_dst);
+  } else {
+    h = static_cast<GATConv&>(*convs_[l]).forward(block, x_src, x_dst);
+  }
   if (l + 1 < convs_.size()) {
     if (norms_[l]) h = norms_[l]->forward(h);
-    h = at::relu(h);
+    h = config_.arch == "gat" ? at::elu(h) : at::relu(h);
     h = directgnn::dropout(h, config_.dropout, is_training());
     if (config_.residual) {
       h = h + (skip_weights_[l].defined() ? parallel_linear(x_dst, skip_weights_[l], at::Tensor())
@@ -183,11 +203,12 @@ at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& featur
     const NodeSet& in = sets[l];
     const NodeSet& out = sets[l + 1];
     const int64_t count = out.size(n);
-    const int64_t out_dim = l + 1 == num_layers ? config_.num_classes : config_.hidden;
+    const int64_t out_dim = l + 1 == num_layers ? config_.num_classes : config_.hidden_width();
     at::Tensor next = at::empty({count, out_dim}, at::kFloat);
     // A float16 table (possibly larger than memory) is never widened as a whole: each chunk
-    // reads and widens just the rows its edges touch.
-    const bool narrow_table = x.scalar_type() != at::kFloat;
+    // reads and widens just the rows its edges touch. GAT projects its sources before
+    // aggregating, so it too takes just those rows, not the whole table once per chunk.
+    const bool narrow_table = x.scalar_type() != at::kFloat || config_.arch == "gat";
     const at::Tensor src_degree = in.all ? degree : degree.index_select(0, in.ids);
     for (int64_t lo = 0; lo < count; lo += chunk) {
       const int64_t hi = std::min(count, lo + chunk);

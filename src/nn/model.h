@@ -1,11 +1,14 @@
-// The GNN models: a stack of SAGEConv or GCNConv layers with ReLU and dropout between them.
+// The GNN models: a stack of SAGEConv, GCNConv or GATConv layers with an activation (ReLU;
+// ELU for GAT, as in the GAT paper and PyG's example) and dropout between them.
 // Optionally (--norm, --residual) each hidden layer l computes
-//   h = dropout(relu(norm(conv_l(x)))) + skip_l(x_dst)
+//   h = dropout(act(norm(conv_l(x)))) + skip_l(x_dst)
 // where x_dst is the layer's input at its destination nodes (the prefix of a sampled block's
 // sources) and skip_l is the identity, or a bias-free linear map when the input width is not
-// --hidden (layer 0 normally). The output layer has neither: its width is the number of
+// the hidden width (layer 0 normally). The output layer has neither: its width is the number of
 // classes. With the defaults (no norm, no residual) nothing is added, so parameters, random
 // draws and outputs are those of the plain stack.
+// GAT follows PyG's GAT example: hidden layers have `heads` heads of `hidden` channels each,
+// concatenated (hidden * heads wide); the output layer has one head.
 // Training runs on sampled blocks; evaluation runs layer by layer over the whole graph with
 // every neighbour (as DGL's offline inference), so its cost is linear in nodes and edges
 // instead of exploding with the number of hops.
@@ -26,17 +29,23 @@
 namespace directgnn {
 
 struct ModelConfig {
-  std::string arch = "sage";  // "sage" or "gcn"
+  std::string arch = "sage";  // "sage", "gcn" or "gat"
   int64_t in_dim = 0;
-  int64_t hidden = 256;
+  int64_t hidden = 256;  // per head for gat
   int64_t num_classes = 0;
   int64_t layers = 2;
   double dropout = 0.5;
-  Norm norm = Norm::kNone;  // on hidden layers, after the convolution, before the ReLU
-  bool residual = false;    // add each hidden layer's input (projected when widths differ)
+  Norm norm = Norm::kNone;    // on hidden layers, after the convolution, before the ReLU
+  bool residual = false;      // add each hidden layer's input (projected when widths differ)
+  int64_t heads = 8;          // gat: attention heads of each hidden layer
+  double attn_dropout = 0.6;  // gat: dropout on the attention coefficients, while training
+
+  // A hidden layer's output width: hidden, or hidden * heads for gat (heads concatenated).
+  int64_t hidden_width() const { return arch == "gat" ? hidden * heads : hidden; }
 
   nlohmann::json to_json() const;
-  // Configurations saved before norm and residual existed load with none and false.
+  // Configurations saved before norm, residual, heads and attn_dropout existed load with
+  // their defaults.
   static ModelConfig from_json(const nlohmann::json& json, const std::string& where);
   void validate() const;
 };

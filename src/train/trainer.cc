@@ -113,6 +113,8 @@ void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
     o.model.dropout = m.at("dropout").get<double>();
     o.model.norm = parse_norm(m.value("norm", std::string("none")));
     o.model.residual = m.value("residual", false);
+    o.model.heads = m.value("heads", ModelConfig().heads);
+    o.model.attn_dropout = m.value("attn_dropout", ModelConfig().attn_dropout);
     o.optimizer = parse_optimizer(j.at("optimizer").get<std::string>());
     o.lr = j.at("lr").get<double>();
     o.weight_decay = j.at("weight_decay").get<double>();

@@ -261,6 +261,7 @@ void TrainingRun::print_header() const {
        << "Split: " << chosen_.description << "\n"
        << "Model: " << config_.arch << ", " << config_.layers << " layers, hidden "
        << config_.hidden
+       << (config_.arch == "gat" ? " x " + std::to_string(config_.heads) + " heads" : "")
        << (config_.norm == Norm::kNone ? "" : std::string(", ") + norm_name(config_.norm) + " norm")
        << (config_.residual ? ", residual" : "") << ", fan-out "
        << fanout_text(loader_->options().fanouts) << ", batch " << o_.batch_size << ", features "

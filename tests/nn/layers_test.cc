@@ -124,6 +124,7 @@ class ModelTest : public ::testing::TestWithParam<std::string> {
     c.num_classes = 3;
     c.layers = 2;
     c.dropout = 0;
+    c.attn_dropout = 0;
     return c;
   }
 };
@@ -152,14 +153,14 @@ TEST_P(ModelTest, GradientMatchesFiniteDifferences) {
   testing::expect_gradient_matches_finite_differences(model, loss, 6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, ModelTest, ::testing::Values("sage", "gcn"));
+INSTANTIATE_TEST_SUITE_P(Archs, ModelTest, ::testing::Values("sage", "gcn", "gat"));
 
 TEST(ModelConfig, RejectsBadValues) {
   ModelConfig c;
   c.in_dim = 4;
   c.num_classes = 3;
-  c.arch = "gat";
-  EXPECT_ERROR_CONTAINS(c.validate(), "--model 'gat' is unknown");
+  c.arch = "gin";
+  EXPECT_ERROR_CONTAINS(c.validate(), "--model 'gin' is unknown; use sage, gcn or gat");
   c.arch = "sage";
   c.layers = 0;
   EXPECT_ERROR_CONTAINS(c.validate(), "--layers must be at least 1");

@@ -129,6 +129,7 @@ ModelConfig tiny_config(const std::string& arch, Norm norm, bool residual, int64
   c.num_classes = 3;
   c.layers = layers;
   c.dropout = 0;
+  c.attn_dropout = 0;
   c.norm = norm;
   c.residual = residual;
   return c;
@@ -178,6 +179,8 @@ TEST(ResidualModel, DefaultsAreThePlainStack) {
     EXPECT_EQ(old["residual"], false);
     old.erase("norm");
     old.erase("residual");
+    old.erase("heads");
+    old.erase("attn_dropout");
     const ModelConfig loaded = ModelConfig::from_json(old, "old.json");
     EXPECT_EQ(loaded.norm, Norm::kNone);
     EXPECT_FALSE(loaded.residual);
@@ -282,7 +285,7 @@ TEST_P(NormResidualTest, GradientMatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, NormResidualTest,
-                         ::testing::Combine(::testing::Values("sage", "gcn"),
+                         ::testing::Combine(::testing::Values("sage", "gcn", "gat"),
                                             ::testing::Values(Norm::kNone, Norm::kBatch,
                                                               Norm::kLayer),
                                             ::testing::Bool()),

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/signals.h"
@@ -88,6 +89,34 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
                         "--features disk reads feature rows from a dataset directory's");
 }
 
+TEST(Trainer, GatTrainsAndItsOptionsAreRecorded) {
+  const Dataset ds = small_rmat();
+  TrainOptions t = quick();
+  t.model.arch = "gat";
+  t.model.hidden = 8;
+  t.model.heads = 4;
+  t.model.attn_dropout = 0.3;
+  t.epochs = 8;
+  std::ostringstream out;
+  EXPECT_GT(train(ds, t, out).test_acc, 0.4) << "4 balanced classes: chance is 0.25";
+  TrainOptions back = quick();
+  apply_training_options_json(training_options_json(t), back, "state.json");
+  EXPECT_EQ(back.model.arch, "gat");
+  EXPECT_EQ(back.model.heads, 4);
+  EXPECT_EQ(back.model.attn_dropout, 0.3);
+  nlohmann::json old = training_options_json(t);
+  old["model"].erase("heads");
+  old["model"].erase("attn_dropout");
+  apply_training_options_json(old, back, "state.json");
+  EXPECT_EQ(back.model.heads, ModelConfig().heads);
+  EXPECT_EQ(back.model.attn_dropout, ModelConfig().attn_dropout);
+  t.model.heads = 0;
+  EXPECT_ERROR_CONTAINS(train(ds, t, out), "--heads must be at least 1");
+  t.model.heads = 2;
+  t.model.attn_dropout = 1.5;
+  EXPECT_ERROR_CONTAINS(train(ds, t, out), "--attn-dropout must be in [0, 1)");
+}
+
 TEST(Trainer, Float16FeaturesAreStoredHalvedAndTrain) {
   const Dataset ds = small_rmat();
   testing::TempDirectory dir;
@@ -104,7 +133,7 @@ TEST(Trainer, Float16FeaturesAreStoredHalvedAndTrain) {
 TEST(Trainer, Float16InferenceReadsOnlyTheRowsEachChunkNeeds) {
   const Dataset ds = small_rmat();
   const at::Tensor half = ds.features.to(at::kHalf);
-  for (const char* arch : {"sage", "gcn"}) {
+  for (const char* arch : {"sage", "gcn", "gat"}) {
     ModelConfig c;
     c.arch = arch;
     c.in_dim = ds.feat_dim();
@@ -124,7 +153,7 @@ TEST(Trainer, InferenceOfSomeNodesMatchesInferenceOfAll) {
   const at::Tensor targets = at::tensor({1999, 5, 0, 700, 5, 1234}, at::kLong);
   const at::Tensor order = std::get<0>(at::_unique(targets));
   for (const int layers : {1, 2, 3}) {
-    for (const char* arch : {"sage", "gcn"}) {
+    for (const char* arch : {"sage", "gcn", "gat"}) {
       ModelConfig c;
       c.arch = arch;
       c.in_dim = ds.feat_dim();
