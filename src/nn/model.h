@@ -35,7 +35,7 @@ struct ModelConfig {
   int64_t num_classes = 0;
   int64_t layers = 2;
   double dropout = 0.5;
-  Norm norm = Norm::kNone;    // on hidden layers, after the convolution, before the ReLU
+  Norm norm = Norm::kNone;    // on hidden layers, after the convolution, before the activation
   bool residual = false;      // add each hidden layer's input (projected when widths differ)
   int64_t heads = 8;          // gat: attention heads of each hidden layer
   double attn_dropout = 0.6;  // gat: dropout on the attention coefficients, while training
