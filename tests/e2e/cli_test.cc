@@ -166,7 +166,7 @@ TEST(BadInput, ClearErrorsAndNonZeroExits) {
       {"train --hidden 0", "--hidden must be positive"},
       {"train --split 3", "has 1 split(s)"},
       {"train --threads -2", "--threads must be 0"},
-      {"train --features cuda-magic", "not a placement (use host, pinned or device)"},
+      {"train --features cuda-magic", "not a placement (use host, pinned, device or disk)"},
       {"bench gather --model --row-bytes 0", "widths must be positive"},
       {"generate rmat --scale 10", "give --out DIR"},
       {"generate rmat --nodes 1 --in-memory", "between 2 and 2^40 nodes"},
