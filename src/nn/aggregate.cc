@@ -4,8 +4,8 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "core/threads.h"
 #include "directgnn/error.h"
+#include "nn/csr_kernel_util.h"
 
 namespace directgnn {
 namespace {
@@ -37,33 +37,18 @@ void forward_kernel(const int64_t* indptr, const Id* indices, const float* weigh
 template <typename Id>
 void backward_kernel(const int64_t* indptr, const Id* indices, const float* weight,
                      const float* grad_out, int64_t num_dst, int64_t f, float* grad_x) {
-  const int64_t lines = (f + 15) / 16;
-  const int64_t threads = std::min<int64_t>(num_threads(), lines);
-  at::parallel_for(0, threads, 1, [&](int64_t t_begin, int64_t t_end) {
-    for (int64_t t = t_begin; t < t_end; ++t) {
-      const int64_t c0 = std::min(f, lines * t / threads * 16);
-      const int64_t c1 = std::min(f, lines * (t + 1) / threads * 16);
-      for (int64_t i = 0; i < num_dst; ++i) {
-        const int64_t lo = indptr[i], hi = indptr[i + 1];
-        const float scale = hi > lo ? 1.0f / static_cast<float>(hi - lo) : 0.0f;
-        const float* g = grad_out + i * f;
-        for (int64_t e = lo; e < hi; ++e) {
-          const float w = edge_weight(weight, e, scale);
-          float* dst = grad_x + static_cast<int64_t>(indices[e]) * f;
-          for (int64_t c = c0; c < c1; ++c) dst[c] += w * g[c];
-        }
+  for_each_column_share(f, [&](int64_t c0, int64_t c1) {
+    for (int64_t i = 0; i < num_dst; ++i) {
+      const int64_t lo = indptr[i], hi = indptr[i + 1];
+      const float scale = hi > lo ? 1.0f / static_cast<float>(hi - lo) : 0.0f;
+      const float* g = grad_out + i * f;
+      for (int64_t e = lo; e < hi; ++e) {
+        const float w = edge_weight(weight, e, scale);
+        float* dst = grad_x + static_cast<int64_t>(indices[e]) * f;
+        for (int64_t c = c0; c < c1; ++c) dst[c] += w * g[c];
       }
     }
   });
-}
-
-template <typename Fn>
-void dispatch_ids(const at::Tensor& indices, Fn&& fn) {
-  if (indices.scalar_type() == at::kInt) {
-    fn(indices.data_ptr<int32_t>());
-  } else {
-    fn(indices.data_ptr<int64_t>());
-  }
 }
 
 class CsrAggregate : public torch::autograd::Function<CsrAggregate> {

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "core/threads.h"
 #include "directgnn/error.h"
 #include "nn/aggregate.h"
+#include "nn/csr_kernel_util.h"
 
 namespace directgnn {
 namespace {
@@ -67,36 +67,20 @@ template <typename Id>
 void source_grad_kernel(const int64_t* indptr, const Id* indices, const float* alpha,
                         const float* grad_out, Shape s, float* grad_h) {
   const int64_t f = s.width(), c_len = s.channels;
-  const int64_t lines = (f + 15) / 16;
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(num_threads(), lines));
-  at::parallel_for(0, threads, 1, [&](int64_t t_begin, int64_t t_end) {
-    for (int64_t t = t_begin; t < t_end; ++t) {
-      const int64_t c0 = std::min(f, lines * t / threads * 16);
-      const int64_t c1 = std::min(f, lines * (t + 1) / threads * 16);
-      if (c0 == c1) continue;
-      const int64_t k0 = c0 / c_len, k1 = (c1 - 1) / c_len;
-      for (int64_t i = 0; i < s.num_dst; ++i) {
-        const float* g = grad_out + i * f;
-        for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
-          float* dst = grad_h + static_cast<int64_t>(indices[e]) * f;
-          for (int64_t k = k0; k <= k1; ++k) {
-            const float w = alpha[e * s.heads + k];
-            const int64_t lo = std::max(c0, k * c_len), hi = std::min(c1, (k + 1) * c_len);
-            for (int64_t c = lo; c < hi; ++c) dst[c] += w * g[c];
-          }
+  for_each_column_share(f, [&](int64_t c0, int64_t c1) {
+    const int64_t k0 = c0 / c_len, k1 = (c1 - 1) / c_len;  // the heads these columns cross
+    for (int64_t i = 0; i < s.num_dst; ++i) {
+      const float* g = grad_out + i * f;
+      for (int64_t e = indptr[i]; e < indptr[i + 1]; ++e) {
+        float* dst = grad_h + static_cast<int64_t>(indices[e]) * f;
+        for (int64_t k = k0; k <= k1; ++k) {
+          const float w = alpha[e * s.heads + k];
+          const int64_t lo = std::max(c0, k * c_len), hi = std::min(c1, (k + 1) * c_len);
+          for (int64_t c = lo; c < hi; ++c) dst[c] += w * g[c];
         }
       }
     }
   });
-}
-
-template <typename Fn>
-void dispatch_ids(const at::Tensor& indices, Fn&& fn) {
-  if (indices.scalar_type() == at::kInt) {
-    fn(indices.data_ptr<int32_t>());
-  } else {
-    fn(indices.data_ptr<int64_t>());
-  }
 }
 
 class MultiHeadAggregate : public torch::autograd::Function<MultiHeadAggregate> {

@@ -18,8 +18,8 @@ void check_options(const TrainOptions& o) {
   DGNN_CHECK(o.weight_decay >= 0, "--weight-decay must not be negative, got ", o.weight_decay);
   DGNN_CHECK(o.checkpoint_every >= 0, "--checkpoint-every must not be negative, got ",
              o.checkpoint_every);
-  DGNN_CHECK(o.prefetch_for(false) >= 0 && o.prefetch_for(false) <= 64,
-             "--prefetch must be in 0..64, got ", o.prefetch_for(false));
+  DGNN_CHECK(!o.prefetch || (*o.prefetch >= 0 && *o.prefetch <= 64),
+             "--prefetch must be in 0..64, got ", o.prefetch.value_or(0));
   DGNN_CHECK(o.sampler_workers >= 1 && o.sampler_workers <= 64,
              "--sampler-workers must be in 1..64, got ", o.sampler_workers);
 }
