@@ -51,6 +51,7 @@ TrainOptions TrainingArgs::options() const {
   o.placement.graph = parse_graph_placement(graph);
   if (prefetch != "auto") o.prefetch = parse_prefetch(prefetch);
   o.placement.disk.backend = disk::parse_backend(disk_io);
+  o.placement.cache.ranking = disk::parse_cache_ranking(cache_rank);
   return o;
 }
 
@@ -95,6 +96,14 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
       ->default_val("auto");
   c->add_flag("--disk-direct", o->placement.disk.direct,
               "with --features disk: read with O_DIRECT (no page cache)");
+  c->add_option("--feature-cache-gib", o->placement.cache.gib,
+                "with --features disk: keep this many GiB of the most used rows in RAM, filled "
+                "before training (0: no cache)")
+      ->default_val(0.0);
+  c->add_option("--feature-cache-rank", args->cache_rank,
+                "which rows the cache keeps: presample (those a sampling pass over the training "
+                "nodes gathers most) or degree (the most linked nodes)")
+      ->default_val("presample");
   c->add_option("--gather", args->gather,
                 "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), "
                 "zero-copy, or aligned (warp reads on 128-byte boundaries)")

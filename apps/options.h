@@ -20,7 +20,7 @@ struct TrainingArgs {
   TrainOptions train;
   std::string optimizer = "adam", fanout, device = "auto", features = "auto", gather = "auto",
               sampler = "auto", graph = "pinned", norm = "none", prefetch = "auto",
-              disk_io = "auto";
+              disk_io = "auto", cache_rank = "presample";
 
   // `train` with the choices parsed; throws naming the flag on a bad value.
   TrainOptions options() const;

@@ -50,6 +50,18 @@ inline double process_cpu_seconds() {
          1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
 }
 
+// Bytes this process has had read from storage (/proc/self/io read_bytes: what the disk
+// delivered, page-cache hits not counted); -1 where unknown.
+inline int64_t process_read_bytes() {
+  std::ifstream in("/proc/self/io");
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "read_bytes:") return value;
+  }
+  return -1;
+}
+
 // Memory of the machine from /proc/meminfo, in bytes (0 where unknown).
 struct HostMemory {
   int64_t total = 0, available = 0;

@@ -188,6 +188,21 @@ FeatureStore FeatureStore::on_disk(at::Tensor table, const std::string& path,
   return store;
 }
 
+void FeatureStore::cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
+                                  const std::function<void(int64_t, int64_t)>& progress) {
+  DGNN_CHECK(disk_ != nullptr,
+             "--feature-cache-gib caches rows of a table read from disk; the "
+             "table is ",
+             placement_name(placement_), ": add --features disk, or drop the cache");
+  cache_.reset();  // the old one's memory goes before the new one is filled
+  cache_ = std::make_shared<const disk::RowCache>(*disk_, ranked, bytes, progress);
+}
+
+void FeatureStore::read_disk_rows(const at::Tensor& ids, at::Tensor& out) const {
+  if (cache_ != nullptr) return cache_->read_rows(*disk_, ids, out);
+  disk_->read_rows(ids, out);
+}
+
 std::string FeatureStore::description() const {
   if (disk_ == nullptr) return placement_name(placement_);
   return placement_name(placement_) + " (" + disk_->path() + ": " + disk_->describe() + ")";
@@ -255,7 +270,7 @@ void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const 
              table_.scalar_type(), " tensor");
   DGNN_CHECK(table_.is_cpu(), "feature gather: the table is on ", table_.device().str(),
              "; gather onto the CPU with gather(ids)");
-  if (disk_ != nullptr) return disk_->read_rows(ids, out);
+  if (disk_ != nullptr) return read_disk_rows(ids, out);
   const auto* base = static_cast<const uint8_t*>(table_.data_ptr());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   if (ids.scalar_type() == at::kInt) {
@@ -277,7 +292,7 @@ at::Tensor FeatureStore::gather_disk_to_gpu(const at::Tensor& ids_in, int index,
   const at::Tensor ids = ids_in.device().is_cpu() ? ids_in.contiguous() : ids_in.cpu();
   check_ids_in_range(ids, num_rows());
   at::Tensor staging = at::empty({ids.numel(), dim()}, table_.options().pinned_memory(true));
-  disk_->read_rows(ids, staging);
+  read_disk_rows(ids, staging);
   return staging.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index)),
                     /*non_blocking=*/true);
 }

@@ -8,8 +8,9 @@
 //   device  the whole table copied to GPU memory once.
 //   disk    the table stays in its .npy file; each gather reads the rows it needs with
 //           explicit positional reads (feature/disk/row_file.h, docs/disk-features.md), never
-//           through page faults. Onto a GPU the rows are read into pinned host memory and
-//           copied over in one cudaMemcpyAsync (method cpu-copy).
+//           through page faults, from an optional hot-row cache in RAM first. Onto a GPU the rows
+//           are read into pinned host memory and copied over in one cudaMemcpyAsync (method
+//           cpu-copy).
 //
 // gather(ids, device, options) returns the rows as a dense [len(ids), F] tensor of the
 // table's dtype on `device`. Every id is checked before any row is read. Which code runs:
@@ -30,9 +31,11 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "feature/disk/row_cache.h"
 #include "feature/disk/row_file.h"
 
 namespace directgnn {
@@ -95,15 +98,22 @@ class FeatureStore {
   std::string description() const;
   // The reader of a `disk` table (nullptr for other placements).
   const disk::RowFile* row_file() const { return disk_.get(); }
+  // A `disk` table only: keeps the rows `ranked` puts first in RAM, as many as fit in `bytes`
+  // (row_cache.h); later gathers serve those from RAM. Replaces an earlier cache.
+  void cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
+                      const std::function<void(int64_t, int64_t)>& progress = {});
+  // The hot-row cache of a `disk` table, or nullptr.
+  const disk::RowCache* row_cache() const { return cache_.get(); }
   int device_index() const { return device_index_; }
 
  private:
   at::Tensor table_;
   Placement placement_ = Placement::kHost;
   int device_index_ = 0;
-  std::shared_ptr<void> pin_;                  // owns the cudaHostRegister registration
-  std::shared_ptr<const disk::RowFile> disk_;  // disk placement
-  at::Tensor device_table_;                    // device placement
+  std::shared_ptr<void> pin_;                    // owns the cudaHostRegister registration
+  std::shared_ptr<const disk::RowFile> disk_;    // disk placement
+  std::shared_ptr<const disk::RowCache> cache_;  // disk placement, --feature-cache-gib
+  at::Tensor device_table_;                      // device placement
   // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
   // nullptr for host placement.
   const void* device_rows_ = nullptr;
@@ -111,6 +121,7 @@ class FeatureStore {
   FeatureStore() = default;
   at::Tensor gather_disk_to_gpu(const at::Tensor& ids, int index,
                                 const GatherOptions& options) const;
+  void read_disk_rows(const at::Tensor& ids, at::Tensor& out) const;
 };
 
 // Throws naming the first id outside [0, num_rows). CPU ids are scanned in parallel; CUDA ids

@@ -97,6 +97,12 @@ class MinibatchLoader {
   int64_t steps(int64_t num_seeds) const;
   // Prepares minibatch `seeds` now, on the calling thread.
   Minibatch prepare(const at::Tensor& seeds, uint64_t sample_seed) const;
+  // Only samples minibatch `seeds`, with the CPU sampler, on the calling thread.
+  MiniBatch sample(const at::Tensor& seeds, uint64_t sample_seed) const;
+  // A `disk` table: keeps the rows `ranked` puts first in RAM (FeatureStore::cache_hot_rows).
+  // Not while an epoch runs.
+  void cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
+                      const std::function<void(int64_t, int64_t)>& progress = {});
 
   const LoaderOptions& options() const { return options_; }
   const FeatureStore& store() const { return store_; }

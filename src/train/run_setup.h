@@ -48,6 +48,7 @@ struct PlacementChoices {
   SamplerChoice sampler = SamplerChoice::kAuto;
   GraphPlacement graph = GraphPlacement::kPinned;
   disk::RowFileOptions disk;  // --features disk: --disk-io, --disk-direct
+  disk::CacheOptions cache;   // --features disk: --feature-cache-gib, --feature-cache-rank
 };
 
 // The choices resolved on this machine.

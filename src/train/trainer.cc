@@ -22,6 +22,11 @@ void check_options(const TrainOptions& o) {
              "--prefetch must be in 0..64, got ", o.prefetch.value_or(0));
   DGNN_CHECK(o.sampler_workers >= 1 && o.sampler_workers <= 64,
              "--sampler-workers must be in 1..64, got ", o.sampler_workers);
+  DGNN_CHECK(o.placement.cache.gib >= 0, "--feature-cache-gib must not be negative, got ",
+             o.placement.cache.gib);
+  DGNN_CHECK(o.placement.cache.gib == 0 || o.placement.features == Placement::kDisk,
+             "--feature-cache-gib keeps hot rows of a table read from disk in RAM; add "
+             "--features disk (other placements hold the whole table already)");
 }
 
 }  // namespace
@@ -71,6 +76,7 @@ nlohmann::json TrainReport::to_json() const {
   if (disk_bytes_read > 0) {
     out["disk_bytes_requested"] = disk_bytes_requested;
     out["disk_bytes_read"] = disk_bytes_read;
+    if (!std::isnan(disk_cache_hit_rate)) out["disk_cache_hit_rate"] = disk_cache_hit_rate;
   }
   if (best_epoch < 0) {  // never evaluated (TrainOptions::evaluate off)
     out["val_acc"] = nullptr;

@@ -94,9 +94,11 @@ struct TrainReport {
   int64_t steps_per_epoch = 0;
   int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks
   std::string split_description;
-  // --features disk, over the whole run: bytes of the rows gathered, and bytes of the blocks
-  // read from the file for them (row_file.h's counters); 0 for other placements.
+  // --features disk, over the training epochs (not the cache's fill): bytes of the rows
+  // gathered, and bytes of the blocks read from the file for them (the cache's misses); 0 for
+  // other placements. The cache's hit rate (NaN without a cache).
   int64_t disk_bytes_requested = 0, disk_bytes_read = 0;
+  double disk_cache_hit_rate = std::numeric_limits<double>::quiet_NaN();
   // CRC-32 of the final parameters' bytes (hex): equal digests mean bitwise-equal models.
   std::string param_digest;
 

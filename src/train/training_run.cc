@@ -176,6 +176,12 @@ TrainingRun::TrainingRun(const Dataset& ds, const TrainOptions& o, std::ostream&
              " training nodes, fewer than the ", ranks_, " ranks");
   steps_ = report_.steps_per_epoch = loader_->steps(num_train_);
   report_.seeds_per_epoch = num_train_ * ranks_;
+  if (o.placement.cache.gib > 0) {
+    const at::Tensor seeds = shuffled(chosen_.split.train, mix64(o.seed, 0xcac4e));
+    cache_line_ =
+        fill_feature_cache(*loader_, ds_, seeds, o.seed, o.placement.cache, leader_ && !o.quiet);
+  }
+  disk_start_ = DiskTally::of(loader_->store());
   if (!o.resume_dir.empty()) resume();
   state_dir_ = !o.checkpoint_dir.empty() ? o.checkpoint_dir : std::string(kDefaultStateDir);
   report_.device = report_device(run_);
@@ -270,7 +276,8 @@ void TrainingRun::print_header() const {
                             to_string(group_->backend()) + ")"
                       : std::string())
        << ", prefetch " << loader_->options().prefetch << "\n"
-       << "Device: " << report_device(run_) << ", mode " << loader_->mode() << "\n";
+       << "Device: " << report_device(run_) << ", mode " << loader_->mode() << "\n"
+       << (cache_line_.empty() ? "" : cache_line_ + "\n");
   if (!o_.resume_dir.empty()) {
     out_ << "Resuming from " << o_.resume_dir << " at epoch " << start_epoch_ << ", step "
          << resumed_.next_step << " of " << steps_ << "\n";
@@ -294,6 +301,28 @@ void TrainingRun::one_step(const Minibatch& b, EpochProgress& ep, StepSums& sums
   ep.compute_s += seconds_since(t);
 }
 
+// The next minibatch. Preparing it may fail on the data (a feature file that shrank, a read
+// error): the steps done so far are saved first, so the run resumes once the input is mended.
+Minibatch TrainingRun::next_or_save(MinibatchLoader::Epoch& batches, int64_t epoch,
+                                    EpochProgress& ep, const StepSums& sums,
+                                    const EpochClock& clock) {
+  try {
+    return batches.next();
+  } catch (const Error& e) {
+    if (!leader_) throw;  // the leader saves the state
+    sums.read_into(ep);
+    ep.elapsed_s = clock.elapsed_s();
+    ep.cpu_s = clock.cpu_s();
+    save_state(epoch, ep);
+    std::ostringstream message;
+    message << e.what() << "\nTraining state saved in " << state_dir_ << " (epoch " << epoch
+            << ", step " << ep.next_step << " of " << steps_
+            << "); once the input is mended, resume with:\n  directgnn train --resume "
+            << state_dir_;
+    throw Error(message.str());
+  }
+}
+
 int TrainingRun::train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, EpochProgress& ep,
                              const EpochClock& clock) {
   Progress progress("Epoch " + std::to_string(epoch) + " steps", leader_ ? steps_ : -1);
@@ -302,7 +331,7 @@ int TrainingRun::train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, Epo
   for (int64_t step = ep.next_step; step < steps_ && stopped == 0; ++step) {
     progress.update(step);
     const auto t = Clock::now();
-    const Minibatch b = batches.next();
+    const Minibatch b = next_or_save(batches, epoch, ep, sums, clock);
     ep.wait_s += seconds_since(t);
     ep.sample_s += b.sample_s;
     ep.gather_s += b.gather_s;
@@ -342,6 +371,7 @@ void TrainingRun::train_epoch(int64_t epoch) {
   if (run_.gpu()) gpu::reset_peak_allocated(run_.index());
   const double energy_start = energy_ != nullptr ? energy_->energy_joules() : 0.0;
   const EpochClock clock{Clock::now(), process_cpu_seconds(), ep.elapsed_s, ep.cpu_s};
+  const DiskTally disk_before = DiskTally::of(loader_->store());
   const at::Tensor order = shuffled(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
                                .narrow(0, rank_ * num_train_, num_train_);
   const uint64_t seed = o_.seed;
@@ -372,11 +402,17 @@ void TrainingRun::train_epoch(int64_t epoch) {
                 static_cast<long long>(epoch), record["loss"].get<double>(),
                 record["train_acc"].get<double>());
   std::string text = line;
+  std::string disk_text;  // the epoch's reads, before evaluation reads the table otherwise
+  if (loader_->store().row_file() != nullptr) {
+    const DiskTally disk = DiskTally::of(loader_->store()).since(disk_before);
+    disk.write_to(record);
+    disk_text = disk.text();
+  }
   if (o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs)) {
     evaluate_epoch(epoch, record, text);
   }
   std::snprintf(line, sizeof(line), " | Time(s) %.4f", epoch_s);
-  text += line;
+  text += line + disk_text;
   if (!o_.quiet && leader_) out_ << text << std::endl;
   metrics_->write(record);
   // The epoch is complete; a stop now resumes at the next one.
@@ -490,9 +526,11 @@ TrainReport TrainingRun::finish() {
   report.wait_s = totals_.wait_s / epochs;
   report.cpu_s = totals_.cpu_s / epochs;
   report.param_digest = digest_of(params_);
-  if (const disk::RowFile* file = loader_->store().row_file()) {
-    report.disk_bytes_requested = file->counters().bytes_requested;
-    report.disk_bytes_read = file->counters().bytes_read;
+  if (loader_->store().row_file() != nullptr) {
+    const DiskTally disk = DiskTally::of(loader_->store()).since(disk_start_);
+    report.disk_bytes_requested = disk.bytes_gathered;
+    report.disk_bytes_read = disk.bytes_asked;
+    if (loader_->store().row_cache() != nullptr) report.disk_cache_hit_rate = disk.hit_rate();
   }
   if (energy_epochs_ > 0) {
     report.gpu_energy_j = energy_j_ / static_cast<double>(energy_epochs_);

@@ -13,6 +13,7 @@
 
 #include "core/nvml.h"
 #include "graph/splits.h"
+#include "train/feature_cache.h"
 #include "train/loader.h"
 #include "train/run_state.h"
 #include "train/trainer.h"
@@ -53,6 +54,8 @@ class TrainingRun {
   // Steps of `epoch` from ep.next_step; returns the stop signal that ended them early, or 0.
   int train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, EpochProgress& ep,
                   const EpochClock& clock);
+  Minibatch next_or_save(MinibatchLoader::Epoch& batches, int64_t epoch, EpochProgress& ep,
+                         const StepSums& sums, const EpochClock& clock);
   void one_step(const Minibatch& batch, EpochProgress& ep, StepSums& sums);
   nlohmann::json epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s, double cpu_s,
                               double energy_start);
@@ -83,6 +86,8 @@ class TrainingRun {
   RunTotals totals_;
   std::string state_dir_;
   std::unique_ptr<MetricsLog> metrics_;
+  std::string cache_line_;  // the header's line on the feature cache (--feature-cache-gib)
+  DiskTally disk_start_;    // --features disk: the counters when training began
   double energy_j_ = 0;
   int64_t energy_epochs_ = 0;
 };

@@ -144,6 +144,61 @@ TEST(DiskGather, AShortReadAfterOpeningNamesTheFileAndOffset) {
   }
 }
 
+// A cache of none, some or all rows serves exactly what the file serves; hits come from RAM and
+// only misses reach the file.
+TEST(DiskCache, GathersWhatTheHostGathersWithAnyShareCached) {
+  const int64_t rows = 600;
+  for (const at::ScalarType dtype : {at::kFloat, at::kHalf}) {
+    const at::Tensor table = at::randn({rows, 100}).to(dtype);
+    testing::TempDirectory dir;
+    const std::string path = write_table(dir, table, 64);
+    const FeatureStore host(table);
+    const int64_t row_bytes = 100 * table.element_size();
+    for (const int64_t cached : {int64_t{0}, int64_t{1}, int64_t{250}, rows}) {
+      FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
+      // Hot rows: every third id from the end, so the cache is neither a prefix nor sorted.
+      const at::Tensor ranked =
+          at::cat({at::arange(rows - 1, -1, -3, at::kLong), at::arange(rows - 2, -1, -3, at::kLong),
+                   at::arange(rows - 3, -1, -3, at::kLong)});
+      store.cache_hot_rows(ranked, cached * row_bytes + row_bytes / 2);  // a half row: no row
+      const disk::RowCache& cache = *store.row_cache();
+      ASSERT_EQ(cache.rows(), cached);
+      EXPECT_EQ(cache.contains(rows - 1), cached > 0);
+      EXPECT_EQ(cache.contains(rows - 2), cached > rows / 3);  // the second run of ids
+      const disk::RowFile::Counters before = store.row_file()->counters();
+      int64_t requested = 0, hits = 0;
+      for (const at::ScalarType id_type : {at::kInt, at::kLong}) {
+        const at::Tensor ids = awkward_ids(rows, id_type);
+        EXPECT_TRUE(store.gather(ids).equal(host.gather(ids))) << cached << " " << id_type;
+        requested += ids.numel();
+        for (int64_t i = 0; i < ids.numel(); ++i) hits += cache.contains(ids[i].item<int64_t>());
+      }
+      EXPECT_EQ(cache.counters().rows_requested, requested);
+      EXPECT_EQ(cache.counters().rows_hit, hits);
+      EXPECT_EQ(store.row_file()->counters().rows_requested - before.rows_requested,
+                requested - hits);
+    }
+  }
+}
+
+TEST(DiskCache, RefusesOtherPlacementsAndBadRankings) {
+  const at::Tensor table = at::randn({50, 8});
+  FeatureStore host(table);
+  EXPECT_ERROR_CONTAINS(host.cache_hot_rows(at::arange(50, at::kLong), 1 << 20),
+                        "--feature-cache-gib caches rows of a table read from disk; the table is "
+                        "host: add --features disk");
+  testing::TempDirectory dir;
+  const std::string path = write_table(dir, table, 64);
+  FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
+  EXPECT_ERROR_CONTAINS(store.cache_hot_rows(at::tensor({3, 3}, at::kLong), 1 << 20),
+                        "the ranking holds id 3 twice or outside the table's rows");
+  EXPECT_ERROR_CONTAINS(store.cache_hot_rows(at::tensor({50}, at::kLong), 1 << 20),
+                        "the ranking holds id 50 twice or outside the table's rows");
+  EXPECT_EQ(disk::parse_cache_ranking("degree"), disk::CacheRanking::kDegree);
+  EXPECT_ERROR_CONTAINS(disk::parse_cache_ranking("lru"),
+                        "--feature-cache-rank 'lru' is not a ranking");
+}
+
 TEST(DiskGather, BackendNamesParse) {
   EXPECT_EQ(disk::parse_backend("pread"), disk::Backend::kPread);
   EXPECT_EQ(disk::parse_backend("io_uring"), disk::Backend::kIoUring);

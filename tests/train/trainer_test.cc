@@ -2,8 +2,11 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +17,8 @@
 #include "io/dataset.h"
 #include "nn/model.h"
 #include "test_util.h"
+#include "train/checkpoint.h"
+#include "train/training_run.h"
 
 namespace directgnn {
 namespace {
@@ -87,6 +92,82 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
   o.placement.features = Placement::kDisk;
   EXPECT_ERROR_CONTAINS(train(small_rmat(), o, std::cout),
                         "--features disk reads feature rows from a dataset directory's");
+}
+
+// A hot-row cache changes where rows come from, not which rows: the same parameters to the bit.
+// The run prints and records what the cache served.
+TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
+  testing::TempDirectory dir;
+  save_dataset_dir(small_rmat(), dir.file("ds"));
+  const Dataset ds = load_dataset_dir(dir.file("ds"));
+  TrainOptions host = quick();
+  host.placement.features = Placement::kHost;
+  const TrainReport expected = train(ds, host, std::cout);
+  for (const disk::CacheRanking ranking :
+       {disk::CacheRanking::kPresample, disk::CacheRanking::kDegree}) {
+    TrainOptions o = quick();
+    o.placement.features = Placement::kDisk;
+    o.placement.cache.gib = 600.0 * 24 * 4 / (1 << 30);  // 600 of 2048 rows
+    o.placement.cache.ranking = ranking;
+    o.metrics_path = dir.file("metrics-" + disk::cache_ranking_name(ranking) + ".jsonl");
+    o.quiet = false;
+    std::ostringstream out;
+    const TrainReport r = train(ds, o, out);
+    EXPECT_EQ(r.param_digest, expected.param_digest) << disk::cache_ranking_name(ranking);
+    EXPECT_GT(r.disk_cache_hit_rate, 0.3) << "600 hot rows of 2048 serve far more than 29%";
+    EXPECT_LT(r.disk_cache_hit_rate, 1.0);
+    EXPECT_NE(out.str().find("Feature cache: 0.05 MiB, 600 rows (29.3% of the table), ranked "),
+              std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find(" GB of rows, cache hits "), std::string::npos) << out.str();
+    std::ifstream metrics(o.metrics_path);
+    std::string line;
+    std::getline(metrics, line);
+    const nlohmann::json first = nlohmann::json::parse(line);
+    EXPECT_GT(first.at("disk_cache_hit_rate").get<double>(), 0.3) << line;
+    EXPECT_GT(first.at("disk_bytes_gathered").get<int64_t>(), 0) << line;
+  }
+  TrainOptions no_disk = quick();
+  no_disk.placement.cache.gib = 1;
+  EXPECT_ERROR_CONTAINS(train(ds, no_disk, std::cout),
+                        "--feature-cache-gib keeps hot rows of a table read from disk in RAM; add "
+                        "--features disk");
+}
+
+// A features file that shrinks under a running job fails the step naming file and offset, and
+// the steps done are saved: once the file is mended, the run resumes and finishes.
+TEST(Trainer, AReadErrorMidRunSavesTheStateToResumeFrom) {
+  testing::TempDirectory dir;
+  save_dataset_dir(small_rmat(), dir.file("ds"));
+  const Dataset ds = load_dataset_dir(dir.file("ds"));
+  TrainOptions o = quick();
+  o.placement.features = Placement::kDisk;
+  o.checkpoint_dir = dir.file("state");
+  const std::string features = dir.file("ds") + "/features.npy";
+  const auto full = static_cast<off_t>(std::filesystem::file_size(features));
+  {
+    std::ostringstream out;
+    TrainingRun run(ds, o, out);
+    run.train_epoch(1);
+    ASSERT_EQ(truncate(features.c_str(), 4096 + 10 * 24 * 4), 0);  // 10 rows of 24 floats left
+    try {
+      run.train_epoch(2);
+      ADD_FAILURE() << "expected a read error";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(features + ": short read at offset "), std::string::npos) << what;
+      EXPECT_NE(what.find("Training state saved in " + o.checkpoint_dir + " (epoch 2, step 0 of "),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("directgnn train --resume " + o.checkpoint_dir), std::string::npos);
+    }
+  }
+  const nlohmann::json state = read_training_state(o.checkpoint_dir);
+  EXPECT_EQ(state.at("epoch").get<int64_t>(), 2);
+  EXPECT_EQ(state.at("progress").at("next_step").get<int64_t>(), 0);
+  ASSERT_EQ(truncate(features.c_str(), full), 0);  // mended (with zeros)
+  o.resume_dir = o.checkpoint_dir;
+  EXPECT_EQ(train(ds, o, std::cout).epochs, 3);
 }
 
 TEST(Trainer, GatTrainsAndItsOptionsAreRecorded) {

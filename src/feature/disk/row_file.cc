@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -181,6 +182,7 @@ RowFile::Counters RowFile::counters() const {
   c.bytes_requested = c.rows_requested * row_bytes_;
   c.rows_read = rows_read_;
   c.bytes_read = bytes_read_;
+  c.read_s = 1e-9 * static_cast<double>(read_ns_);
   return c;
 }
 
@@ -192,11 +194,18 @@ void RowFile::read_extents(const ReadPlan& plan, uint8_t* buffer) const {
 }
 
 void RowFile::read_rows(const at::Tensor& ids, at::Tensor& out) const {
+  DGNN_CHECK(out.dim() == 2 && out.size(0) == ids.numel(), path_,
+             ": disk gather output must have one row per id (", ids.numel(), "), got ",
+             out.sizes());
+  read_rows(ids, out, nullptr);
+}
+
+void RowFile::read_rows(const at::Tensor& ids, at::Tensor& out, const int64_t* out_rows) const {
   const int64_t count = ids.numel();
   DGNN_CHECK(out.is_contiguous() && out.device().is_cpu() && out.dim() == 2 &&
-                 out.size(0) == count && out.size(1) == dim_ && out.scalar_type() == dtype_,
-             path_, ": disk gather output must be a contiguous CPU [", count, ", ", dim_, "] ",
-             dtype_, " tensor");
+                 out.size(1) == dim_ && out.scalar_type() == dtype_,
+             path_, ": disk gather output must be a contiguous CPU [rows, ", dim_, "] ", dtype_,
+             " tensor");
   if (count == 0) return;
   const PlanShape shape{data_offset_, row_bytes_};
   const ReadPlan plan = ids.scalar_type() == at::kInt
@@ -206,12 +215,17 @@ void RowFile::read_rows(const at::Tensor& ids, at::Tensor& out) const {
   rows_read_ += plan.unique_rows;
   bytes_read_ += plan.buffer_bytes;
   uint8_t* buffer = thread_buffer(plan.buffer_bytes);
+  const auto start = std::chrono::steady_clock::now();
   read_extents(plan, buffer);
+  read_ns_ +=
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   const int64_t grain = std::max<int64_t>(1, 65536 / row_bytes_);
   at::parallel_for(0, count, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      std::memcpy(dst + i * row_bytes_, buffer + plan.source[static_cast<size_t>(i)],
+      const int64_t row = out_rows != nullptr ? out_rows[i] : i;
+      std::memcpy(dst + row * row_bytes_, buffer + plan.source[static_cast<size_t>(i)],
                   static_cast<size_t>(row_bytes_));
     }
   });

@@ -51,6 +51,9 @@ class RowFile {
   // Rows `ids` (int32 or int64, CPU, contiguous, already range-checked) into `out`
   // (contiguous CPU [len(ids), dim], the table's dtype; pinned memory works the same).
   void read_rows(const at::Tensor& ids, at::Tensor& out) const;
+  // The same into chosen rows of a larger `out`: request i lands in row out_rows[i] (each
+  // below out.size(0); a cache reads its misses straight into the batch this way).
+  void read_rows(const at::Tensor& ids, at::Tensor& out, const int64_t* out_rows) const;
 
   const std::string& path() const { return path_; }
   int64_t num_rows() const { return rows_; }
@@ -65,8 +68,10 @@ class RowFile {
   // Totals since the file was opened: rows asked for (repeats counted) and their bytes, rows
   // read (each once per call) and the bytes of the extents read for them. A cache in front
   // of the reads would count its misses here.
+  // read_s is the wall time spent waiting for reads, summed over the calling threads.
   struct Counters {
     int64_t rows_requested = 0, bytes_requested = 0, rows_read = 0, bytes_read = 0;
+    double read_s = 0;
   };
   Counters counters() const;
 
@@ -79,7 +84,7 @@ class RowFile {
   int fd_ = -1;
   int64_t rows_ = 0, dim_ = 0, row_bytes_ = 0, data_offset_ = 0, file_bytes_ = 0;
   at::ScalarType dtype_ = at::kFloat;
-  mutable std::atomic<int64_t> rows_requested_{0}, rows_read_{0}, bytes_read_{0};
+  mutable std::atomic<int64_t> rows_requested_{0}, rows_read_{0}, bytes_read_{0}, read_ns_{0};
 };
 
 }  // namespace directgnn::disk

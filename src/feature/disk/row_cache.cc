@@ -1,0 +1,95 @@
+#include "feature/disk/row_cache.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "directgnn/error.h"
+
+namespace directgnn::disk {
+namespace {
+
+constexpr int64_t kFillChunkBytes = int64_t{64} << 20;
+
+// Per request: the cache row holding it, or -1 (a miss).
+template <typename Id>
+void look_up(const Id* ids, int64_t count, const std::vector<int32_t>& slot, int32_t* where) {
+  at::parallel_for(0, count, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) where[i] = slot[static_cast<size_t>(ids[i])];
+  });
+}
+
+}  // namespace
+
+CacheRanking parse_cache_ranking(const std::string& name) {
+  if (name == "presample") return CacheRanking::kPresample;
+  if (name == "degree") return CacheRanking::kDegree;
+  fail("--feature-cache-rank '", name,
+       "' is not a ranking (use presample: rows a pre-sampling pass gathers most, or degree)");
+}
+
+std::string cache_ranking_name(CacheRanking ranking) {
+  return ranking == CacheRanking::kDegree ? "degree" : "presample";
+}
+
+RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
+                   const std::function<void(int64_t, int64_t)>& progress) {
+  DGNN_CHECK(bytes >= 0, "--feature-cache-gib must not be negative");
+  DGNN_CHECK(ranked.dim() == 1 && ranked.scalar_type() == at::kLong && ranked.is_cpu(),
+             "feature cache: the ranking must be a 1-D int64 CPU tensor");
+  const int64_t fit = std::min(bytes / file.row_bytes(), ranked.numel());
+  DGNN_CHECK(fit <= std::numeric_limits<int32_t>::max(), "feature cache: ", fit,
+             " rows are more than one cache holds (2^31 - 1); give a smaller --feature-cache-gib");
+  // Cached rows are read and kept in file order: the fill then reads the file front to back.
+  const at::Tensor ids = std::get<0>(ranked.narrow(0, 0, fit).sort());
+  rows_ = at::empty({fit, file.dim()}, at::TensorOptions().dtype(file.dtype()));
+  slot_.assign(static_cast<size_t>(file.num_rows()), -1);
+  const int64_t* id = ids.data_ptr<int64_t>();
+  for (int64_t i = 0; i < fit; ++i) {
+    DGNN_CHECK(id[i] >= 0 && id[i] < file.num_rows() && slot_[static_cast<size_t>(id[i])] < 0,
+               "feature cache: the ranking holds id ", id[i], " twice or outside the table's rows");
+    slot_[static_cast<size_t>(id[i])] = static_cast<int32_t>(i);
+  }
+  const int64_t chunk = std::max<int64_t>(1, kFillChunkBytes / file.row_bytes());
+  for (int64_t start = 0; start < fit; start += chunk) {
+    const int64_t n = std::min(chunk, fit - start);
+    at::Tensor part = rows_.narrow(0, start, n);
+    file.read_rows(ids.narrow(0, start, n), part);
+    if (progress) progress(start + n, fit);
+  }
+}
+
+void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const {
+  const int64_t count = ids.numel();
+  std::vector<int32_t> where(static_cast<size_t>(count));
+  if (ids.scalar_type() == at::kInt) {
+    look_up(ids.data_ptr<int32_t>(), count, slot_, where.data());
+  } else {
+    look_up(ids.data_ptr<int64_t>(), count, slot_, where.data());
+  }
+  std::vector<int64_t> miss_rows;
+  for (int64_t i = 0; i < count; ++i) {
+    if (where[static_cast<size_t>(i)] < 0) miss_rows.push_back(i);
+  }
+  const auto misses = static_cast<int64_t>(miss_rows.size());
+  rows_requested_ += count;
+  rows_hit_ += count - misses;
+  const int64_t row_bytes = file.row_bytes();
+  const auto* cached = static_cast<const uint8_t*>(rows_.data_ptr());
+  auto* dst = static_cast<uint8_t*>(out.data_ptr());
+  at::parallel_for(0, count, std::max<int64_t>(1, 65536 / row_bytes), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int32_t s = where[static_cast<size_t>(i)];
+      if (s >= 0) std::memcpy(dst + i * row_bytes, cached + s * row_bytes, row_bytes);
+    }
+  });
+  if (misses == 0) return;
+  const at::Tensor rows_of_misses = at::from_blob(miss_rows.data(), {misses}, at::kLong);
+  const at::Tensor miss_ids = ids.to(at::kLong).index_select(0, rows_of_misses);
+  file.read_rows(miss_ids, out, miss_rows.data());
+}
+
+}  // namespace directgnn::disk

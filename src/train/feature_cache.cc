@@ -1,0 +1,172 @@
+#include "train/feature_cache.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "core/progress.h"
+#include "core/random.h"
+#include "core/resources.h"
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace {
+
+template <typename Id>
+void count_ids(const Id* ids, int64_t n, int64_t* counts) {
+  for (int64_t i = 0; i < n; ++i) ++counts[static_cast<int64_t>(ids[i])];
+}
+
+// Ids by `key` (int64 [N]), highest first; a stable sort keeps ties in id order.
+at::Tensor rank_by(const at::Tensor& key) {
+  return std::get<1>(key.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
+}
+
+// "12.00 GiB", or "3.25 MiB" below a GiB.
+std::string size_text(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 30)) return gib_text(bytes);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+std::function<void(int64_t, int64_t)> progress_of(Progress* bar) {
+  if (bar == nullptr) return {};
+  return [bar](int64_t done, int64_t) { bar->update(done); };
+}
+
+}  // namespace
+
+at::Tensor in_degrees(const CsrGraph& graph) {
+  at::Tensor counts = at::zeros({graph.num_nodes()}, at::kLong);
+  int64_t* c = counts.data_ptr<int64_t>();
+  if (graph.indices.scalar_type() == at::kInt) {
+    count_ids(graph.indices.data_ptr<int32_t>(), graph.num_edges(), c);
+  } else {
+    count_ids(graph.indices.data_ptr<int64_t>(), graph.num_edges(), c);
+  }
+  return counts;
+}
+
+at::Tensor rank_rows_by_degree(const CsrGraph& graph) { return rank_by(in_degrees(graph)); }
+
+at::Tensor presample_counts(const MinibatchLoader& loader, const CsrGraph& graph,
+                            const at::Tensor& seeds, uint64_t seed,
+                            const std::function<void(int64_t, int64_t)>& progress) {
+  at::Tensor counts = at::zeros({graph.num_nodes()}, at::kLong);
+  int64_t* c = counts.data_ptr<int64_t>();
+  const int64_t batch = loader.options().batch_size, steps = loader.steps(seeds.numel());
+  for (int64_t step = 0; step < steps; ++step) {
+    const int64_t start = step * batch;
+    const at::Tensor part = seeds.narrow(0, start, std::min(batch, seeds.numel() - start));
+    const at::Tensor inputs = loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes;
+    count_ids(inputs.data_ptr<int64_t>(), inputs.numel(), c);
+    if (progress) progress(step + 1, steps);
+  }
+  return counts;
+}
+
+at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph) {
+  const at::Tensor degree = in_degrees(graph);
+  // Count first, degree second: count * (max degree + 1) + degree (no overflow: both are
+  // below 2^31 for any graph whose ids fit a cache slot, and counts are minibatches).
+  const int64_t span = degree.numel() > 0 ? degree.max().item<int64_t>() + 1 : 1;
+  return rank_by(counts * span + degree);
+}
+
+std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
+                               const at::Tensor& presample_seeds, uint64_t seed,
+                               const disk::CacheOptions& options, bool show_progress) {
+  DGNN_CHECK(options.gib >= 0, "--feature-cache-gib must not be negative, got ", options.gib);
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t bytes = static_cast<int64_t>(options.gib * static_cast<double>(int64_t{1} << 30));
+  std::string how = "by in-degree";
+  at::Tensor ranked;
+  if (options.ranking == disk::CacheRanking::kDegree) {
+    ranked = rank_rows_by_degree(ds.graph);
+  } else {
+    const int64_t steps = loader.steps(presample_seeds.numel());
+    Progress bar("Pre-sampling for the feature cache", show_progress ? steps : -1);
+    const at::Tensor counts =
+        presample_counts(loader, ds.graph, presample_seeds, seed, progress_of(&bar));
+    bar.finish();
+    ranked = rank_rows_by_counts(counts, ds.graph);
+    how = "by pre-sampling " + std::to_string(steps) + (steps == 1 ? " minibatch" : " minibatches");
+  }
+  const int64_t row_bytes = loader.store().row_bytes();
+  const int64_t rows = std::min(bytes / std::max<int64_t>(row_bytes, 1), ds.num_nodes());
+  Progress bar("Filling the feature cache (rows)", show_progress ? rows : -1);
+  loader.cache_hot_rows(ranked, bytes, progress_of(&bar));
+  bar.finish();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  char line[256];
+  std::snprintf(
+      line, sizeof(line), "Feature cache: %s, %lld rows (%.1f%% of the table), ranked %s",
+      size_text(rows * row_bytes).c_str(), static_cast<long long>(rows),
+      100.0 * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, ds.num_nodes())),
+      how.c_str());
+  std::string text = line;
+  std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds);
+  return text + line;
+}
+
+DiskTally DiskTally::of(const FeatureStore& store) {
+  DiskTally t;
+  const disk::RowFile* file = store.row_file();
+  if (file == nullptr) return t;
+  const disk::RowFile::Counters f = file->counters();
+  t.bytes_asked = f.bytes_read;
+  t.read_s = f.read_s;
+  if (const disk::RowCache* cache = store.row_cache()) {
+    const disk::RowCache::Counters c = cache->counters();
+    t.rows_gathered = c.rows_requested;
+    t.rows_hit = c.rows_hit;
+  } else {
+    t.rows_gathered = f.rows_requested;
+  }
+  t.bytes_gathered = t.rows_gathered * file->row_bytes();
+  t.bytes_from_disk = process_read_bytes();
+  return t;
+}
+
+DiskTally DiskTally::since(const DiskTally& before) const {
+  DiskTally d;
+  d.rows_gathered = rows_gathered - before.rows_gathered;
+  d.bytes_gathered = bytes_gathered - before.bytes_gathered;
+  d.rows_hit = rows_hit - before.rows_hit;
+  d.bytes_asked = bytes_asked - before.bytes_asked;
+  d.bytes_from_disk = bytes_from_disk < 0 || before.bytes_from_disk < 0
+                          ? -1
+                          : bytes_from_disk - before.bytes_from_disk;
+  d.read_s = read_s - before.read_s;
+  return d;
+}
+
+double DiskTally::hit_rate() const {
+  return rows_gathered > 0 ? static_cast<double>(rows_hit) / static_cast<double>(rows_gathered)
+                           : 0.0;
+}
+
+void DiskTally::write_to(nlohmann::json& record) const {
+  record["disk_bytes_gathered"] = bytes_gathered;
+  record["disk_bytes_asked"] = bytes_asked;
+  record["disk_bytes_read"] = bytes_from_disk >= 0 ? nlohmann::json(bytes_from_disk) : nullptr;
+  record["disk_cache_hit_rate"] = hit_rate();
+  record["disk_read_s"] = read_s;
+}
+
+std::string DiskTally::text() const {
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                " | Disk %.2f GB read for %.2f GB of rows, cache hits %.1f%%, "
+                "reads %.1f s",
+                static_cast<double>(std::max<int64_t>(bytes_from_disk, 0)) / 1e9,
+                static_cast<double>(bytes_gathered) / 1e9, 100.0 * hit_rate(), read_s);
+  return line;
+}
+
+}  // namespace directgnn
