@@ -232,6 +232,8 @@ void register_bench(CLI::App& app) {
   c->add_option("--samplers", args->samplers, "with --modes: samplers to run each mode with")
       ->capture_default_str();
   c->add_option("--html", args->html, "with --modes: write the comparison as an HTML page");
+  c->add_option("--metrics", args->train.train.metrics_path,
+                "write per-epoch metrics as JSON lines (not with --modes)");
   c->add_flag("--no-eval", args->no_eval,
               "skip the evaluation after the last epoch (full-neighbourhood inference on the CPU, "
               "slow on large graphs); no accuracy is reported");
@@ -303,6 +305,8 @@ void register_bench(CLI::App& app) {
         {"threads", num_threads()},
         {"ranks", ranks}};
     if (!args->modes.empty()) {
+      DGNN_CHECK(options.metrics_path.empty(),
+                 "--metrics records one training run; with --modes use --json");
       run_comparison(ds, options, parse_modes(args->modes, args->samplers), setup, args->json,
                      args->html, leader);
       return;
