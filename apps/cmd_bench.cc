@@ -321,8 +321,8 @@ void register_bench(CLI::App& app) {
                   static_cast<double>(r.disk_bytes_read) /
                       static_cast<double>(std::max<int64_t>(r.disk_bytes_requested, 1)));
       if (!std::isnan(r.disk_cache_hit_rate))
-        std::printf("feature cache: %.1f%% of the rows gathered were hits\n",
-                    100.0 * r.disk_cache_hit_rate);
+        std::printf("%s\nfeature cache: %.1f%% of the rows gathered were hits\n",
+                    r.feature_cache.c_str(), 100.0 * r.disk_cache_hit_rate);
     }
     const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
     std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",

@@ -9,7 +9,7 @@
 #
 # DATASET_F32 is a directory from `directgnn generate`/`convert` (4 KiB-aligned features.npy),
 # DATASET_F16 the same graph with --feat-dtype float16. Prints one summary line per run and
-# epoch; the JSONL files stay in OUT_DIR.
+# epoch; the JSONL files stay in OUT_DIR. RUNS="disk-presample disk-degree" runs only those.
 set -euo pipefail
 
 f32=${1:?usage: bench/disk/cache.sh DATASET_F32 DATASET_F16 [CACHE_GIB] [EPOCHS] [OUT_DIR]}
@@ -32,6 +32,7 @@ drop_caches() {
 run() {
   local name=$1 dataset=$2
   shift 2
+  case " ${RUNS:-$name} " in *" $name "*) ;; *) return 0 ;; esac
   drop_caches
   local start=$SECONDS
   "$bin" bench train --dataset "$dataset" --epochs "$epochs" --no-eval --layers 2 \

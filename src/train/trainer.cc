@@ -77,6 +77,7 @@ nlohmann::json TrainReport::to_json() const {
     out["disk_bytes_requested"] = disk_bytes_requested;
     out["disk_bytes_read"] = disk_bytes_read;
     if (!std::isnan(disk_cache_hit_rate)) out["disk_cache_hit_rate"] = disk_cache_hit_rate;
+    if (!feature_cache.empty()) out["feature_cache"] = feature_cache;
   }
   if (best_epoch < 0) {  // never evaluated (TrainOptions::evaluate off)
     out["val_acc"] = nullptr;

@@ -99,6 +99,7 @@ struct TrainReport {
   // other placements. The cache's hit rate (NaN without a cache).
   int64_t disk_bytes_requested = 0, disk_bytes_read = 0;
   double disk_cache_hit_rate = std::numeric_limits<double>::quiet_NaN();
+  std::string feature_cache;  // the run header's line on the cache, e.g. "Feature cache: ...".
   // CRC-32 of the final parameters' bytes (hex): equal digests mean bitwise-equal models.
   std::string param_digest;
 

@@ -531,6 +531,7 @@ TrainReport TrainingRun::finish() {
     report.disk_bytes_requested = disk.bytes_gathered;
     report.disk_bytes_read = disk.bytes_asked;
     if (loader_->store().row_cache() != nullptr) report.disk_cache_hit_rate = disk.hit_rate();
+    report.feature_cache = cache_line_;
   }
   if (energy_epochs_ > 0) {
     report.gpu_energy_j = energy_j_ / static_cast<double>(energy_epochs_);

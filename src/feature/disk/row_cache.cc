@@ -60,6 +60,8 @@ RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
     file.read_rows(ids.narrow(0, start, n), part);
     if (progress) progress(start + n, fit);
   }
+  // The rows are in RAM now; their copies in the page cache would hold as much again.
+  if (fit > 0) file.drop_page_cache();
 }
 
 void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const {

@@ -176,6 +176,10 @@ std::string RowFile::describe() const {
          (data_offset_ % kBlockBytes == 0 ? " (4 KiB-aligned)" : " (not 4 KiB-aligned)");
 }
 
+void RowFile::drop_page_cache() const {
+  if (!options_.direct) posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+}
+
 RowFile::Counters RowFile::counters() const {
   Counters c;
   c.rows_requested = rows_requested_;

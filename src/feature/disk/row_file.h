@@ -62,6 +62,10 @@ class RowFile {
   int64_t data_offset() const { return data_offset_; }
   at::ScalarType dtype() const { return dtype_; }
   Backend backend() const { return backend_; }  // resolved, never kAuto
+  // Asks the kernel to drop the file's pages from the page cache (buffered reads only): once a
+  // cache holds rows in RAM, their page-cache copies would only crowd out the graph and the
+  // misses.
+  void drop_page_cache() const;
   // e.g. "io_uring, buffered, data at byte 4096" for the run's header.
   std::string describe() const;
 
