@@ -315,11 +315,11 @@ void register_bench(CLI::App& app) {
     const TrainReport r = train(ds, options, std::cout);
     if (!leader) return;
     std::printf("layout %s (features/gather/sampler)\n", r.mode.c_str());
-    if (r.disk_bytes_read > 0) {
+    if (r.disk_bytes_gathered > 0) {
       std::printf("disk: %.2f GB of rows gathered, %.2f GB of blocks read for them (%.2fx)\n",
-                  r.disk_bytes_requested / 1e9, r.disk_bytes_read / 1e9,
-                  static_cast<double>(r.disk_bytes_read) /
-                      static_cast<double>(std::max<int64_t>(r.disk_bytes_requested, 1)));
+                  r.disk_bytes_gathered / 1e9, r.disk_bytes_asked / 1e9,
+                  static_cast<double>(r.disk_bytes_asked) /
+                      static_cast<double>(std::max<int64_t>(r.disk_bytes_gathered, 1)));
       if (!std::isnan(r.disk_cache_hit_rate))
         std::printf("%s\nfeature cache: %.1f%% of the rows gathered were hits\n",
                     r.feature_cache.c_str(), 100.0 * r.disk_cache_hit_rate);

@@ -82,7 +82,16 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                                const disk::CacheOptions& options, bool show_progress) {
   DGNN_CHECK(options.gib >= 0, "--feature-cache-gib must not be negative, got ", options.gib);
   const auto start = std::chrono::steady_clock::now();
-  const int64_t bytes = static_cast<int64_t>(options.gib * static_cast<double>(int64_t{1} << 30));
+  const int64_t row_bytes = std::max<int64_t>(loader.store().row_bytes(), 1);
+  // At most the whole table (a larger budget, even inf, caches every row).
+  const double wanted = std::min(options.gib * static_cast<double>(int64_t{1} << 30),
+                                 static_cast<double>(ds.num_nodes()) * row_bytes);
+  const auto bytes = static_cast<int64_t>(wanted);
+  const int64_t cache_bytes = bytes / row_bytes * row_bytes;
+  const HostMemory memory = host_memory();
+  DGNN_CHECK(memory.available == 0 || cache_bytes < memory.available, "--feature-cache-gib ",
+             options.gib, " asks for ", gib_text(cache_bytes), " of RAM, but only ",
+             gib_text(memory.available), " are available; give a smaller --feature-cache-gib");
   std::string how = "by in-degree";
   at::Tensor ranked;
   if (options.ranking == disk::CacheRanking::kDegree) {
@@ -96,11 +105,10 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
     ranked = rank_rows_by_counts(counts, ds.graph);
     how = "by pre-sampling " + std::to_string(steps) + (steps == 1 ? " minibatch" : " minibatches");
   }
-  const int64_t row_bytes = loader.store().row_bytes();
-  const int64_t rows = std::min(bytes / std::max<int64_t>(row_bytes, 1), ds.num_nodes());
-  Progress bar("Filling the feature cache (rows)", show_progress ? rows : -1);
+  Progress bar("Filling the feature cache (rows)", show_progress ? bytes / row_bytes : -1);
   loader.cache_hot_rows(ranked, bytes, progress_of(&bar));
   bar.finish();
+  const int64_t rows = loader.store().row_cache()->rows();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char line[256];
@@ -160,12 +168,16 @@ void DiskTally::write_to(nlohmann::json& record) const {
 }
 
 std::string DiskTally::text() const {
-  char line[160];
+  char from_disk[32] = "n/a";
+  if (bytes_from_disk >= 0)
+    std::snprintf(from_disk, sizeof(from_disk), "%.2f GB",
+                  static_cast<double>(bytes_from_disk) / 1e9);
+  char line[200];
   std::snprintf(line, sizeof(line),
-                " | Disk %.2f GB read for %.2f GB of rows, cache hits %.1f%%, "
+                " | Disk: rows %.2f GB, cache hits %.1f%%, blocks asked %.2f GB, process read %s, "
                 "reads %.1f s",
-                static_cast<double>(std::max<int64_t>(bytes_from_disk, 0)) / 1e9,
-                static_cast<double>(bytes_gathered) / 1e9, 100.0 * hit_rate(), read_s);
+                static_cast<double>(bytes_gathered) / 1e9, 100.0 * hit_rate(),
+                static_cast<double>(bytes_asked) / 1e9, from_disk, read_s);
   return line;
 }
 

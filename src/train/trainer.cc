@@ -73,9 +73,9 @@ nlohmann::json TrainReport::to_json() const {
     }
     out["test_acc_per_class"] = per_class;
   }
-  if (disk_bytes_read > 0) {
-    out["disk_bytes_requested"] = disk_bytes_requested;
-    out["disk_bytes_read"] = disk_bytes_read;
+  if (disk_bytes_gathered > 0) {
+    out["disk_bytes_gathered"] = disk_bytes_gathered;
+    out["disk_bytes_asked"] = disk_bytes_asked;
     if (!std::isnan(disk_cache_hit_rate)) out["disk_cache_hit_rate"] = disk_cache_hit_rate;
     if (!feature_cache.empty()) out["feature_cache"] = feature_cache;
   }

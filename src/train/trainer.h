@@ -95,9 +95,9 @@ struct TrainReport {
   int64_t seeds_per_epoch = 0;  // training nodes one epoch covers, over all ranks
   std::string split_description;
   // --features disk, over the training epochs (not the cache's fill): bytes of the rows
-  // gathered, and bytes of the blocks read from the file for them (the cache's misses); 0 for
+  // gathered, and bytes of the blocks the reader asked of the file for the cache's misses; 0 for
   // other placements. The cache's hit rate (NaN without a cache).
-  int64_t disk_bytes_requested = 0, disk_bytes_read = 0;
+  int64_t disk_bytes_gathered = 0, disk_bytes_asked = 0;
   double disk_cache_hit_rate = std::numeric_limits<double>::quiet_NaN();
   std::string feature_cache;  // the run header's line on the cache, e.g. "Feature cache: ...".
   // CRC-32 of the final parameters' bytes (hex): equal digests mean bitwise-equal models.

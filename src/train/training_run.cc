@@ -309,16 +309,23 @@ Minibatch TrainingRun::next_or_save(MinibatchLoader::Epoch& batches, int64_t epo
   try {
     return batches.next();
   } catch (const Error& e) {
-    if (!leader_) throw;  // the leader saves the state
-    sums.read_into(ep);
-    ep.elapsed_s = clock.elapsed_s();
-    ep.cpu_s = clock.cpu_s();
-    save_state(epoch, ep);
+    // Only the leader saves; with several ranks the others learn of the failure when they
+    // time out waiting for this one.
+    if (!leader_) throw;
     std::ostringstream message;
-    message << e.what() << "\nTraining state saved in " << state_dir_ << " (epoch " << epoch
-            << ", step " << ep.next_step << " of " << steps_
-            << "); once the input is mended, resume with:\n  directgnn train --resume "
-            << state_dir_;
+    message << e.what() << "\n";
+    try {
+      sums.read_into(ep);
+      ep.elapsed_s = clock.elapsed_s();
+      ep.cpu_s = clock.cpu_s();
+      save_state(epoch, ep);
+      message << "Training state saved in " << state_dir_ << " (epoch " << epoch << ", step "
+              << ep.next_step << " of " << steps_
+              << "); once the input is mended, resume with:\n  directgnn train --resume "
+              << state_dir_;
+    } catch (const std::exception& save_error) {
+      message << "The training state could not be saved either: " << save_error.what();
+    }
     throw Error(message.str());
   }
 }
@@ -528,8 +535,8 @@ TrainReport TrainingRun::finish() {
   report.param_digest = digest_of(params_);
   if (loader_->store().row_file() != nullptr) {
     const DiskTally disk = DiskTally::of(loader_->store()).since(disk_start_);
-    report.disk_bytes_requested = disk.bytes_gathered;
-    report.disk_bytes_read = disk.bytes_asked;
+    report.disk_bytes_gathered = disk.bytes_gathered;
+    report.disk_bytes_asked = disk.bytes_asked;
     if (loader_->store().row_cache() != nullptr) report.disk_cache_hit_rate = disk.hit_rate();
     report.feature_cache = cache_line_;
   }

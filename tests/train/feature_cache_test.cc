@@ -83,9 +83,11 @@ TEST(DiskTally, DifferencesGiveAnEpochsFiguresAndItsLine) {
   EXPECT_EQ(record["disk_bytes_asked"], 2'000'000'000);
   EXPECT_DOUBLE_EQ(record["disk_cache_hit_rate"].get<double>(), 0.75);
   EXPECT_EQ(epoch.text(),
-            " | Disk 1.50 GB read for 4.00 GB of rows, cache hits 75.0%, reads 2.5 s");
+            " | Disk: rows 4.00 GB, cache hits 75.0%, blocks asked 2.00 GB, process read 1.50 GB, "
+            "reads 2.5 s");
   before.bytes_from_disk = -1;  // /proc/self/io unreadable
   EXPECT_TRUE(after.since(before).bytes_from_disk < 0);
+  EXPECT_NE(after.since(before).text().find("process read n/a"), std::string::npos);
   after.since(before).write_to(record);
   EXPECT_TRUE(record["disk_bytes_read"].is_null());
 }

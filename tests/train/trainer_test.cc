@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -119,7 +120,7 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
     EXPECT_NE(out.str().find("Feature cache: 0.05 MiB, 600 rows (29.3% of the table), ranked "),
               std::string::npos)
         << out.str();
-    EXPECT_NE(out.str().find(" GB of rows, cache hits "), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find(" | Disk: rows "), std::string::npos) << out.str();
     std::ifstream metrics(o.metrics_path);
     std::string line;
     std::getline(metrics, line);
@@ -127,6 +128,15 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
     EXPECT_GT(first.at("disk_cache_hit_rate").get<double>(), 0.3) << line;
     EXPECT_GT(first.at("disk_bytes_gathered").get<int64_t>(), 0) << line;
   }
+  // A budget beyond the table (even inf) caches every row: every gather hits.
+  TrainOptions all = quick();
+  all.placement.features = Placement::kDisk;
+  all.placement.cache.gib = std::numeric_limits<double>::infinity();
+  const TrainReport every = train(ds, all, std::cout);
+  EXPECT_EQ(every.param_digest, expected.param_digest);
+  EXPECT_EQ(every.disk_cache_hit_rate, 1.0);
+  EXPECT_EQ(every.to_json().at("disk_cache_hit_rate").get<double>(), 1.0);
+  EXPECT_EQ(every.to_json().at("disk_bytes_asked").get<int64_t>(), 0);
   TrainOptions no_disk = quick();
   no_disk.placement.cache.gib = 1;
   EXPECT_ERROR_CONTAINS(train(ds, no_disk, std::cout),

@@ -40,6 +40,7 @@ RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
   DGNN_CHECK(bytes >= 0, "--feature-cache-gib must not be negative");
   DGNN_CHECK(ranked.dim() == 1 && ranked.scalar_type() == at::kLong && ranked.is_cpu(),
              "feature cache: the ranking must be a 1-D int64 CPU tensor");
+  DGNN_CHECK(file.row_bytes() > 0, file.path(), ": rows of 0 bytes need no cache");
   const int64_t fit = std::min(bytes / file.row_bytes(), ranked.numel());
   DGNN_CHECK(fit <= std::numeric_limits<int32_t>::max(), "feature cache: ", fit,
              " rows are more than one cache holds (2^31 - 1); give a smaller --feature-cache-gib");
@@ -53,7 +54,10 @@ RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
                "feature cache: the ranking holds id ", id[i], " twice or outside the table's rows");
     slot_[static_cast<size_t>(id[i])] = static_cast<int32_t>(i);
   }
-  const int64_t chunk = std::max<int64_t>(1, kFillChunkBytes / file.row_bytes());
+  // Scattered hot rows cost whole blocks each (two where a row straddles), so a chunk is sized
+  // by the blocks it may read, not by its rows' bytes: the read buffer stays near 64 MiB.
+  const int64_t chunk =
+      std::max<int64_t>(1, kFillChunkBytes / std::max(file.row_bytes(), 2 * kBlockBytes));
   for (int64_t start = 0; start < fit; start += chunk) {
     const int64_t n = std::min(chunk, fit - start);
     at::Tensor part = rows_.narrow(0, start, n);
