@@ -80,7 +80,6 @@ at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph) 
 std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                                const at::Tensor& presample_seeds, uint64_t seed,
                                const disk::CacheOptions& options, bool show_progress) {
-  DGNN_CHECK(options.gib >= 0, "--feature-cache-gib must not be negative, got ", options.gib);
   const auto start = std::chrono::steady_clock::now();
   const int64_t row_bytes = std::max<int64_t>(loader.store().row_bytes(), 1);
   // At most the whole table (a larger budget, even inf, caches every row).

@@ -38,8 +38,9 @@ at::Tensor presample_counts(const MinibatchLoader& loader, const CsrGraph& graph
 at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph);
 
 // Ranks and fills the loader's cache (showing progress when `show_progress`); returns the line
-// the run's header prints, e.g. "Feature cache: 12.00 GiB, 3145728 rows (37.5%), ranked by
-// presampling 82 minibatches, filled in 41.2 s".
+// the run's header prints, e.g. "Feature cache: 12.00 GiB, 3145728 rows (37.5% of the table),
+// ranked by pre-sampling 82 minibatches, ready in 60.9 s". The budget is checked (non-negative)
+// by the trainer's options.
 std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                                const at::Tensor& presample_seeds, uint64_t seed,
                                const disk::CacheOptions& options, bool show_progress);
@@ -58,7 +59,8 @@ struct DiskTally {
   double hit_rate() const;
   // Adds disk_* fields to an epoch's JSON record.
   void write_to(nlohmann::json& record) const;
-  // " | Disk 1.23 GB read for 4.56 GB of rows, cache hits 71.2%, reads 12.3 s"
+  // " | Disk: rows 7.51 GB, cache hits 99.4%, blocks asked 0.04 GB, process read 0.04 GB,
+  // reads 2.4 s"
   std::string text() const;
 };
 

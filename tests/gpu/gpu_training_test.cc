@@ -136,15 +136,21 @@ double mean_test_acc(const Dataset& ds, TrainOptions o) {
   return sum / 3;
 }
 
+// Cora in minibatches of 64 seeds for `epochs` epochs, evaluated once at the end, quietly.
+TrainOptions cora_options(int64_t epochs) {
+  TrainOptions o;
+  o.epochs = epochs;
+  o.batch_size = 64;
+  o.eval_every = epochs;
+  o.quiet = true;
+  return o;
+}
+
 TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
   REQUIRE_GPU();
   REQUIRE_DATASET(path, "cora.npz");
   const Dataset ds = load_dataset(path);
-  TrainOptions base;
-  base.epochs = 40;
-  base.batch_size = 64;
-  base.eval_every = 40;
-  base.quiet = true;
+  const TrainOptions base = cora_options(40);
   TrainOptions cpu = base;
   cpu.placement.device = DeviceChoice::cpu();
   const double reference = mean_test_acc(ds, cpu);
@@ -175,16 +181,12 @@ TEST(GpuTraining, GatTrainsCoraLikeTheCpu) {
   REQUIRE_GPU();
   REQUIRE_DATASET(path, "cora.npz");
   const Dataset ds = load_dataset(path);
-  TrainOptions base;
+  TrainOptions base = cora_options(60);
   base.model.arch = "gat";
   base.model.hidden = 8;
   base.model.heads = 8;
   base.model.dropout = 0.6;
   base.weight_decay = 5e-4;
-  base.epochs = 60;
-  base.batch_size = 64;
-  base.eval_every = 60;
-  base.quiet = true;
   TrainOptions cpu = base;
   cpu.placement.device = DeviceChoice::cpu();
   const double reference = mean_test_acc(ds, cpu);
@@ -202,11 +204,7 @@ TEST(GpuTraining, DiskFeaturesTrainCoraLikeHostFeatures) {
   testing::TempDirectory dir;
   save_dataset_dir(load_dataset(path), dir.file("cora"));
   const Dataset ds = load_dataset_dir(dir.file("cora"));
-  TrainOptions base;
-  base.epochs = 40;
-  base.batch_size = 64;
-  base.eval_every = 40;
-  base.quiet = true;
+  TrainOptions base = cora_options(40);
   base.placement.device = DeviceChoice::cuda();
   base.placement.sampler = SamplerChoice::kCpu;
   TrainOptions host = base;

@@ -49,6 +49,20 @@ TrainOptions quick() {
   return t;
 }
 
+// small_rmat() written to `dir` as a dataset directory and loaded back (features mapped from
+// its features.npy, which --features disk reads).
+Dataset small_rmat_dir(const testing::TempDirectory& dir) {
+  save_dataset_dir(small_rmat(), dir.file("ds"));
+  return load_dataset_dir(dir.file("ds"));
+}
+
+// quick() with the feature table at `placement`.
+TrainOptions quick_with(Placement placement) {
+  TrainOptions t = quick();
+  t.placement.features = placement;
+  return t;
+}
+
 TEST(Trainer, MemoryMappedFeaturesTrainLikeFeaturesInMemory) {
   const Dataset in_memory = small_rmat();
   testing::TempDirectory dir;
@@ -68,16 +82,12 @@ TEST(Trainer, MemoryMappedFeaturesTrainLikeFeaturesInMemory) {
 // mapping: the same arithmetic, so the same parameters to the bit, on every reader.
 TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
   testing::TempDirectory dir;
-  save_dataset_dir(small_rmat(), dir.file("ds"));
-  const Dataset ds = load_dataset_dir(dir.file("ds"));
-  TrainOptions host = quick();
-  host.placement.features = Placement::kHost;
-  const TrainReport expected = train(ds, host, std::cout);
+  const Dataset ds = small_rmat_dir(dir);
+  const TrainReport expected = train(ds, quick_with(Placement::kHost), std::cout);
   std::vector<disk::Backend> backends{disk::Backend::kAuto, disk::Backend::kPread};
   if (disk::io_uring_unavailable_reason().empty()) backends.push_back(disk::Backend::kIoUring);
   for (const disk::Backend backend : backends) {
-    TrainOptions o = quick();
-    o.placement.features = Placement::kDisk;
+    TrainOptions o = quick_with(Placement::kDisk);
     o.placement.disk.backend = backend;
     std::ostringstream out;
     o.quiet = false;
@@ -89,9 +99,7 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
         << out.str();
   }
   // A dataset that is no directory has no file to read from.
-  TrainOptions o = quick();
-  o.placement.features = Placement::kDisk;
-  EXPECT_ERROR_CONTAINS(train(small_rmat(), o, std::cout),
+  EXPECT_ERROR_CONTAINS(train(small_rmat(), quick_with(Placement::kDisk), std::cout),
                         "--features disk reads feature rows from a dataset directory's");
 }
 
@@ -99,15 +107,11 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
 // The run prints and records what the cache served.
 TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
   testing::TempDirectory dir;
-  save_dataset_dir(small_rmat(), dir.file("ds"));
-  const Dataset ds = load_dataset_dir(dir.file("ds"));
-  TrainOptions host = quick();
-  host.placement.features = Placement::kHost;
-  const TrainReport expected = train(ds, host, std::cout);
+  const Dataset ds = small_rmat_dir(dir);
+  const TrainReport expected = train(ds, quick_with(Placement::kHost), std::cout);
   for (const disk::CacheRanking ranking :
        {disk::CacheRanking::kPresample, disk::CacheRanking::kDegree}) {
-    TrainOptions o = quick();
-    o.placement.features = Placement::kDisk;
+    TrainOptions o = quick_with(Placement::kDisk);
     o.placement.cache.gib = 600.0 * 24 * 4 / (1 << 30);  // 600 of 2048 rows
     o.placement.cache.ranking = ranking;
     o.metrics_path = dir.file("metrics-" + disk::cache_ranking_name(ranking) + ".jsonl");
@@ -129,8 +133,7 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
     EXPECT_GT(first.at("disk_bytes_gathered").get<int64_t>(), 0) << line;
   }
   // A budget beyond the table (even inf) caches every row: every gather hits.
-  TrainOptions all = quick();
-  all.placement.features = Placement::kDisk;
+  TrainOptions all = quick_with(Placement::kDisk);
   all.placement.cache.gib = std::numeric_limits<double>::infinity();
   const TrainReport every = train(ds, all, std::cout);
   EXPECT_EQ(every.param_digest, expected.param_digest);
@@ -148,10 +151,8 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
 // the steps done are saved: once the file is mended, the run resumes and finishes.
 TEST(Trainer, AReadErrorMidRunSavesTheStateToResumeFrom) {
   testing::TempDirectory dir;
-  save_dataset_dir(small_rmat(), dir.file("ds"));
-  const Dataset ds = load_dataset_dir(dir.file("ds"));
-  TrainOptions o = quick();
-  o.placement.features = Placement::kDisk;
+  const Dataset ds = small_rmat_dir(dir);
+  TrainOptions o = quick_with(Placement::kDisk);
   o.checkpoint_dir = dir.file("state");
   const std::string features = dir.file("ds") + "/features.npy";
   const auto full = static_cast<off_t>(std::filesystem::file_size(features));

@@ -43,7 +43,6 @@ class RowCache {
   void read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const;
 
   int64_t rows() const { return rows_.size(0); }
-  int64_t bytes() const { return rows_.numel() * rows_.element_size(); }
   bool contains(int64_t id) const { return slot_[static_cast<size_t>(id)] >= 0; }
 
   // Since the cache was filled: rows asked for (repeats counted) and those served from RAM.
