@@ -121,11 +121,21 @@ at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src
   return h;
 }
 
-at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor& x_in) {
+at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor& x_in,
+                            const at::Tensor& source_table) {
   DGNN_CHECK(blocks.size() == convs_.size(), "model has ", convs_.size(),
              " layers but the batch has ", blocks.size(), " blocks");
   at::Tensor x = x_in.to(at::kFloat);
-  for (size_t l = 0; l < blocks.size(); ++l) {
+  size_t first = 0;
+  if (source_table.defined()) {
+    DGNN_CHECK(config_.arch != "gat", "forward: GAT projects every source row; pass them as x");
+    DGNN_CHECK(x.size(0) == blocks[0].num_dst && source_table.scalar_type() == at::kFloat,
+               "forward: with a source table, x must hold block 0's ", blocks[0].num_dst,
+               " destination rows (got ", x.size(0), ") and the table must be float32");
+    x = layer(0, blocks[0], source_table, x);
+    first = 1;
+  }
+  for (size_t l = first; l < blocks.size(); ++l) {
     x = layer(l, blocks[l], x, x.narrow(0, 0, blocks[l].num_dst));
   }
   return x;

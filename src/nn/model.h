@@ -55,8 +55,11 @@ class GnnModel : public torch::nn::Module {
   explicit GnnModel(const ModelConfig& config);
 
   // Logits [blocks.back().num_dst, num_classes] for input features x [blocks[0].num_src, in]
-  // (float32 or float16; converted to float32).
-  at::Tensor forward(const std::vector<Block>& blocks, const at::Tensor& x);
+  // (float32 or float16; converted to float32). With a `source_table` (SAGE and GCN), x holds
+  // only blocks[0]'s destination rows, and blocks[0] reads its sources from the table by
+  // global id (its indices and src_degree are global; MinibatchLoader's sources_in_place).
+  at::Tensor forward(const std::vector<Block>& blocks, const at::Tensor& x,
+                     const at::Tensor& source_table = at::Tensor());
 
   // Logits for every node of `graph`, with full neighbourhoods, `chunk` destination nodes at
   // a time. Runs without gradients and without dropout.

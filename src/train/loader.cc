@@ -26,6 +26,8 @@ LoaderOptions checked(LoaderOptions o) {
              o.workers);
   DGNN_CHECK(!o.gpu_sampler || o.device.is_cuda(),
              "--sampler gpu samples on a GPU, but minibatches go to the CPU");
+  DGNN_CHECK(!o.sources_in_place || (o.device.is_cpu() && o.features == Placement::kHost),
+             "loader: sources_in_place reads a host table on the CPU only");
   return o;
 }
 
@@ -80,6 +82,12 @@ MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
         dataset.graph, options_.fanouts, options_.device, options_.graph, options_.sample_mode);
   }
   labels_ = options_.device.is_cuda() ? dataset.labels.to(options_.device) : dataset.labels;
+  if (options_.sources_in_place) {
+    const at::Tensor& table = dataset.features;
+    DGNN_CHECK(table.dim() == 2 && table.scalar_type() == at::kFloat && table.is_contiguous(),
+               "loader: sources_in_place needs a contiguous float32 feature table");
+    degree_ = dataset.graph.degrees().to(at::kFloat);
+  }
 }
 
 MinibatchLoader::~MinibatchLoader() = default;
@@ -119,7 +127,16 @@ Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed
   m.batch = sampler_.sample(seeds, sample_seed);
   m.sample_s = seconds_since(t);
   t = Clock::now();
-  m.x = store_.gather(m.batch.input_nodes);
+  if (options_.sources_in_place) {
+    Block& first = m.batch.blocks.front();
+    m.x = store_.gather(m.batch.input_nodes.narrow(0, 0, first.num_dst));
+    first.indices = m.batch.input_nodes.index_select(0, first.indices.to(at::kLong));
+    first.src_degree = degree_;
+    first.num_src = degree_.numel();
+    m.source_table = dataset_.features;
+  } else {
+    m.x = store_.gather(m.batch.input_nodes);
+  }
   m.gather_s = seconds_since(t);
   m.labels = labels_.index_select(0, seeds);
   return m;

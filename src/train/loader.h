@@ -46,6 +46,11 @@ struct LoaderOptions {
   // thread), by this many worker threads, each with an OpenMP team of `worker_threads` (0:
   // the process's thread count when the epoch starts, core/threads.h).
   int prefetch = 2;
+  // CPU, `host` float32 table only: Minibatch::x holds just block 0's destination rows, and
+  // block 0 reads its other sources from the table in place (Minibatch::source_table, by
+  // global id), so those rows are not copied first. For layers that only aggregate their
+  // sources (SAGE, GCN); the sums are the same.
+  bool sources_in_place = false;
   int workers = 1;
   int worker_threads = 0;
 };
@@ -56,6 +61,9 @@ struct Minibatch {
   at::Tensor seeds;                   // int64 [B], global ids (on the CPU)
   at::Tensor labels;                  // int64 [B], on the device
   at::Tensor x;                       // [input nodes, F] input features, on the device
+  // With LoaderOptions::sources_in_place: the feature table, x only block 0's destination
+  // rows, and block 0's indices and src_degree are by global id.
+  at::Tensor source_table;
   MiniBatch batch;                    // blocks and input node ids
   double sample_s = 0, gather_s = 0;  // time the worker spent (GPU: until its stream finished)
   gpu::Ticket ticket;                 // the side stream's work (GPU only)
@@ -118,6 +126,7 @@ class MinibatchLoader {
   std::unique_ptr<DeviceSampler> device_sampler_;
   FeatureStore store_;
   at::Tensor labels_;  // on the device
+  at::Tensor degree_;  // float32 [N], each node's degree (sources_in_place only)
 };
 
 }  // namespace directgnn

@@ -24,6 +24,7 @@
 #include "gpu/device.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
+#include "train/fused_adam.h"
 
 namespace directgnn {
 
@@ -114,7 +115,7 @@ std::string class_accuracy_text(const TrainReport& r) {
   return text;
 }
 
-LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run,
+LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run, const Dataset& ds,
                              std::vector<int64_t> fanouts) {
   LoaderOptions l;
   l.fanouts = std::move(fanouts);
@@ -128,6 +129,10 @@ LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run,
   l.graph = run.graph;
   l.prefetch = o.prefetch_for(run.gpu() || run.features == Placement::kDisk);
   l.workers = o.sampler_workers;
+  // Layer 0 of SAGE and GCN reads its sources from an in-memory float32 table in place.
+  const at::Tensor& table = ds.features;
+  l.sources_in_place = !run.gpu() && run.features == Placement::kHost && o.model.arch != "gat" &&
+                       table.scalar_type() == at::kFloat && table.is_contiguous();
   return l;
 }
 
@@ -158,7 +163,7 @@ TrainingRun::TrainingRun(const Dataset& ds, const TrainOptions& o, std::ostream&
       out_(out),
       config_(model_config(o, ds)),
       run_(resolve_run(o.placement, o.group)),
-      loader_(std::make_unique<MinibatchLoader>(ds, loader_options(o, run_, checked_fanouts(o)))),
+      loader_(std::make_unique<MinibatchLoader>(ds, loader_options(o, run_, ds, checked_fanouts(o)))),
       energy_(run_.gpu() ? std::make_unique<GpuEnergyMeter>(gpu::pci_bus_id(run_.index()))
                          : nullptr),
       chosen_(choose_split(ds, o.split, o.seed)),
@@ -208,7 +213,7 @@ void TrainingRun::init_model() {
     group_->broadcast(params_, 0);
   }
   if (o_.optimizer == Optimizer::kAdam) {
-    optimizer_ = std::make_unique<torch::optim::Adam>(
+    optimizer_ = std::make_unique<FusedAdam>(
         params_, torch::optim::AdamOptions(o_.lr).weight_decay(o_.weight_decay));
   } else {
     optimizer_ = std::make_unique<torch::optim::SGD>(
@@ -288,7 +293,7 @@ void TrainingRun::print_header() const {
 void TrainingRun::one_step(const Minibatch& b, EpochProgress& ep, StepSums& sums) {
   const auto t = Clock::now();
   optimizer_->zero_grad();
-  const at::Tensor logits = model_->forward(b.batch.blocks, b.x);
+  const at::Tensor logits = model_->forward(b.batch.blocks, b.x, b.source_table);
   const at::Tensor loss = at::cross_entropy_loss(logits, b.labels);
   loss.backward();
   if (group_ != nullptr) {

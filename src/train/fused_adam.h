@@ -1,0 +1,33 @@
+// torch::optim::Adam with a faster step for float32 parameters on the CPU.
+//
+// torch's C++ Adam runs eight tensor operations per parameter, each a pass over memory and a
+// dispatch, with three temporaries. This one runs two loops per parameter and torch's own
+// square root between them, with the same floating-point operations in the same order
+// (fused multiply-adds where ATen's kernels use them), so the parameters it produces are
+// bitwise those of torch::optim::Adam (tests/train/fused_adam_test.cc checks it). Its state
+// and checkpoint format are torch::optim::Adam's. Other parameters (CUDA, other dtypes),
+// amsgrad, a closure, or a CPU without FMA take torch's own step.
+#pragma once
+
+#include <torch/optim/adam.h>
+
+#include <vector>
+
+namespace directgnn {
+
+class FusedAdam : public torch::optim::Adam {
+ public:
+  using torch::optim::Adam::Adam;
+
+  at::Tensor step(LossClosure closure = nullptr) override;
+
+  // Whether this process's steps take the fused path (false: torch's step).
+  bool fused() const;
+
+ private:
+  bool eligible() const;
+
+  std::vector<at::Tensor> scratch_;  // one square-root buffer per parameter, reused
+};
+
+}  // namespace directgnn
