@@ -327,7 +327,7 @@ void register_bench(CLI::App& app) {
     const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
     std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
                 "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");
-    std::printf("%-14lld %10.3f %10.3f %10.3f %10.3f %10.3f %12.0f %8.4f\n",
+    std::printf("%-14lld %10.4f %10.4f %10.4f %10.4f %10.4f %12.0f %8.4f\n",
                 static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
                 r.compute_s, r.wait_s, seeds_per_s, r.best_epoch >= 0 ? r.test_acc : std::nan(""));
     if (!args->json.empty()) {
