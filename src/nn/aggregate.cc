@@ -66,7 +66,6 @@ class CsrAggregate : public torch::autograd::Function<CsrAggregate> {
     });
     ctx->save_for_backward({indptr, indices, weight});
     ctx->saved_data["num_src"] = x_src.size(0);
-    ctx->saved_data["x_requires_grad"] = x_src.requires_grad();
     return out;
   }
 
@@ -76,8 +75,6 @@ class CsrAggregate : public torch::autograd::Function<CsrAggregate> {
     const at::Tensor& indptr = saved[0];
     const at::Tensor& indices = saved[1];
     const at::Tensor& weight = saved[2];
-    // A feature table read in place (no gradient) would get a zero gradient as large as itself.
-    if (!ctx->saved_data["x_requires_grad"].toBool()) return {{}, {}, {}, {}};
     const at::Tensor grad_out = grads[0].contiguous();
     const int64_t num_src = ctx->saved_data["num_src"].toInt();
     const int64_t f = grad_out.size(1);

@@ -128,10 +128,17 @@ at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor&
   at::Tensor x = x_in.to(at::kFloat);
   size_t first = 0;
   if (source_table.defined()) {
-    DGNN_CHECK(config_.arch != "gat", "forward: GAT projects every source row; pass them as x");
+    DGNN_CHECK(config_.arch == "sage" || config_.arch == "gcn",
+               "forward: only SAGE and GCN read their sources from a table; pass them as x");
     DGNN_CHECK(x.size(0) == blocks[0].num_dst && source_table.scalar_type() == at::kFloat,
                "forward: with a source table, x must hold block 0's ", blocks[0].num_dst,
                " destination rows (got ", x.size(0), ") and the table must be float32");
+    DGNN_CHECK(source_table.dim() == 2 && source_table.size(0) == blocks[0].num_src &&
+                   source_table.size(1) == config_.in_dim &&
+                   source_table.device() == x.device(),
+               "forward: the source table must be [block 0's num_src = ", blocks[0].num_src,
+               ", ", config_.in_dim, "] on x's device (block 0's ids global), got ",
+               source_table.sizes());
     x = layer(0, blocks[0], source_table, x);
     first = 1;
   }

@@ -2,10 +2,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
 #include <torch/csrc/autograd/grad_mode.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace directgnn {
 namespace {
@@ -33,6 +36,7 @@ Coefficients coefficients(const torch::optim::AdamOptions& o, int64_t step) {
   return c;
 }
 
+#if defined(__x86_64__)
 // The moments, as torch's Adam computes them: grad.add(p, wd) is fma(p, wd, grad);
 // exp_avg.mul_(b1).add_(grad, 1 - b1) is fma(grad, 1 - b1, exp_avg * b1);
 // exp_avg_sq.mul_(b2).addcmul_(grad, grad, 1 - b2) is fma((1 - b2) * grad, grad, exp_avg_sq * b2).
@@ -65,21 +69,89 @@ __attribute__((target("avx2,fma"))) void update_param(float* __restrict param,
   }
 }
 
+// ATen's vector kernels fuse a * b + c only at AVX2 and above; its DEFAULT kernels round twice.
+bool fma_kernels() {
+  const std::string aten = at::get_cpu_capability();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+         (aten == "AVX2" || aten == "AVX512");
+}
+#else
+bool fma_kernels() { return false; }
+template <bool kDecay>
+void update_moments(const float*, const float*, float*, float*, int64_t, const Coefficients&) {}
+void update_param(float*, const float*, const float*, int64_t, const Coefficients&) {}
+#endif
+
 constexpr int64_t kGrain = 16384;
 
-bool cpu_has_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+bool is_float_cpu(const at::Tensor& t, const at::Tensor& like) {
+  return t.defined() && !t.is_sparse() && t.device().is_cpu() && t.scalar_type() == at::kFloat &&
+         t.is_contiguous() && t.sizes() == like.sizes();
 }
 
-bool is_float_cpu(const at::Tensor& t, const at::Tensor& like) {
-  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat &&
-         t.is_contiguous() && !t.is_sparse() && t.sizes() == like.sizes();
+// One step of `p` (float32, CPU, contiguous, with a gradient) and its state, fused.
+void fused_step(at::Tensor& p, torch::optim::AdamParamState& state,
+                const torch::optim::AdamOptions& options, at::Tensor& root) {
+  state.step(state.step() + 1);
+  const Coefficients c = coefficients(options, state.step());
+  const float* grad = p.grad().const_data_ptr<float>();
+  float* param = p.data_ptr<float>();
+  float* exp_avg = state.exp_avg().data_ptr<float>();
+  float* exp_avg_sq = state.exp_avg_sq().data_ptr<float>();
+  const bool decay = options.weight_decay() != 0;
+  at::parallel_for(0, p.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    (decay ? update_moments<true> : update_moments<false>)(grad + lo, param + lo, exp_avg + lo,
+                                                           exp_avg_sq + lo, hi - lo, c);
+  });
+  // torch's square root (MKL's, not always the correctly rounded one), so the bits match.
+  if (!root.defined() || root.sizes() != p.sizes()) root = at::empty_like(p);
+  at::sqrt_out(root, state.exp_avg_sq());
+  const float* r = root.const_data_ptr<float>();
+  at::parallel_for(0, p.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    update_param(param + lo, exp_avg + lo, r + lo, hi - lo, c);
+  });
+  // As torch's in-place operations do, so autograd sees that these tensors changed.
+  for (const at::Tensor& t : {p, state.exp_avg(), state.exp_avg_sq()}) {
+    torch::autograd::impl::bump_version(t);
+  }
+}
+
+std::unique_ptr<torch::optim::AdamParamState> fresh_state(const at::Tensor& p) {
+  auto state = std::make_unique<torch::optim::AdamParamState>();
+  state->step(0);
+  state->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+  state->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+  return state;
+}
+
+// Once per process: a few steps of both on a probe with weight decay, compared bit for bit.
+// A torch whose Adam or kernels round otherwise than this file assumes gets torch's step.
+bool probe_matches() {
+  torch::NoGradGuard no_grad;
+  const auto options = torch::optim::AdamOptions(0.01).weight_decay(5e-4);
+  at::Tensor fused = at::linspace(-3.0, 3.0, 1031, at::kFloat);
+  at::Tensor reference = fused.clone().set_requires_grad(true);
+  torch::optim::Adam torch_adam({reference}, options);
+  auto state = fresh_state(fused);
+  at::Tensor root;
+  for (int step = 1; step <= 3; ++step) {
+    const at::Tensor grad = at::sin(at::linspace(0.0, 40.0 * step, 1031, at::kFloat)) * 0.01;
+    fused.mutable_grad() = grad;
+    reference.mutable_grad() = grad.clone();
+    fused_step(fused, *state, options, root);
+    torch_adam.step();
+  }
+  return at::equal(fused, reference.detach());
+}
+
+bool fused_available() {
+  static const bool available = fma_kernels() && probe_matches();
+  return available;
 }
 
 }  // namespace
 
-bool FusedAdam::fused() const { return cpu_has_fma() && eligible(); }
+bool FusedAdam::fused() const { return fused_available() && eligible(); }
 
 bool FusedAdam::eligible() const {
   for (const auto& group : param_groups_) {
@@ -105,35 +177,11 @@ at::Tensor FusedAdam::step(LossClosure closure) {
     for (at::Tensor& p : group.params()) {
       const size_t slot = index++;
       if (!p.grad().defined()) continue;
-      auto& entry = state_[p.unsafeGetTensorImpl()];
-      if (entry == nullptr) {  // as torch's Adam initialises it
-        auto fresh = std::make_unique<torch::optim::AdamParamState>();
-        fresh->step(0);
-        fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-        entry = std::move(fresh);
-      }
-      auto& state = static_cast<torch::optim::AdamParamState&>(*entry);
-      state.step(state.step() + 1);
-      const Coefficients c = coefficients(options, state.step());
-      const float* grad = p.grad().const_data_ptr<float>();
-      float* param = p.data_ptr<float>();
-      float* exp_avg = state.exp_avg().data_ptr<float>();
-      float* exp_avg_sq = state.exp_avg_sq().data_ptr<float>();
-      const bool decay = options.weight_decay() != 0;
-      at::parallel_for(0, p.numel(), kGrain, [&](int64_t lo, int64_t hi) {
-        (decay ? update_moments<true> : update_moments<false>)(
-            grad + lo, param + lo, exp_avg + lo, exp_avg_sq + lo, hi - lo, c);
-      });
-      // torch's square root (not always the correctly rounded one), so the bits match.
+      auto it = state_.find(p.unsafeGetTensorImpl());
+      if (it == state_.end()) it = state_.emplace(p.unsafeGetTensorImpl(), fresh_state(p)).first;
       if (scratch_.size() <= slot) scratch_.resize(slot + 1);
-      at::Tensor& root = scratch_[slot];
-      if (!root.defined() || root.sizes() != p.sizes()) root = at::empty_like(p);
-      at::sqrt_out(root, state.exp_avg_sq());
-      const float* r = root.const_data_ptr<float>();
-      at::parallel_for(0, p.numel(), kGrain, [&](int64_t lo, int64_t hi) {
-        update_param(param + lo, exp_avg + lo, r + lo, hi - lo, c);
-      });
+      fused_step(p, static_cast<torch::optim::AdamParamState&>(*it->second), options,
+                 scratch_[slot]);
     }
   }
   return {};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "core/threads.h"
 #include "directgnn/error.h"
@@ -130,7 +131,10 @@ Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed
   if (options_.sources_in_place) {
     Block& first = m.batch.blocks.front();
     m.x = store_.gather(m.batch.input_nodes.narrow(0, 0, first.num_dst));
-    first.indices = m.batch.input_nodes.index_select(0, first.indices.to(at::kLong));
+    const bool narrow = first.indices.scalar_type() == at::kInt &&
+                        degree_.numel() <= std::numeric_limits<int32_t>::max();
+    first.indices = m.batch.input_nodes.index_select(0, first.indices.to(at::kLong))
+                        .to(narrow ? at::kInt : at::kLong);
     first.src_degree = degree_;
     first.num_src = degree_.numel();
     m.source_table = dataset_.features;

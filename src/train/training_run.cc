@@ -131,7 +131,8 @@ LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run, const D
   l.workers = o.sampler_workers;
   // Layer 0 of SAGE and GCN reads its sources from an in-memory float32 table in place.
   const at::Tensor& table = ds.features;
-  l.sources_in_place = !run.gpu() && run.features == Placement::kHost && o.model.arch != "gat" &&
+  const bool aggregates_first = o.model.arch == "sage" || o.model.arch == "gcn";
+  l.sources_in_place = !run.gpu() && run.features == Placement::kHost && aggregates_first &&
                        table.scalar_type() == at::kFloat && table.is_contiguous();
   return l;
 }

@@ -121,10 +121,10 @@ TEST(MinibatchLoader, SourcesInPlaceGiveTheSameOutputsAndGradients) {
       }
     }
   }
-  LoaderOptions gpu = cpu_options(0, 1);
-  gpu.sources_in_place = true;
-  gpu.features = Placement::kDisk;
-  EXPECT_THROW(MinibatchLoader(ds, gpu), Error);
+  LoaderOptions disk = cpu_options(0, 1);
+  disk.sources_in_place = true;
+  disk.features = Placement::kDisk;
+  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, disk), "sources_in_place reads a host table");
 }
 
 TEST(RunSetup, ParsesChoicesAndResolvesTheCpu) {
