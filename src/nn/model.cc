@@ -122,7 +122,7 @@ at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src
 }
 
 at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor& x_in,
-                            const at::Tensor& source_table) {
+                             const at::Tensor& source_table) {
   DGNN_CHECK(blocks.size() == convs_.size(), "model has ", convs_.size(),
              " layers but the batch has ", blocks.size(), " blocks");
   at::Tensor x = x_in.to(at::kFloat);
@@ -134,10 +134,9 @@ at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor&
                "forward: with a source table, x must hold block 0's ", blocks[0].num_dst,
                " destination rows (got ", x.size(0), ") and the table must be float32");
     DGNN_CHECK(source_table.dim() == 2 && source_table.size(0) == blocks[0].num_src &&
-                   source_table.size(1) == config_.in_dim &&
-                   source_table.device() == x.device(),
-               "forward: the source table must be [block 0's num_src = ", blocks[0].num_src,
-               ", ", config_.in_dim, "] on x's device (block 0's ids global), got ",
+                   source_table.size(1) == config_.in_dim && source_table.device() == x.device(),
+               "forward: the source table must be [block 0's num_src = ", blocks[0].num_src, ", ",
+               config_.in_dim, "] on x's device (block 0's ids global), got ",
                source_table.sizes());
     x = layer(0, blocks[0], source_table, x);
     first = 1;

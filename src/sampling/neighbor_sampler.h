@@ -35,6 +35,8 @@ class NeighborSampler {
 
   const std::vector<int64_t>& fanouts() const { return fanouts_; }
   SampleMode mode() const { return mode_; }
+  // float32 [N]: each node's degree in the whole graph, as the blocks' degrees hold it.
+  const at::Tensor& degrees() const { return degree_; }
 
  private:
   struct Workspace;

@@ -11,6 +11,13 @@
 #include "train/pipeline.h"
 
 namespace directgnn {
+
+bool can_read_sources_in_place(const Dataset& dataset, const LoaderOptions& options) {
+  const at::Tensor& table = dataset.features;
+  return options.device.is_cpu() && options.features == Placement::kHost && table.dim() == 2 &&
+         table.scalar_type() == at::kFloat && table.is_contiguous();
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -20,15 +27,16 @@ double seconds_since(Clock::time_point start) {
 }
 
 // The options, checked before anything is built from them.
-LoaderOptions checked(LoaderOptions o) {
+LoaderOptions checked(const Dataset& dataset, LoaderOptions o) {
   DGNN_CHECK(o.batch_size >= 1, "--batch-size must be positive, got ", o.batch_size);
   DGNN_CHECK(o.prefetch >= 0 && o.prefetch <= 64, "--prefetch must be in 0..64, got ", o.prefetch);
   DGNN_CHECK(o.workers >= 1 && o.workers <= 64, "--sampler-workers must be in 1..64, got ",
              o.workers);
   DGNN_CHECK(!o.gpu_sampler || o.device.is_cuda(),
              "--sampler gpu samples on a GPU, but minibatches go to the CPU");
-  DGNN_CHECK(!o.sources_in_place || (o.device.is_cpu() && o.features == Placement::kHost),
-             "loader: sources_in_place reads a host table on the CPU only");
+  DGNN_CHECK(!o.sources_in_place || can_read_sources_in_place(dataset, o),
+             "loader: sources_in_place reads a host table on the CPU only, a contiguous "
+             "float32 matrix");
   return o;
 }
 
@@ -75,7 +83,7 @@ std::vector<at::Tensor> Minibatch::tensors() const {
 
 MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
     : dataset_(dataset),
-      options_(checked(std::move(options))),
+      options_(checked(dataset, std::move(options))),
       sampler_(dataset.graph, options_.fanouts, options_.sample_mode),
       store_(make_store(dataset, options_)) {
   if (options_.gpu_sampler) {
@@ -83,12 +91,6 @@ MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
         dataset.graph, options_.fanouts, options_.device, options_.graph, options_.sample_mode);
   }
   labels_ = options_.device.is_cuda() ? dataset.labels.to(options_.device) : dataset.labels;
-  if (options_.sources_in_place) {
-    const at::Tensor& table = dataset.features;
-    DGNN_CHECK(table.dim() == 2 && table.scalar_type() == at::kFloat && table.is_contiguous(),
-               "loader: sources_in_place needs a contiguous float32 feature table");
-    degree_ = dataset.graph.degrees().to(at::kFloat);
-  }
 }
 
 MinibatchLoader::~MinibatchLoader() = default;
@@ -131,12 +133,13 @@ Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed
   if (options_.sources_in_place) {
     Block& first = m.batch.blocks.front();
     m.x = store_.gather(m.batch.input_nodes.narrow(0, 0, first.num_dst));
+    const at::Tensor& degree = sampler_.degrees();
     const bool narrow = first.indices.scalar_type() == at::kInt &&
-                        degree_.numel() <= std::numeric_limits<int32_t>::max();
+                        degree.numel() <= std::numeric_limits<int32_t>::max();
     first.indices = m.batch.input_nodes.index_select(0, first.indices.to(at::kLong))
                         .to(narrow ? at::kInt : at::kLong);
-    first.src_degree = degree_;
-    first.num_src = degree_.numel();
+    first.src_degree = degree;
+    first.num_src = degree.numel();
     m.source_table = dataset_.features;
   } else {
     m.x = store_.gather(m.batch.input_nodes);

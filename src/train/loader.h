@@ -58,9 +58,9 @@ struct LoaderOptions {
 // One prepared minibatch. On a GPU every tensor is on the loader's device, ready for the
 // current stream of whoever called next().
 struct Minibatch {
-  at::Tensor seeds;                   // int64 [B], global ids (on the CPU)
-  at::Tensor labels;                  // int64 [B], on the device
-  at::Tensor x;                       // [input nodes, F] input features, on the device
+  at::Tensor seeds;   // int64 [B], global ids (on the CPU)
+  at::Tensor labels;  // int64 [B], on the device
+  at::Tensor x;       // [input nodes, F] input features, on the device
   // With LoaderOptions::sources_in_place: the feature table, x only block 0's destination
   // rows, and block 0's indices and src_degree are by global id.
   at::Tensor source_table;
@@ -70,6 +70,10 @@ struct Minibatch {
 
   std::vector<at::Tensor> tensors() const;
 };
+
+// Whether a loader with `options` may read block 0's sources in place from `dataset`'s table:
+// on the CPU, from a `host` table that is a contiguous float32 matrix.
+bool can_read_sources_in_place(const Dataset& dataset, const LoaderOptions& options);
 
 class MinibatchLoader {
  public:
@@ -126,7 +130,6 @@ class MinibatchLoader {
   std::unique_ptr<DeviceSampler> device_sampler_;
   FeatureStore store_;
   at::Tensor labels_;  // on the device
-  at::Tensor degree_;  // float32 [N], each node's degree (sources_in_place only)
 };
 
 }  // namespace directgnn

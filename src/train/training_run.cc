@@ -129,11 +129,9 @@ LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run, const D
   l.graph = run.graph;
   l.prefetch = o.prefetch_for(run.gpu() || run.features == Placement::kDisk);
   l.workers = o.sampler_workers;
-  // Layer 0 of SAGE and GCN reads its sources from an in-memory float32 table in place.
-  const at::Tensor& table = ds.features;
+  // Layer 0 of SAGE and GCN (which aggregate before they project) reads its sources in place.
   const bool aggregates_first = o.model.arch == "sage" || o.model.arch == "gcn";
-  l.sources_in_place = !run.gpu() && run.features == Placement::kHost && aggregates_first &&
-                       table.scalar_type() == at::kFloat && table.is_contiguous();
+  l.sources_in_place = aggregates_first && can_read_sources_in_place(ds, l);
   return l;
 }
 
@@ -164,7 +162,8 @@ TrainingRun::TrainingRun(const Dataset& ds, const TrainOptions& o, std::ostream&
       out_(out),
       config_(model_config(o, ds)),
       run_(resolve_run(o.placement, o.group)),
-      loader_(std::make_unique<MinibatchLoader>(ds, loader_options(o, run_, ds, checked_fanouts(o)))),
+      loader_(
+          std::make_unique<MinibatchLoader>(ds, loader_options(o, run_, ds, checked_fanouts(o)))),
       energy_(run_.gpu() ? std::make_unique<GpuEnergyMeter>(gpu::pci_bus_id(run_.index()))
                          : nullptr),
       chosen_(choose_split(ds, o.split, o.seed)),

@@ -17,7 +17,8 @@ namespace {
 std::vector<at::Tensor> parameters(at::ScalarType dtype = at::kFloat) {
   at::manual_seed(3);
   std::vector<at::Tensor> params;
-  for (const auto& shape : std::vector<std::vector<int64_t>>{{1}, {7}, {0}, {33}, {64, 1433}, {64}}) {
+  for (const auto& shape :
+       std::vector<std::vector<int64_t>>{{1}, {7}, {0}, {33}, {64, 1433}, {64}}) {
     params.push_back(at::randn(shape, at::TensorOptions(dtype)).set_requires_grad(true));
   }
   return params;
@@ -31,8 +32,7 @@ std::vector<at::Tensor> clones(const std::vector<at::Tensor>& params) {
 
 // Gives both sets the same gradients: random, of varied scale, some exactly zero, and none
 // for parameter `skip` (as for a layer a step did not use).
-void set_grads(std::vector<at::Tensor>& a, std::vector<at::Tensor>& b, int64_t step,
-               size_t skip) {
+void set_grads(std::vector<at::Tensor>& a, std::vector<at::Tensor>& b, int64_t step, size_t skip) {
   for (size_t i = 0; i < a.size(); ++i) {
     if (i == skip) {
       a[i].mutable_grad() = at::Tensor();
@@ -49,8 +49,9 @@ void set_grads(std::vector<at::Tensor>& a, std::vector<at::Tensor>& b, int64_t s
 void expect_bitwise_equal(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b,
                           int64_t step) {
   for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_TRUE(at::equal(a[i], b[i])) << "parameter " << i << " differs after step " << step
-                                       << ", max |diff| " << (a[i] - b[i]).abs().max().item<double>();
+    ASSERT_TRUE(at::equal(a[i], b[i]))
+        << "parameter " << i << " differs after step " << step << ", max |diff| "
+        << (a[i] - b[i]).abs().max().item<double>();
   }
 }
 
@@ -58,7 +59,9 @@ void train_side_by_side(torch::optim::AdamOptions options, int64_t steps) {
   std::vector<at::Tensor> pa = parameters(), pb = clones(pa);
   FusedAdam fused(pa, options);
   torch::optim::Adam reference(pb, options);
-  if (!fused.fused()) GTEST_SKIP() << "ATen's kernels here do not fuse multiply-adds (no AVX2/FMA)";
+  if (!fused.fused())
+    GTEST_SKIP() << "the fused path is off here: ATen's kernels do not fuse "
+                    "multiply-adds, or the start-up probe found other rounding";
   for (int64_t step = 0; step < steps; ++step) {
     set_grads(pa, pb, step, step % 5 == 3 ? 2 : pa.size());
     fused.step();
@@ -110,9 +113,8 @@ TEST(FusedAdam, StateRoundTripsThroughTorchAdamBothWays) {
       pa[i].mutable_grad() = pb[i].grad().clone();
       pd[i].mutable_grad() = pb[i].grad().clone();
     }
-    for (torch::optim::Optimizer* o :
-         std::initializer_list<torch::optim::Optimizer*>{&fused, &reference, &torch_resumed,
-                                                          &fused_resumed}) {
+    for (torch::optim::Optimizer* o : std::initializer_list<torch::optim::Optimizer*>{
+             &fused, &reference, &torch_resumed, &fused_resumed}) {
       o->step();
     }
     expect_bitwise_equal(pa, pb, step);
