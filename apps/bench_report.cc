@@ -131,10 +131,18 @@ std::vector<std::pair<std::string, std::string>> setup_rows(const nlohmann::json
   }
   if (has({"epochs", "prefetch"})) {
     const nlohmann::json& prefetch = setup["prefetch"];
-    rows.emplace_back("epochs",
-                      grouped(setup["epochs"]) + " per mode, prefetching " +
-                          (prefetch.is_number() ? plural(prefetch, "minibatch", "minibatches")
-                                                : "as each mode's default (none on the CPU)"));
+    const int64_t warmup = setup.value("warmup_epochs", int64_t{0});
+    shown.insert("warmup_epochs");
+    rows.emplace_back(
+        "epochs",
+        grouped(setup["epochs"]) + " per mode" +
+            (warmup > 0
+                 ? " (times from the last " +
+                       plural(setup["epochs"].get<int64_t>() - warmup, "epoch", "epochs") + ")"
+                 : "") +
+            ", prefetching " +
+            (prefetch.is_number() ? plural(prefetch, "minibatch", "minibatches")
+                                  : "as each mode's default (none on the CPU)"));
   }
   if (has({"threads", "ranks"})) {
     rows.emplace_back("parallelism", plural(setup["threads"], "thread", "threads") + " × " +
@@ -276,8 +284,10 @@ std::string runs_table(const nlohmann::json& runs) {
     h << "<tr><td class=\"name\">" << html_escape(run["mode"].get<std::string>())
       << "</td><td class=\"name\">" << html_escape(run["sampler"].get<std::string>()) << "</td>";
     if (!has_timings(run)) {
-      h << "<td colspan=\"10\" class=\"skipped\">skipped: "
-        << html_escape(run.value("skipped", std::string())) << "</td></tr>\n";
+      const bool interrupted = run.contains("interrupted");
+      h << "<td colspan=\"10\" class=\"skipped\">" << (interrupted ? "interrupted: " : "skipped: ")
+        << html_escape(run.value(interrupted ? "interrupted" : "skipped", std::string()))
+        << "</td></tr>\n";
       continue;
     }
     h << "<td>" << seconds(run, "epoch_time_s") << "</td><td>" << seconds(run, "sample_s")
@@ -321,6 +331,9 @@ std::string comparison_html(const nlohmann::json& result) {
     h << "<tr><th>" << html_escape(key) << "</th><td>" << html_escape(value) << "</td></tr>\n";
   }
   h << "</table>\n<h2>Runs</h2>\n" << runs_table(runs);
+  if (!result.value("complete", true)) {
+    h << "<p class=\"note\">Incomplete: the command stopped before every mode had run.</p>\n";
+  }
   if (std::any_of(runs.begin(), runs.end(),
                   [](const nlohmann::json& run) { return run.contains("speedup"); })) {
     h << "<p class=\"note\">Speed-up: over conventional with the CPU sampler.</p>\n";

@@ -10,6 +10,7 @@
 #include "bench_report.h"
 #include "core/atomic_file.h"
 #include "core/resources.h"
+#include "core/signals.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "graph/planted_partition.h"
@@ -138,47 +139,15 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
   return out;
 }
 
-// Every mode on the same dataset, one after another in this process; a mode that cannot run
-// here (no GPU, a table too large for GPU memory) is reported as skipped with the reason.
-void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vector<Mode>& modes,
-                    const nlohmann::json& setup, const std::string& json_path,
-                    const std::string& html_path, bool leader) {
-  nlohmann::json runs = nlohmann::json::array();
-  double baseline = 0;
-  for (const Mode& m : modes) {
-    TrainOptions o = base;
-    o.placement = m.placement;
-    nlohmann::json run = {{"mode", m.name}, {"sampler", m.sampler}};
-    if (leader) std::printf("%s / %s sampler: ", m.name.c_str(), m.sampler.c_str());
-    std::fflush(stdout);
-    try {
-      const TrainReport r = train(ds, o, std::cout);
-      run.update(r.to_json());
-      run["layout"] = r.mode;  // features/gather/sampler as run
-      run["mode"] = m.name;
-      run["seeds_per_s"] = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
-      if (m.name == "conventional" && m.sampler == "cpu") baseline = r.epoch_time_s;
-      if (leader) std::printf("%.3f s per epoch\n", r.epoch_time_s);
-    } catch (const Error& e) {
-      run["skipped"] = e.what();
-      if (leader) std::printf("skipped: %s\n", e.what());
-    }
-    runs.push_back(run);
-  }
-  if (baseline > 0) {
-    for (auto& run : runs) {
-      if (run.contains("epoch_time_s"))
-        run["speedup"] = baseline / run["epoch_time_s"].get<double>();
-    }
-  }
-  if (!leader) return;
+void print_comparison(const nlohmann::json& runs) {
   std::printf("\n%-20s %-7s %9s %9s %9s %9s %9s %9s %10s %8s %8s\n", "mode", "sampler", "epoch(s)",
               "sample(s)", "gather(s)", "compute", "wait(s)", "CPU(s)", "GPU J/ep", "speedup",
               "test_acc");
   for (const auto& run : runs) {
     if (!run.contains("epoch_time_s")) {
-      std::printf("%-20s %-7s skipped\n", run["mode"].get<std::string>().c_str(),
-                  run["sampler"].get<std::string>().c_str());
+      std::printf("%-20s %-7s %s\n", run["mode"].get<std::string>().c_str(),
+                  run["sampler"].get<std::string>().c_str(),
+                  run.contains("interrupted") ? "interrupted" : "skipped");
       continue;
     }
     auto value = [&](const char* key) {
@@ -190,27 +159,80 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
                 value("wait_s"), value("cpu_s"), value("gpu_energy_j"), value("speedup"),
                 value("test_acc"));
   }
-  const nlohmann::json result = {{"setup", setup}, {"runs", runs}};
-  if (!json_path.empty()) write_file_atomic(json_path, result.dump(2) + "\n");
-  if (!html_path.empty()) write_file_atomic(html_path, comparison_html(result));
 }
 
-}  // namespace
+// The comparison's files as they stand: written after every mode, so that a run stopped by a
+// time limit keeps the modes it finished ("complete" says whether every mode ran).
+void write_comparison(const nlohmann::json& setup, nlohmann::json runs, bool complete,
+                      const std::string& json_path, const std::string& html_path) {
+  double baseline = 0;
+  for (const auto& run : runs) {
+    if (run["mode"] == "conventional" && run["sampler"] == "cpu" && run.contains("epoch_time_s"))
+      baseline = run["epoch_time_s"].get<double>();
+  }
+  for (auto& run : runs) {
+    if (baseline > 0 && run.contains("epoch_time_s"))
+      run["speedup"] = baseline / run["epoch_time_s"].get<double>();
+  }
+  const nlohmann::json result = {{"setup", setup}, {"runs", runs}, {"complete", complete}};
+  if (!json_path.empty()) write_file_atomic(json_path, result.dump(2) + "\n");
+  if (!html_path.empty()) write_file_atomic(html_path, comparison_html(result));
+  if (complete) print_comparison(result["runs"]);
+}
 
-void register_bench(CLI::App& app) {
-  struct Args {
-    TrainingArgs train;
-    std::string dataset, synthetic = "100000,20,128", rmat, json, html, modes, samplers = "cpu,gpu";
-    double train_fraction = 0.5;
-    bool no_eval = false;
-    int threads = 0;
-    DistArgs dist;
-  };
-  auto args = std::make_shared<Args>();
-  CLI::App* bench = app.add_subcommand("bench", "measure directgnn");
-  bench->require_subcommand(1);
-  register_bench_gather(bench);
-  CLI::App* c = bench->add_subcommand("train", "time training epochs, split into their parts");
+// One mode of the comparison: its report, or why it was skipped.
+nlohmann::json run_mode(const Dataset& ds, const TrainOptions& base, const Mode& m, bool leader) {
+  TrainOptions o = base;
+  o.placement = m.placement;
+  nlohmann::json run = {{"mode", m.name}, {"sampler", m.sampler}};
+  if (leader) std::printf("%s / %s sampler: ", m.name.c_str(), m.sampler.c_str());
+  std::fflush(stdout);
+  try {
+    const TrainReport r = train(ds, o, std::cout);
+    run.update(r.to_json());
+    run["layout"] = r.mode;  // features/gather/sampler as run
+    run["mode"] = m.name;
+    run["seeds_per_s"] = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
+    if (leader) std::printf("%.3f s per epoch\n", r.epoch_time_s);
+  } catch (const Error& e) {
+    run["skipped"] = e.what();
+    if (leader) std::printf("skipped: %s\n", e.what());
+  }
+  return run;
+}
+
+// Every mode on the same dataset, one after another in this process; a mode that cannot run
+// here (no GPU, a table too large for GPU memory) is reported as skipped with the reason. A
+// stop signal ends the mode in progress after its step: the files then record it as
+// interrupted, and the command exits 128 + signal.
+void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vector<Mode>& modes,
+                    const nlohmann::json& setup, const std::string& json_path,
+                    const std::string& html_path, bool leader) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (const Mode& m : modes) {
+    try {
+      runs.push_back(run_mode(ds, base, m, leader));
+    } catch (const Interrupted& e) {
+      runs.push_back({{"mode", m.name}, {"sampler", m.sampler}, {"interrupted", e.what()}});
+      if (leader) write_comparison(setup, runs, false, json_path, html_path);
+      throw;
+    }
+    if (leader) write_comparison(setup, runs, runs.size() == modes.size(), json_path, html_path);
+  }
+}
+
+struct BenchTrainArgs {
+  TrainingArgs train;
+  std::string dataset, synthetic = "100000,20,128", rmat, json, html, modes, samplers = "cpu,gpu";
+  double train_fraction = 0.5;
+  bool train_fraction_given = false;
+  int64_t warmup_epochs = 0;
+  bool no_eval = false;
+  int threads = 0;
+  DistArgs dist;
+};
+
+void add_bench_train_options(CLI::App* c, BenchTrainArgs* args) {
   c->add_option("--dataset", args->dataset, "dataset directory or .npz (default: --synthetic)");
   c->add_option("--synthetic", args->synthetic,
                 "planted-partition graph made in memory: nodes,avg-degree,feat-dim")
@@ -219,10 +241,14 @@ void register_bench(CLI::App& app) {
                 "R-MAT graph made in memory instead: nodes,edge-factor,feat-dim[,float16] "
                 "(papers100M-like split: 1% training seeds)")
       ->excludes("--dataset");
-  CLI::Option* fraction =
-      c->add_option("--train-fraction", args->train_fraction,
-                    "fraction of the synthetic graph's nodes used as training seeds")
-          ->capture_default_str();
+  c->add_option_function<double>(
+      "--train-fraction",
+      [args](double value) {
+        args->train_fraction = value;
+        args->train_fraction_given = true;
+      },
+      "fraction of the synthetic graph's nodes used as training seeds (default 0.5; --rmat: "
+      "0.01)");
   c->add_option("--json", args->json, "also write the results to this JSON file");
   c->add_option("--modes", args->modes,
                 "compare, in one process: conventional (host table, CPU gathers and copies), "
@@ -234,109 +260,148 @@ void register_bench(CLI::App& app) {
   c->add_option("--html", args->html, "with --modes: write the comparison as an HTML page");
   c->add_option("--metrics", args->train.train.metrics_path,
                 "write per-epoch metrics as JSON lines (not with --modes)");
+  c->add_option("--warmup-epochs", args->warmup_epochs,
+                "leave the first N epochs out of the reported times (a GPU's first epoch also "
+                "pays CUDA's start-up); below --epochs")
+      ->capture_default_str();
   c->add_flag("--no-eval", args->no_eval,
               "skip the evaluation after the last epoch (full-neighbourhood inference on the CPU, "
               "slow on large graphs); no accuracy is reported");
   add_training_options(c, &args->train);
   add_threads_option(c, &args->threads);
   add_dist_options(c, &args->dist);
-  c->callback([args, fraction] {
-    const std::unique_ptr<ProcessGroup> group =
-        join_ranks(args->dist, parse_device(args->train.device));
-    const bool leader = group == nullptr || group->rank() == 0;
-    TrainOptions options = args->train.options();
-    options.quiet = true;
-    options.group = group.get();
-    DGNN_CHECK(args->train_fraction > 0 && args->train_fraction < 0.9,
-               "--train-fraction must be in (0, 0.9)");
-    const auto build_start = std::chrono::steady_clock::now();
-    Dataset ds;
-    if (!args->rmat.empty()) {
-      RmatDatasetOptions o = parse_rmat(args->rmat);
-      if (fraction->count() > 0) o.train_fraction = args->train_fraction;
-      o.val_fraction = std::min(o.val_fraction, (1.0 - o.train_fraction - o.test_fraction) / 2);
-      ds = make_rmat_dataset(o);
-    } else if (args->dataset.empty()) {
-      PlantedPartitionOptions o = parse_synthetic(args->synthetic);
-      o.train_fraction = args->train_fraction;
-      o.val_fraction = std::min(0.05, (1.0 - o.train_fraction) / 2);
-      ds = make_planted_partition(o);
-    } else {
-      ds = load_dataset(args->dataset);
-    }
-    const double build_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
-    const int64_t build_peak_rss = peak_rss_bytes();
-    const int ranks = group != nullptr ? group->size() : 1;
-    if (leader) {
-      std::printf(
-          "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld%s, "
-          "fan-out %s, batch %lld, %d thread(s) x %d rank(s)\n",
-          ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
-          static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
-          options.model.arch.c_str(), static_cast<long long>(options.model.layers),
-          static_cast<long long>(options.model.hidden),
-          options.model.arch == "gat"
-              ? (" x " + std::to_string(options.model.heads) + " heads").c_str()
-              : "",
-          fanout_text(resolved_fanouts(options)).c_str(),
-          static_cast<long long>(options.batch_size), num_threads(), ranks);
-      std::printf("dataset %s in %.1f s; peak resident memory %s\n",
-                  args->dataset.empty() ? "built" : "loaded", build_s,
-                  gib_text(build_peak_rss).c_str());
-    }
-    options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
-    options.evaluate = !args->no_eval;
-    const nlohmann::json setup = {
-        {"dataset", ds.name},
-        {"nodes", ds.num_nodes()},
-        {"edges", ds.graph.num_edges()},
-        {"feat_dim", ds.feat_dim()},
-        {"feat_dtype", c10::toString(ds.features.scalar_type())},
-        {"dataset_build_s", build_s},
-        {"dataset_peak_rss_bytes", build_peak_rss},
-        {"model", options.model.arch},
-        {"layers", options.model.layers},
-        {"hidden", options.model.hidden},
-        {"fanout", fanout_text(resolved_fanouts(options))},
-        {"batch_size", options.batch_size},
-        {"epochs", options.epochs},
-        {"prefetch", options.prefetch ? nlohmann::json(*options.prefetch) : nlohmann::json("auto")},
-        {"threads", num_threads()},
-        {"ranks", ranks}};
-    if (!args->modes.empty()) {
-      DGNN_CHECK(options.metrics_path.empty(),
-                 "--metrics records one training run; with --modes use --json");
-      run_comparison(ds, options, parse_modes(args->modes, args->samplers), setup, args->json,
-                     args->html, leader);
-      return;
-    }
-    DGNN_CHECK(args->html.empty(), "--html needs --modes (it draws the comparison)");
-    const TrainReport r = train(ds, options, std::cout);
-    if (!leader) return;
-    std::printf("layout %s (features/gather/sampler)\n", r.mode.c_str());
-    if (r.disk_bytes_gathered > 0) {
-      std::printf("disk: %.2f GB of rows gathered, %.2f GB of blocks read for them (%.2fx)\n",
-                  r.disk_bytes_gathered / 1e9, r.disk_bytes_asked / 1e9,
-                  static_cast<double>(r.disk_bytes_asked) /
-                      static_cast<double>(std::max<int64_t>(r.disk_bytes_gathered, 1)));
-      if (!std::isnan(r.disk_cache_hit_rate))
-        std::printf("%s\nfeature cache: %.1f%% of the rows gathered were hits\n",
-                    r.feature_cache.c_str(), 100.0 * r.disk_cache_hit_rate);
-    }
-    const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
-    std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
-                "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");
-    std::printf("%-14lld %10.4f %10.4f %10.4f %10.4f %10.4f %12.0f %8.4f\n",
-                static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
-                r.compute_s, r.wait_s, seeds_per_s, r.best_epoch >= 0 ? r.test_acc : std::nan(""));
-    if (!args->json.empty()) {
-      nlohmann::json out = r.to_json();
-      out.update(setup);
-      out["seeds_per_s"] = seeds_per_s;
-      write_file_atomic(args->json, out.dump(2) + "\n");
-    }
-  });
+}
+
+// The dataset the benchmark trains on: loaded, or built in memory.
+Dataset bench_dataset(const BenchTrainArgs& args) {
+  DGNN_CHECK(args.train_fraction > 0 && args.train_fraction < 0.9,
+             "--train-fraction must be in (0, 0.9)");
+  if (!args.rmat.empty()) {
+    RmatDatasetOptions o = parse_rmat(args.rmat);
+    if (args.train_fraction_given) o.train_fraction = args.train_fraction;
+    o.val_fraction = std::min(o.val_fraction, (1.0 - o.train_fraction - o.test_fraction) / 2);
+    return make_rmat_dataset(o);
+  }
+  if (!args.dataset.empty()) return load_dataset(args.dataset);
+  PlantedPartitionOptions o = parse_synthetic(args.synthetic);
+  o.train_fraction = args.train_fraction;
+  o.val_fraction = std::min(0.05, (1.0 - o.train_fraction) / 2);
+  return make_planted_partition(o);
+}
+
+nlohmann::json bench_setup(const Dataset& ds, const TrainOptions& options, double build_s,
+                           int64_t build_peak_rss, int ranks) {
+  return {
+      {"dataset", ds.name},
+      {"nodes", ds.num_nodes()},
+      {"edges", ds.graph.num_edges()},
+      {"feat_dim", ds.feat_dim()},
+      {"feat_dtype", c10::toString(ds.features.scalar_type())},
+      {"dataset_build_s", build_s},
+      {"dataset_peak_rss_bytes", build_peak_rss},
+      {"model", options.model.arch},
+      {"layers", options.model.layers},
+      {"hidden", options.model.hidden},
+      {"fanout", fanout_text(resolved_fanouts(options))},
+      {"batch_size", options.batch_size},
+      {"epochs", options.epochs},
+      {"warmup_epochs", options.warmup_epochs},
+      {"prefetch", options.prefetch ? nlohmann::json(*options.prefetch) : nlohmann::json("auto")},
+      {"threads", num_threads()},
+      {"ranks", ranks}};
+}
+
+void print_bench_header(const Dataset& ds, const TrainOptions& options, const nlohmann::json& setup,
+                        bool built) {
+  std::printf(
+      "bench train: %s, %lld nodes, %lld edges, %lld features; %s x%lld hidden %lld%s, "
+      "fan-out %s, batch %lld, %d thread(s) x %d rank(s)\n",
+      ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
+      static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
+      options.model.arch.c_str(), static_cast<long long>(options.model.layers),
+      static_cast<long long>(options.model.hidden),
+      options.model.arch == "gat" ? (" x " + std::to_string(options.model.heads) + " heads").c_str()
+                                  : "",
+      fanout_text(resolved_fanouts(options)).c_str(), static_cast<long long>(options.batch_size),
+      num_threads(), setup["ranks"].get<int>());
+  std::printf("dataset %s in %.1f s; peak resident memory %s\n", built ? "built" : "loaded",
+              setup["dataset_build_s"].get<double>(),
+              gib_text(setup["dataset_peak_rss_bytes"].get<int64_t>()).c_str());
+  if (options.warmup_epochs > 0)
+    std::printf("times are means over epochs %lld..%lld (the first %lld warm up)\n",
+                static_cast<long long>(options.warmup_epochs + 1),
+                static_cast<long long>(options.epochs),
+                static_cast<long long>(options.warmup_epochs));
+}
+
+// One training run, its parts and (with --json) the report with the setup.
+void run_single(const Dataset& ds, const TrainOptions& options, const nlohmann::json& setup,
+                const std::string& json_path) {
+  const TrainReport r = train(ds, options, std::cout);
+  if (options.group != nullptr && options.group->rank() != 0) return;
+  std::printf("layout %s (features/gather/sampler)\n", r.mode.c_str());
+  if (r.disk_bytes_gathered > 0) {
+    std::printf("disk: %.2f GB of rows gathered, %.2f GB of blocks read for them (%.2fx)\n",
+                r.disk_bytes_gathered / 1e9, r.disk_bytes_asked / 1e9,
+                static_cast<double>(r.disk_bytes_asked) /
+                    static_cast<double>(std::max<int64_t>(r.disk_bytes_gathered, 1)));
+    if (!std::isnan(r.disk_cache_hit_rate))
+      std::printf("%s\nfeature cache: %.1f%% of the rows gathered were hits\n",
+                  r.feature_cache.c_str(), 100.0 * r.disk_cache_hit_rate);
+  }
+  const double seeds_per_s = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
+  std::printf("%-14s %10s %10s %10s %10s %10s %12s %8s\n", "steps/epoch", "epoch(s)", "sample(s)",
+              "gather(s)", "compute(s)", "wait(s)", "seeds/s", "test_acc");
+  std::printf("%-14lld %10.4f %10.4f %10.4f %10.4f %10.4f %12.0f %8.4f\n",
+              static_cast<long long>(r.steps_per_epoch), r.epoch_time_s, r.sample_s, r.gather_s,
+              r.compute_s, r.wait_s, seeds_per_s, r.best_epoch >= 0 ? r.test_acc : std::nan(""));
+  if (json_path.empty()) return;
+  nlohmann::json out = r.to_json();
+  out.update(setup);
+  out["seeds_per_s"] = seeds_per_s;
+  write_file_atomic(json_path, out.dump(2) + "\n");
+}
+
+void run_bench_train(const BenchTrainArgs& args) {
+  const std::unique_ptr<ProcessGroup> group =
+      join_ranks(args.dist, parse_device(args.train.device));
+  const bool leader = group == nullptr || group->rank() == 0;
+  TrainOptions options = args.train.options();
+  options.quiet = true;
+  options.group = group.get();
+  options.warmup_epochs = args.warmup_epochs;
+  options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
+  options.evaluate = !args.no_eval;
+  options.save_state_on_stop = false;
+  const auto build_start = std::chrono::steady_clock::now();
+  const Dataset ds = bench_dataset(args);
+  const double build_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
+  const nlohmann::json setup =
+      bench_setup(ds, options, build_s, peak_rss_bytes(), group != nullptr ? group->size() : 1);
+  if (leader) print_bench_header(ds, options, setup, args.dataset.empty());
+  install_stop_handlers(/*saves_state=*/false);
+  if (!args.modes.empty()) {
+    DGNN_CHECK(options.metrics_path.empty(),
+               "--metrics records one training run; with --modes use --json");
+    run_comparison(ds, options, parse_modes(args.modes, args.samplers), setup, args.json, args.html,
+                   leader);
+    return;
+  }
+  DGNN_CHECK(args.html.empty(), "--html needs --modes (it draws the comparison)");
+  run_single(ds, options, setup, args.json);
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto args = std::make_shared<BenchTrainArgs>();
+  CLI::App* bench = app.add_subcommand("bench", "measure directgnn");
+  bench->require_subcommand(1);
+  register_bench_gather(bench);
+  CLI::App* c = bench->add_subcommand("train", "time training epochs, split into their parts");
+  add_bench_train_options(c, args.get());
+  c->callback([args] { run_bench_train(*args); });
 }
 
 }  // namespace directgnn::cli

@@ -10,6 +10,9 @@ namespace directgnn {
 namespace {
 
 std::atomic<int> g_stop{0};
+// What the first signal says the process does before it stops (set before the handlers).
+const char* g_sigint_text = "";
+const char* g_sigterm_text = "";
 
 void write_stderr(const char* text) {
   // write(2) is async-signal-safe; its result cannot be acted on here.
@@ -23,16 +26,22 @@ void on_signal(int signal) {
     write_stderr("\ndirectgnn: second signal, exiting now without saving\n");
     _exit(128 + signal);
   }
-  write_stderr(signal == SIGINT
-                   ? "\ndirectgnn: SIGINT received, finishing the current step and saving the "
-                     "training state (press Ctrl-C again to exit at once)\n"
-                   : "\ndirectgnn: SIGTERM received, finishing the current step and saving the "
-                     "training state (a second signal exits at once)\n");
+  write_stderr(signal == SIGINT ? g_sigint_text : g_sigterm_text);
 }
 
 }  // namespace
 
-void install_stop_handlers() {
+void install_stop_handlers(bool saves_state) {
+  g_sigint_text = saves_state
+                      ? "\ndirectgnn: SIGINT received, finishing the current step and saving the "
+                        "training state (press Ctrl-C again to exit at once)\n"
+                      : "\ndirectgnn: SIGINT received, finishing the current step and writing the "
+                        "results so far (press Ctrl-C again to exit at once)\n";
+  g_sigterm_text = saves_state
+                       ? "\ndirectgnn: SIGTERM received, finishing the current step and saving "
+                         "the training state (a second signal exits at once)\n"
+                       : "\ndirectgnn: SIGTERM received, finishing the current step and writing "
+                         "the results so far (a second signal exits at once)\n";
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

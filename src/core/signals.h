@@ -9,7 +9,9 @@
 
 namespace directgnn {
 
-void install_stop_handlers();
+// `saves_state`: what the first signal's notice says the process does before stopping (saves
+// the training state, or writes the results it has, as benchmarks do).
+void install_stop_handlers(bool saves_state = true);
 // The signal that asked for a stop (SIGINT, SIGTERM), or 0.
 int stop_signal();
 // Records `signal` as if it had arrived (tests, and ranks told by another rank to stop).

@@ -16,6 +16,8 @@ void check_options(const TrainOptions& o) {
   DGNN_CHECK(o.eval_every >= 1, "--eval-every must be positive, got ", o.eval_every);
   DGNN_CHECK(o.lr > 0, "--lr must be positive, got ", o.lr);
   DGNN_CHECK(o.weight_decay >= 0, "--weight-decay must not be negative, got ", o.weight_decay);
+  DGNN_CHECK(o.warmup_epochs >= 0 && o.warmup_epochs < o.epochs,
+             "--warmup-epochs must be in 0..epochs-1 (", o.epochs - 1, "), got ", o.warmup_epochs);
   DGNN_CHECK(o.checkpoint_every >= 0, "--checkpoint-every must not be negative, got ",
              o.checkpoint_every);
   DGNN_CHECK(!o.prefetch || (*o.prefetch >= 0 && *o.prefetch <= 64),
@@ -58,6 +60,7 @@ nlohmann::json TrainReport::to_json() const {
                         {"cpu_s", cpu_s},
                         {"eval_time_s", eval_s},
                         {"epochs", epochs},
+                        {"timed_epochs", timed_epochs},
                         {"steps_per_epoch", steps_per_epoch},
                         {"seeds_per_epoch", seeds_per_epoch},
                         {"split", split_description},

@@ -64,6 +64,12 @@ struct TrainOptions {
   // Stored with the training state for the front end (the dataset it was loaded from).
   nlohmann::json run_info;
   bool quiet = false;  // no per-epoch lines (benchmarks)
+  // The first epochs left out of the report's timing means (epoch time and its parts, CPU
+  // time, energy): a GPU's first epoch also pays module loading, library handles, the
+  // allocator's growth and the staging buffers. Below `epochs` (bench train --warmup-epochs).
+  int64_t warmup_epochs = 0;
+  // A stop signal saves the training state before the run stops (benchmarks keep none).
+  bool save_state_on_stop = true;
   // Data-parallel ranks (dist/process_group.h), or nullptr for one process. With a group,
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
   // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.
@@ -79,8 +85,10 @@ struct TrainReport {
   // the classes' names where the dataset gives them.
   std::vector<double> test_class_acc;
   std::vector<std::string> class_names;
-  double epoch_time_s = 0;  // mean training time per epoch (excluding evaluation)
-  double sample_s = 0, gather_s = 0, compute_s = 0;  // means per epoch
+  // Means over the epochs after the first `warmup_epochs` (TrainOptions), `timed_epochs` of them:
+  double epoch_time_s = 0;  // training time per epoch (excluding evaluation)
+  double sample_s = 0, gather_s = 0, compute_s = 0;
+  int64_t timed_epochs = 0;
   double wait_s = 0;  // mean per epoch the training loop waited for its next minibatch
   double cpu_s = 0;   // mean process CPU time per epoch (all threads), from /proc
   // GPU runs: peak memory the allocator handed out in any epoch, and energy per epoch (NaN

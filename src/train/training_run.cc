@@ -351,7 +351,8 @@ int TrainingRun::train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, Epo
     ep.next_step = step + 1;
     const int64_t global_step = (epoch - 1) * steps_ + step + 1;
     stopped = agreed_stop(group_);
-    if (stopped != 0 || (o_.checkpoint_every > 0 && global_step % o_.checkpoint_every == 0)) {
+    if ((stopped != 0 && o_.save_state_on_stop) ||
+        (o_.checkpoint_every > 0 && global_step % o_.checkpoint_every == 0)) {
       sums.read_into(ep);
       ep.elapsed_s = clock.elapsed_s();
       ep.cpu_s = clock.cpu_s();
@@ -402,13 +403,16 @@ void TrainingRun::train_epoch(int64_t epoch) {
     interrupted(stopped, where.str());
   }
   const double epoch_s = clock.elapsed_s(), cpu_s = clock.cpu_s();
-  totals_.train_s += epoch_s;
-  totals_.sample_s += ep.sample_s;
-  totals_.gather_s += ep.gather_s;
-  totals_.compute_s += ep.compute_s;
-  totals_.wait_s += ep.wait_s;
-  totals_.cpu_s += cpu_s;
-  nlohmann::json record = epoch_record(epoch, ep, epoch_s, cpu_s, energy_start);
+  const bool timed = epoch > o_.warmup_epochs;
+  if (timed) {
+    totals_.train_s += epoch_s;
+    totals_.sample_s += ep.sample_s;
+    totals_.gather_s += ep.gather_s;
+    totals_.compute_s += ep.compute_s;
+    totals_.wait_s += ep.wait_s;
+    totals_.cpu_s += cpu_s;
+  }
+  nlohmann::json record = epoch_record(epoch, ep, epoch_s, cpu_s, energy_start, timed);
   char line[256];
   std::snprintf(line, sizeof(line), "Epoch %05lld | Loss %.4f | Train Acc %.4f",
                 static_cast<long long>(epoch), record["loss"].get<double>(),
@@ -430,7 +434,8 @@ void TrainingRun::train_epoch(int64_t epoch) {
   // The epoch is complete; a stop now resumes at the next one.
   const int stop_now = agreed_stop(group_);
   const bool keep_state = o_.checkpoint_every > 0 || !o_.resume_dir.empty();
-  if (stop_now != 0 || (keep_state && epoch == o_.epochs)) save_state(epoch + 1, EpochProgress{});
+  if ((stop_now != 0 && o_.save_state_on_stop) || (keep_state && epoch == o_.epochs))
+    save_state(epoch + 1, EpochProgress{});
   if (stop_now != 0 && epoch < o_.epochs)
     interrupted(stop_now, "after epoch " + std::to_string(epoch));
 }
@@ -438,14 +443,16 @@ void TrainingRun::train_epoch(int64_t epoch) {
 void TrainingRun::interrupted(int signal, const std::string& where) {
   if (group_ != nullptr) group_->barrier();  // the leader has written the state
   std::ostringstream message;
-  message << "Interrupted by " << signal_name(signal) << " " << where
-          << ". Training state saved in " << state_dir_ << "; resume with:\n"
-          << "  directgnn train --resume " << state_dir_;
+  message << "Interrupted by " << signal_name(signal) << " " << where;
+  if (o_.save_state_on_stop) {
+    message << ". Training state saved in " << state_dir_ << "; resume with:\n"
+            << "  directgnn train --resume " << state_dir_;
+  }
   throw Interrupted(signal, message.str());
 }
 
 nlohmann::json TrainingRun::epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s,
-                                         double cpu_s, double energy_start) {
+                                         double cpu_s, double energy_start, bool timed) {
   at::Tensor sums = at::tensor({ep.loss_sum, static_cast<double>(ep.correct)}, at::kDouble);
   if (group_ != nullptr) {
     std::vector<at::Tensor> t{sums};
@@ -472,7 +479,7 @@ nlohmann::json TrainingRun::epoch_record(int64_t epoch, const EpochProgress& ep,
   const double joules = energy_->energy_joules() - energy_start;
   record["gpu_energy_j"] = number_or_null(joules);
   record["gpu_power_w"] = number_or_null(joules / std::max(epoch_s, 1e-9));
-  if (!std::isnan(joules)) {
+  if (timed && !std::isnan(joules)) {
     energy_j_ += joules;
     ++energy_epochs_;
   }
@@ -523,8 +530,9 @@ void TrainingRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::str
 
 TrainReport TrainingRun::finish() {
   TrainReport& report = report_;
-  const auto epochs = static_cast<double>(o_.epochs);
   report.epochs = o_.epochs;
+  report.timed_epochs = o_.epochs - o_.warmup_epochs;
+  const auto epochs = static_cast<double>(report.timed_epochs);
   report.best_epoch = totals_.best_epoch;
   report.best_val_acc = totals_.best_val_acc;
   report.test_acc = totals_.test_acc;

@@ -57,8 +57,9 @@ class TrainingRun {
   Minibatch next_or_save(MinibatchLoader::Epoch& batches, int64_t epoch, EpochProgress& ep,
                          const StepSums& sums, const EpochClock& clock);
   void one_step(const Minibatch& batch, EpochProgress& ep, StepSums& sums);
+  // `timed`: the epoch counts towards the report's means (it is past the warm-up epochs).
   nlohmann::json epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s, double cpu_s,
-                              double energy_start);
+                              double energy_start, bool timed);
   void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
   [[noreturn]] void interrupted(int signal, const std::string& where);
 
