@@ -125,14 +125,26 @@ if(NOT DIRECTGNN_GLOO_INCLUDE_DIR)
   message(FATAL_ERROR "gloo headers not found: install libgloo-dev (scripts/install-deps.sh)")
 endif()
 
-# The CUDA runtime the kernels link: the one pip ships beside torch (torch's own libraries load
-# it), so the process holds one runtime of one version; the toolkit's as a fallback.
+# One CUDA runtime in the process, shared, and the one torch's own libraries load: pip's, beside
+# torch (the toolkit's as a fallback). Torch's CMake names the toolkit's libcudart and libnvrtc
+# (CUDA::cudart, and CUDA_NVRTC_LIB in TORCH_LIBRARIES), and CMake adds the static runtime to every target that links CUDA
+# code; both are replaced, so each link line names exactly torch's runtime.
 if(DIRECTGNN_HAVE_NVCC)
-  find_library(DIRECTGNN_CUDART NAMES libcudart.so.13 libcudart.so.12
-    PATHS ${TORCH_INSTALL_PREFIX}/../nvidia/cu13/lib ${TORCH_INSTALL_PREFIX}/../nvidia/cuda_runtime/lib
+  set(pip_cuda_libs ${TORCH_INSTALL_PREFIX}/../nvidia/cu13/lib
+    ${TORCH_INSTALL_PREFIX}/../nvidia/cuda_runtime/lib ${TORCH_INSTALL_PREFIX}/../nvidia/cuda_nvrtc/lib)
+  find_library(DIRECTGNN_CUDART NAMES libcudart.so.13 libcudart.so.12 PATHS ${pip_cuda_libs}
+    NO_DEFAULT_PATH)
+  find_library(DIRECTGNN_NVRTC NAMES libnvrtc.so.13 libnvrtc.so.12 PATHS ${pip_cuda_libs}
     NO_DEFAULT_PATH)
   if(NOT DIRECTGNN_CUDART)
     set(DIRECTGNN_CUDART CUDA::cudart)
+  endif()
+  set(CMAKE_CUDA_RUNTIME_LIBRARY None)
+  if(TARGET torch::cudart)
+    set_property(TARGET torch::cudart PROPERTY INTERFACE_LINK_LIBRARIES ${DIRECTGNN_CUDART})
+  endif()
+  if(DIRECTGNN_NVRTC AND CUDA_NVRTC_LIB)
+    list(TRANSFORM TORCH_LIBRARIES REPLACE "^${CUDA_NVRTC_LIB}$" "${DIRECTGNN_NVRTC}")
   endif()
 endif()
 

@@ -10,6 +10,7 @@
 
 #include <torch/version.h>
 
+#include <cstdio>
 #include <sstream>
 
 #include "feature/gpu_gather.h"
@@ -43,6 +44,26 @@ std::string library_of(const void* symbol) {
   return info.dli_fname;
 }
 
+// The CUDA runtime loaded in this process: its version and the file it came from (a static
+// runtime would name the executable itself). Empty without one.
+std::string cuda_runtime() {
+  using GetVersion = int (*)(int*);
+  void* symbol = dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion");
+  if (symbol == nullptr) return "";
+  int version = 0;
+  reinterpret_cast<GetVersion>(symbol)(&version);
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + " (" +
+         library_of(symbol) + ")";
+}
+
+std::string gpu_line(int device) {
+  const gpu::DeviceMemory memory = gpu::device_memory(device);
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(memory.total) / (1 << 30));
+  return gpu::device_name(device) + ", " + text + "; read-only pinning " +
+         (gpu::read_only_registration_supported(device) ? "supported" : "not supported");
+}
+
 }  // namespace
 
 BuildInfo build_info() {
@@ -54,7 +75,9 @@ BuildInfo build_info() {
   b.cuda_architectures = DIRECTGNN_CUDA_ARCHS;
   b.cuda_compiled = !b.cuda_architectures.empty();
   b.nvcc_version = b.cuda_compiled ? DIRECTGNN_CUDA_COMPILER_VERSION : "";
+  b.cuda_runtime = cuda_runtime();
   b.gpus = gpu::device_count();
+  for (int d = 0; d < b.gpus; ++d) b.gpu_lines.push_back(gpu_line(d));
   if (b.gpus == 0)
     b.gpu_note = b.cuda_compiled ? gpu::unavailable_reason() : "no CUDA in this build";
   const std::string blas = setting(config, "BLAS_INFO");
@@ -84,8 +107,12 @@ std::string build_info_text(const BuildInfo& b) {
                                 b.nvcc_version + ")"
                           : "not compiled in")
       << "\n"
-      << "GPUs:       " << b.gpus << (b.gpus == 0 ? " (" + b.gpu_note + ")" : "") << "\n"
-      << "BLAS:       " << b.blas << "\n"
+      << "CUDA runtime: " << (b.cuda_runtime.empty() ? "none loaded" : b.cuda_runtime) << "\n"
+      << "GPUs:       " << b.gpus << (b.gpus == 0 ? " (" + b.gpu_note + ")" : "") << "\n";
+  for (size_t d = 0; d < b.gpu_lines.size(); ++d) {
+    out << "  GPU " << d << ":    " << b.gpu_lines[d] << "\n";
+  }
+  out << "BLAS:       " << b.blas << "\n"
       << "OpenMP:     " << b.openmp << "\n"
       << "Threads:    " << b.threads << " (" << b.parallel_backend << ")\n";
   return out.str();

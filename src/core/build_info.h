@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace directgnn {
 
@@ -14,12 +15,15 @@ struct BuildInfo {
   bool cuda_compiled = false;      // GPU glue and kernels linked into this binary
   std::string cuda_architectures;  // of the kernels, e.g. "sm_80,sm_90"; empty without CUDA
   std::string nvcc_version;        // the compiler of the kernels
+  std::string cuda_runtime;        // the CUDA runtime the process loaded: version and file
   int gpus = 0;                    // visible now
   std::string gpu_note;            // why none is usable, when gpus == 0
-  std::string blas;                // e.g. "mkl (Intel(R) oneAPI Math Kernel Library ...)"
-  std::string openmp;              // the OpenMP runtime loaded, with its file
-  std::string parallel_backend;    // ATen's intra-op backend
-  int threads = 0;                 // ATen intra-op threads
+  // Per visible GPU: name, memory, and whether it maps host memory registered read-only.
+  std::vector<std::string> gpu_lines;
+  std::string blas;              // e.g. "mkl (Intel(R) oneAPI Math Kernel Library ...)"
+  std::string openmp;            // the OpenMP runtime loaded, with its file
+  std::string parallel_backend;  // ATen's intra-op backend
+  int threads = 0;               // ATen intra-op threads
 };
 
 BuildInfo build_info();
