@@ -32,6 +32,7 @@ struct PinCount {
   std::shared_ptr<void> handle;
   c10::Storage storage;
   int64_t count = 0;
+  bool read_only = true;
 };
 using PinKey = std::pair<const void*, int64_t>;  // start, bytes
 std::mutex pins_mutex;
@@ -106,7 +107,7 @@ at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std
   return out;
 }
 
-void pin(const at::Tensor& tensor) {
+void pin(const at::Tensor& tensor, bool read_only) {
   DGNN_CHECK(tensor.is_cpu(), "directgnn.pin_: the tensor is on ", tensor.device().str(),
              "; only CPU memory is pinned");
   DGNN_CHECK(tensor.is_contiguous(),
@@ -121,12 +122,16 @@ void pin(const at::Tensor& tensor) {
     gpu::check_pinnable(bytes, "directgnn.pin_: the tensor",
                         "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
                         "cpu-copy method)");
-    // Writable: torch may copy into memory it sees pinned (non_blocking device-to-host).
-    PinCount entry{gpu::pin_host_memory(tensor.data_ptr(), static_cast<size_t>(bytes), 0,
-                                        /*read_only=*/false),
-                   tensor.storage(), 0};
+    // Read-only unless asked: a writable registration of a private file mapping (np.load's
+    // mmap_mode="c", torch.from_file) copies the whole file into anonymous memory.
+    PinCount entry{
+        gpu::pin_host_memory(tensor.data_ptr(), static_cast<size_t>(bytes), 0, read_only),
+        tensor.storage(), 0, read_only};
     it = pins().emplace(key, std::move(entry)).first;
   }
+  DGNN_CHECK(read_only || !it->second.read_only,
+             "directgnn.pin_: this memory is already pinned read-only; unpin_ it as often as it "
+             "was pinned, then pin_(tensor, read_only=False)");
   ++it->second.count;
 }
 
@@ -168,7 +173,7 @@ TORCH_LIBRARY(directgnn, m) {
   m.def(
       "gather.out(Tensor table, Tensor ids, *, str method=\"auto\", bool sort_ids=False, "
       "int max_threads=0, Tensor(a!) out) -> Tensor(a!)");
-  m.def("pin_(Tensor self) -> ()");
+  m.def("pin_(Tensor self, bool read_only=True) -> ()");
   m.def("unpin_(Tensor self) -> ()");
   m.def("is_pinned(Tensor self) -> bool");
   m.def("configure_allocator() -> ()", [] { directgnn::configure_allocator(); });

@@ -32,8 +32,9 @@ at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std
                        bool sort_ids, int64_t max_threads, at::Tensor& out);
 
 // Registers a CPU tensor's own memory with the GPU in place, counted: every pin needs its
-// unpin. Memory already pinned elsewhere is shared, never registered twice.
-void pin(const at::Tensor& tensor);
+// unpin. Memory already pinned elsewhere is shared, never registered twice. Read-only unless
+// `read_only` is false (the GPU may then write it, e.g. a learnable table's rows).
+void pin(const at::Tensor& tensor, bool read_only);
 void unpin(const at::Tensor& tensor);
 bool is_pinned(const at::Tensor& tensor);
 

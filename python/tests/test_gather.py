@@ -131,6 +131,29 @@ def test_pinning_an_empty_tensor_is_a_no_op_both_ways():
     assert not torch.ops.directgnn.is_pinned(empty)
 
 
+def test_pinning_without_a_gpu_says_so_both_ways():
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    t = table(torch.float32)
+    for read_only in (True, False):
+        with pytest.raises(RuntimeError, match="needs a GPU"):
+            torch.ops.directgnn.pin_(t, read_only=read_only)
+
+
+@needs_gpu
+def test_memory_pinned_read_only_is_not_pinned_writable_on_top():
+    t = table(torch.float32, rows=1024, dim=32)
+    torch.ops.directgnn.pin_(t)  # read-only by default
+    with pytest.raises(RuntimeError, match="already pinned read-only"):
+        torch.ops.directgnn.pin_(t, read_only=False)
+    torch.ops.directgnn.unpin_(t)
+    torch.ops.directgnn.pin_(t, read_only=False)
+    ids = torch.arange(1024, device="cuda")
+    assert torch.equal(directgnn.gather(t, ids).cpu(), t)
+    torch.ops.directgnn.unpin_(t)
+    assert not torch.ops.directgnn.is_pinned(t)
+
+
 def _child(u):
     return u.shape
 

@@ -21,6 +21,9 @@ bool available();
 std::string unavailable_reason();
 int device_count();
 std::string device_name(int device);
+// Whether `device` can map host memory registered read-only (cudaHostRegisterReadOnly); where it
+// cannot, pin_host_memory registers for reading and writing.
+bool read_only_registration_supported(int device);
 // Free and total memory of `device`, in bytes (cudaMemGetInfo).
 struct DeviceMemory {
   int64_t free = 0, total = 0;

@@ -24,6 +24,7 @@ std::string unavailable_reason() {
 int device_count() { return 0; }
 
 std::string device_name(int) { no_cuda("naming a device"); }
+bool read_only_registration_supported(int) { no_cuda("asking about read-only pinning"); }
 DeviceMemory device_memory(int) { no_cuda("reading device memory"); }
 
 std::shared_ptr<void> pin_host_memory(void*, size_t, int, bool) {

@@ -145,6 +145,14 @@ std::string device_name(int device) {
   return prop.name;
 }
 
+bool read_only_registration_supported(int device) {
+  require_gpu("asking a GPU about read-only pinning");
+  int supported = 0;
+  DGNN_CUDA_CHECK(
+      cudaDeviceGetAttribute(&supported, cudaDevAttrHostRegisterReadOnlySupported, device));
+  return supported != 0;
+}
+
 DeviceMemory device_memory(int device) {
   require_gpu("GPU memory figures");
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
@@ -164,6 +172,7 @@ struct PinEntry {
   uintptr_t end = 0;
   uint64_t id = 0;
   std::weak_ptr<void> handle;
+  bool read_only = false;  // registered with cudaHostRegisterReadOnly
 };
 std::mutex pin_mutex;
 std::map<uintptr_t, PinEntry>& pin_entries() {
@@ -185,8 +194,8 @@ void unregister_entry(std::map<uintptr_t, PinEntry>::iterator it) {
 }
 
 // With pin_mutex held: the live handle covering [begin, end), if any. Throws when the range
-// overlaps one of ours without lying inside it.
-std::shared_ptr<void> covering_pin(uintptr_t begin, uintptr_t end) {
+// overlaps one of ours without lying inside it, or when `writable` is asked of a read-only one.
+std::shared_ptr<void> covering_pin(uintptr_t begin, uintptr_t end, bool writable) {
   auto& entries = pin_entries();
   auto next = entries.upper_bound(begin);
   if (next != entries.end() && next->first < end) {
@@ -205,6 +214,8 @@ std::shared_ptr<void> covering_pin(uintptr_t begin, uintptr_t end) {
     return nullptr;
   }
   if (end > it->second.end) fail_overlap(begin, end);
+  DGNN_CHECK(!writable || !it->second.read_only, "pinning host memory for writing: [", begin, ", ",
+             end, ") lies in a read-only registration (a feature table's); release that first");
   return it->second.handle.lock();
 }
 
@@ -214,18 +225,16 @@ std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device, bool 
   require_gpu("pinning host memory for a GPU");
   const auto begin = reinterpret_cast<uintptr_t>(ptr);
   std::lock_guard<std::mutex> lock(pin_mutex);
-  if (std::shared_ptr<void> live = covering_pin(begin, begin + bytes)) {
+  if (std::shared_ptr<void> live = covering_pin(begin, begin + bytes, !read_only)) {
     return std::shared_ptr<void>(live, ptr);
   }
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
-  int read_only_supported = 0;
-  DGNN_CUDA_CHECK(cudaDeviceGetAttribute(&read_only_supported,
-                                         cudaDevAttrHostRegisterReadOnlySupported, device));
   // Read-only for feature tables: the GPU never writes them, and a private file mapping
   // registered for writing would be copied page by page (copy-on-write) into anonymous
   // memory. Portable: mapped for every GPU of the process, not only `device`.
+  const bool as_read_only = read_only && read_only_registration_supported(device);
   const unsigned flags = cudaHostRegisterMapped | cudaHostRegisterPortable |
-                         (read_only && read_only_supported ? cudaHostRegisterReadOnly : 0u);
+                         (as_read_only ? cudaHostRegisterReadOnly : 0u);
   const cudaError_t err = cudaHostRegister(ptr, bytes, flags);
   if (err == cudaErrorHostMemoryAlreadyRegistered) {
     cudaGetLastError();
@@ -253,7 +262,7 @@ std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device, bool 
     auto it = pin_entries().find(begin);
     if (it != pin_entries().end() && it->second.id == id) unregister_entry(it);
   });
-  pin_entries()[begin] = PinEntry{begin + bytes, id, handle};
+  pin_entries()[begin] = PinEntry{begin + bytes, id, handle, as_read_only};
   return handle;
 }
 
