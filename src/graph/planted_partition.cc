@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "core/aligned_tensor.h"
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "graph/class_features.h"
@@ -55,7 +56,7 @@ Dataset make_planted_partition(const PlantedPartitionOptions& o) {
   });
   ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n, {true, true}, "synthetic graph");
   // Features: mean of the class (fixed per seed) plus unit Gaussian noise.
-  ds.features = at::empty({n, o.feat_dim}, at::kFloat);
+  ds.features = empty_aligned({n, o.feat_dim}, at::kFloat);
   ClassFeatures(c, o.feat_dim, o.signal, o.seed).fill(lab, 0, n, ds.features.data_ptr<float>());
   // Split over a second permutation.
   for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[rng.below(i + 1)]);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/aligned_tensor.h"
 #include "core/progress.h"
 #include "core/random.h"
 #include "directgnn/error.h"
@@ -180,7 +181,7 @@ at::Tensor make_rmat_features(const RmatDatasetOptions& o, const at::Tensor& lab
   const int64_t n = labels.numel();
   const ClassFeatures features(o.num_classes, o.feat_dim, o.signal, o.graph.seed);
   const int64_t* ids = labels.data_ptr<int64_t>();
-  at::Tensor table = at::empty({n, o.feat_dim}, o.feat_dtype);
+  at::Tensor table = empty_aligned({n, o.feat_dim}, o.feat_dtype);
   if (o.feat_dtype == at::kFloat) {
     features.fill(ids, 0, n, table.data_ptr<float>());
     return table;

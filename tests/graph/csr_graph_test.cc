@@ -49,6 +49,8 @@ TEST(CooBuilder, SameResultWithOneAndTwoThreads) {
   EXPECT_TRUE(a.graph.indptr.equal(b.graph.indptr));
   EXPECT_TRUE(a.graph.indices.equal(b.graph.indices));
   EXPECT_TRUE(a.features.equal(b.features));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.features.data_ptr()) % 128, 0u)
+      << "feature tables made in memory start on a 128-byte boundary";
 }
 
 TEST(CooBuilder, OutOfRangeEdgeNamesTheEdge) {

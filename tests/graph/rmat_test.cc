@@ -104,6 +104,20 @@ TEST(Rmat, DatasetHasBalancedClassesDisjointSplitsAndClassFeatures) {
   EXPECT_TRUE(part.equal(ds.features.narrow(0, 1000, 100)));
 }
 
+// Tables made in memory start on a 128-byte boundary (core/aligned_tensor.h), in both dtypes.
+TEST(Rmat, FeatureTablesAre128ByteAligned) {
+  for (const at::ScalarType dtype : {at::kFloat, at::kHalf}) {
+    RmatDatasetOptions o;
+    o.graph = small(1 << 10);
+    o.feat_dim = 3;
+    o.feat_dtype = dtype;
+    const Dataset ds = make_rmat_dataset(o);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ds.features.data_ptr()) % 128, 0u) << dtype;
+    EXPECT_TRUE(ds.features.is_contiguous());
+    EXPECT_EQ(ds.features.sizes(), (std::vector<int64_t>{1 << 10, 3}));
+  }
+}
+
 TEST(Rmat, RefusesBadOptions) {
   RmatOptions o = small(1);
   EXPECT_ERROR_CONTAINS(generate_rmat(o), "between 2 and 2^40 nodes");
