@@ -242,6 +242,7 @@ stage_nccl() {
   ((got >= want)) || { say "filter DistBackends.Nccl* matches $got test(s), expected $want: FAILED"; failed=1; }
   step "NCCL group of one" nccl.log build-gpu/tests/directgnn_tests --gtest_filter='DistBackends.*' || failed=1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$logs/nccl.log" | tee -a "$summary"
+  check_skips "$logs/nccl.log"
   local cora=$DIRECTGNN_DATA/cora.npz ref=() run=()
   for seed in 0 1 2; do
     step "cora seed $seed, CPU" cora.log $dgnn train --dataset "$cora" --device cpu --seed $seed \
