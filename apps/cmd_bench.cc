@@ -78,33 +78,31 @@ RmatDatasetOptions parse_rmat(const std::string& text) {
 struct Mode {
   std::string name;     // conventional, zero-copy, zero-copy-unaligned, all-in-gpu, cpu
   std::string sampler;  // cpu or gpu
-  PlacementChoices placement;
 };
 
-// Where a mode trains and keeps its features, and how it gathers them.
-PlacementChoices mode_placement(const std::string& name) {
-  PlacementChoices p;
+// Sets where mode `name` trains and keeps its features, and how it gathers them.
+void apply_mode(const std::string& name, LoaderOptions& p) {
   p.device = DeviceChoice::cuda();
   if (name == "conventional") {
     p.features = Placement::kHost;
-    p.gather = GatherMethod::kCpuCopy;
+    p.gather.method = GatherMethod::kCpuCopy;
   } else if (name == "zero-copy") {
     p.features = Placement::kPinned;
-    p.gather = GatherMethod::kAligned;
+    p.gather.method = GatherMethod::kAligned;
   } else if (name == "zero-copy-unaligned") {
     p.features = Placement::kPinned;
-    p.gather = GatherMethod::kZeroCopy;
+    p.gather.method = GatherMethod::kZeroCopy;
   } else if (name == "all-in-gpu") {
     p.features = Placement::kDevice;
-    p.gather = GatherMethod::kAligned;
+    p.gather.method = GatherMethod::kAligned;
   } else if (name == "cpu") {
     p.device = DeviceChoice::cpu();
     p.features = Placement::kHost;
+    p.gather.method = GatherMethod::kAuto;
   } else {
     fail("--modes: '", name, "' is not a mode (conventional, zero-copy, zero-copy-unaligned, ",
          "all-in-gpu, cpu, or all)");
   }
-  return p;
 }
 
 std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers) {
@@ -125,14 +123,13 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
   for (std::string item; std::getline(b, item, ',');) kinds.push_back(item);
   std::vector<Mode> out;
   for (const std::string& name : names) {
-    Mode m{name, "", mode_placement(name)};
+    LoaderOptions checked;
+    apply_mode(name, checked);
     for (const std::string& kind : kinds) {
       DGNN_CHECK(kind == "cpu" || kind == "gpu", "--samplers: '", kind, "': use cpu and/or gpu");
       // The CPU path samples on the CPU.
-      if (m.placement.device.kind == DeviceChoice::Kind::kCpu && kind == "gpu") continue;
-      m.sampler = kind;
-      m.placement.sampler = parse_sampler(kind);
-      out.push_back(m);
+      if (checked.device.kind == DeviceChoice::Kind::kCpu && kind == "gpu") continue;
+      out.push_back({name, kind});
     }
   }
   DGNN_CHECK(!out.empty(), "--modes/--samplers select nothing to run");
@@ -183,7 +180,8 @@ void write_comparison(const nlohmann::json& setup, nlohmann::json runs, bool com
 // One mode of the comparison: its report, or why it was skipped.
 nlohmann::json run_mode(const Dataset& ds, const TrainOptions& base, const Mode& m, bool leader) {
   TrainOptions o = base;
-  o.placement = m.placement;
+  apply_mode(m.name, o.loader);
+  o.loader.sampler = parse_sampler(m.sampler);
   nlohmann::json run = {{"mode", m.name}, {"sampler", m.sampler}};
   if (leader) std::printf("%s / %s sampler: ", m.name.c_str(), m.sampler.c_str());
   std::fflush(stdout);
@@ -291,24 +289,24 @@ Dataset bench_dataset(const BenchTrainArgs& args) {
 
 nlohmann::json bench_setup(const Dataset& ds, const TrainOptions& options, double build_s,
                            int64_t build_peak_rss, int ranks) {
-  return {
-      {"dataset", ds.name},
-      {"nodes", ds.num_nodes()},
-      {"edges", ds.graph.num_edges()},
-      {"feat_dim", ds.feat_dim()},
-      {"feat_dtype", c10::toString(ds.features.scalar_type())},
-      {"dataset_build_s", build_s},
-      {"dataset_peak_rss_bytes", build_peak_rss},
-      {"model", options.model.arch},
-      {"layers", options.model.layers},
-      {"hidden", options.model.hidden},
-      {"fanout", fanout_text(resolved_fanouts(options))},
-      {"batch_size", options.batch_size},
-      {"epochs", options.epochs},
-      {"warmup_epochs", options.warmup_epochs},
-      {"prefetch", options.prefetch ? nlohmann::json(*options.prefetch) : nlohmann::json("auto")},
-      {"threads", num_threads()},
-      {"ranks", ranks}};
+  return {{"dataset", ds.name},
+          {"nodes", ds.num_nodes()},
+          {"edges", ds.graph.num_edges()},
+          {"feat_dim", ds.feat_dim()},
+          {"feat_dtype", c10::toString(ds.features.scalar_type())},
+          {"dataset_build_s", build_s},
+          {"dataset_peak_rss_bytes", build_peak_rss},
+          {"model", options.model.arch},
+          {"layers", options.model.layers},
+          {"hidden", options.model.hidden},
+          {"fanout", fanout_text(resolved_fanouts(options))},
+          {"batch_size", options.loader.batch_size},
+          {"epochs", options.epochs},
+          {"warmup_epochs", options.warmup_epochs},
+          {"prefetch", options.loader.prefetch ? nlohmann::json(*options.loader.prefetch)
+                                               : nlohmann::json("auto")},
+          {"threads", num_threads()},
+          {"ranks", ranks}};
 }
 
 void print_bench_header(const Dataset& ds, const TrainOptions& options, const nlohmann::json& setup,
@@ -322,8 +320,8 @@ void print_bench_header(const Dataset& ds, const TrainOptions& options, const nl
       static_cast<long long>(options.model.hidden),
       options.model.arch == "gat" ? (" x " + std::to_string(options.model.heads) + " heads").c_str()
                                   : "",
-      fanout_text(resolved_fanouts(options)).c_str(), static_cast<long long>(options.batch_size),
-      num_threads(), setup["ranks"].get<int>());
+      fanout_text(resolved_fanouts(options)).c_str(),
+      static_cast<long long>(options.loader.batch_size), num_threads(), setup["ranks"].get<int>());
   std::printf("dataset %s in %.1f s; peak resident memory %s\n", built ? "built" : "loaded",
               setup["dataset_build_s"].get<double>(),
               gib_text(setup["dataset_peak_rss_bytes"].get<int64_t>()).c_str());

@@ -147,7 +147,7 @@ void register_train(CLI::App& app) {
     const std::string dataset_path = absolute_path(dataset);
     options.run_info = {{"dataset", dataset_path}, {"keep_self_loops", keep_self_loops}};
     install_stop_handlers();
-    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.placement.device);
+    const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.loader.device);
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
     train(ds, options, std::cout);

@@ -28,30 +28,20 @@ void add_threads_option(CLI::App* command, int* threads) {
   });
 }
 
-namespace {
-
-int parse_prefetch(const std::string& text) {
-  int64_t depth = -1;
-  DGNN_CHECK(parse_int(text, depth) && depth >= 0 && depth <= 64, "--prefetch '", text,
-             "': give auto or a number of minibatches in 0..64");
-  return static_cast<int>(depth);
-}
-
-}  // namespace
-
 TrainOptions TrainingArgs::options() const {
   TrainOptions o = train;
   o.optimizer = parse_optimizer(optimizer);
   o.model.norm = parse_norm(norm);
-  o.fanouts = fanout.empty() ? std::vector<int64_t>{} : parse_fanouts(fanout, o.model.layers);
-  o.placement.device = parse_device(device);
-  o.placement.features = parse_feature_placement(features);
-  o.placement.gather = parse_gather_method(gather);
-  o.placement.sampler = parse_sampler(sampler);
-  o.placement.graph = parse_graph_placement(graph);
-  if (prefetch != "auto") o.prefetch = parse_prefetch(prefetch);
-  o.placement.disk.backend = disk::parse_backend(disk_io);
-  o.placement.cache.ranking = disk::parse_cache_ranking(cache_rank);
+  LoaderOptions& l = o.loader;
+  l.fanouts = fanout.empty() ? std::vector<int64_t>{} : parse_fanouts(fanout, o.model.layers);
+  l.device = parse_device(device);
+  l.features = parse_feature_placement(features);
+  l.gather.method = parse_gather_method(gather);
+  l.sampler = parse_sampler(sampler);
+  l.graph = parse_graph_placement(graph);
+  l.prefetch = parse_prefetch(prefetch);
+  l.disk.backend = disk::parse_backend(disk_io);
+  l.cache.ranking = disk::parse_cache_ranking(cache_rank);
   return o;
 }
 
@@ -79,7 +69,8 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
   c->add_option("--lr", o->lr, "learning rate")->default_val(0.005);
   c->add_option("--weight-decay", o->weight_decay, "weight decay")->default_val(0.0);
   c->add_option("--epochs", o->epochs, "training epochs")->default_val(100);
-  c->add_option("--batch-size", o->batch_size, "seed nodes per minibatch")->default_val(1024);
+  c->add_option("--batch-size", o->loader.batch_size, "seed nodes per minibatch")
+      ->default_val(1024);
   c->add_option("--fan-out", args->fanout,
                 "neighbours sampled per hop, seed hop first, -1 = all (default 10 per layer)");
   c->add_option("--device", args->device,
@@ -94,9 +85,9 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
                 "with --features disk: how rows are read, auto (io_uring where the kernel "
                 "allows it, else pread), io_uring, or pread (a few threads)")
       ->default_val("auto");
-  c->add_flag("--disk-direct", o->placement.disk.direct,
+  c->add_flag("--disk-direct", o->loader.disk.direct,
               "with --features disk: read with O_DIRECT (no page cache)");
-  c->add_option("--feature-cache-gib", o->placement.cache.gib,
+  c->add_option("--feature-cache-gib", o->loader.cache.gib,
                 "with --features disk: keep this many GiB of the most used rows in RAM, filled "
                 "before training (0: no cache)")
       ->default_val(0.0);
@@ -116,12 +107,12 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
       ->default_val("pinned");
   c->add_option("--prefetch", args->prefetch,
                 "minibatches sampled and gathered ahead of the one training: auto (" +
-                    std::to_string(TrainOptions::kGpuPrefetch) +
+                    std::to_string(LoaderOptions::kGpuPrefetch) +
                     " on a GPU or with --features disk, else 0) or 0..64 (0: none)")
       ->default_val("auto");
-  c->add_option("--sampler-workers", o->sampler_workers,
+  c->add_option("--sampler-workers", o->loader.workers,
                 "threads preparing minibatches ahead (with --prefetch > 0)")
-      ->default_val(o->sampler_workers);
+      ->default_val(o->loader.workers);
   c->add_option("--eval-every", o->eval_every, "evaluate every N epochs")->default_val(1);
   c->add_option("--seed", o->seed, "random seed (split, sampling, initialisation)")->default_val(0);
   c->add_option("--split", o->split, "which of the dataset's splits to use")->default_val(0);

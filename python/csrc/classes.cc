@@ -8,22 +8,11 @@
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "feature/gpu_gather.h"
-#include "train/run_setup.h"
+#include "loader/feature_cache.h"
+#include "loader/options.h"
 
 namespace directgnn::ops {
 namespace {
-
-Placement store_placement(const at::Tensor& table, const std::string& placement) {
-  if (placement == "auto") {
-    if (table.is_cuda()) return Placement::kDevice;
-    return gpu::available() ? Placement::kPinned : Placement::kHost;
-  }
-  for (const Placement p : {Placement::kHost, Placement::kPinned, Placement::kDevice}) {
-    if (placement_name(p) == placement) return p;
-  }
-  fail("directgnn.FeatureStore: placement '", placement,
-       "' is not one of auto, host, pinned or device");
-}
 
 // Seeds of one pass: 1-D int64 on the CPU, each a node of the graph, none twice.
 at::Tensor checked_seeds(const at::Tensor& seeds_in, int64_t num_nodes) {
@@ -48,19 +37,55 @@ at::Tensor checked_seeds(const at::Tensor& seeds_in, int64_t num_nodes) {
 
 FeatureStoreHolder::FeatureStoreHolder(at::Tensor table, const std::string& placement,
                                        int64_t device)
-    : store_(table, store_placement(table, placement), static_cast<int>(device)) {}
+    : store_(table,
+             resolve_feature_placement(parse_feature_placement(placement), table, gpu::available()),
+             static_cast<int>(device)) {}
 
 at::Tensor FeatureStoreHolder::gather(const at::Tensor& ids, const std::string& method,
                                       bool sort_ids, int64_t max_threads) const {
   return store_.gather(ids, ids.device(), gather_options_arg(method, sort_ids, max_threads));
 }
 
+LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
+                                 const LoaderNumbers& numbers) {
+  LoaderOptions o;
+  o.fanouts = numbers.fanouts;
+  o.batch_size = numbers.batch_size;
+  if (numbers.prefetch != -1) o.prefetch = static_cast<int>(numbers.prefetch);  // -1: auto
+  o.workers = static_cast<int>(numbers.workers);
+  o.disk.direct = numbers.disk_direct;
+  o.cache.gib = numbers.feature_cache_gib;
+  for (const auto& entry : choices) {
+    const std::string& key = entry.key();
+    const std::string& value = entry.value();
+    if (key == "device") {
+      o.device = parse_device(value);
+    } else if (key == "features") {
+      o.features = parse_feature_placement(value);
+    } else if (key == "gather") {
+      o.gather.method = parse_gather_method(value);
+    } else if (key == "sampler") {
+      o.sampler = parse_sampler(value);
+    } else if (key == "graph") {
+      o.graph = parse_graph_placement(value);
+    } else if (key == "mode") {
+      o.sample_mode = sample_mode_arg(value, "directgnn.Loader");
+    } else if (key == "disk_io") {
+      o.disk.backend = disk::parse_backend(value);
+    } else if (key == "feature_cache_rank") {
+      o.cache.ranking = disk::parse_cache_ranking(value);
+    } else {
+      fail("directgnn.Loader: unknown option '", key, "'");
+    }
+  }
+  return o;
+}
+
 LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features,
-                           at::Tensor labels, std::vector<int64_t> fanouts, int64_t batch_size,
-                           const std::string& device, const std::string& features_placement,
-                           const std::string& gather, const std::string& sampler,
-                           const std::string& graph, const std::string& mode, int64_t prefetch,
-                           int64_t workers) {
+                           at::Tensor labels, std::string features_path,
+                           c10::Dict<std::string, std::string> choices,
+                           std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch,
+                           int64_t workers, bool disk_direct, double feature_cache_gib) {
   dataset_.name = "python";
   dataset_.source = "directgnn.Loader";
   dataset_.graph = CsrGraph{std::move(indptr), std::move(indices)};
@@ -78,28 +103,22 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
              "directgnn.Loader: labels must be int64 [", n, "] (one per node), got ",
              labels.scalar_type(), " ", labels.sizes());
   dataset_.features = std::move(features);
+  dataset_.features_path = std::move(features_path);
   dataset_.labels = labels.to(at::kLong);
-  check_fanouts(fanouts, static_cast<int64_t>(fanouts.size()));
-  PlacementChoices choices;
-  choices.device = parse_device(device);
-  choices.features = parse_feature_placement(features_placement);
-  choices.gather = gather_method_arg(gather);
-  choices.sampler = parse_sampler(sampler);
-  choices.graph = parse_graph_placement(graph);
-  const RunSetup run = resolve_run(choices, nullptr);
-  note_ = run.note;
-  LoaderOptions o;
-  o.fanouts = std::move(fanouts);
-  o.batch_size = batch_size;
-  o.device = run.device;
-  o.features = run.features;
-  o.gather.method = run.gather;
-  o.gpu_sampler = run.gpu_sampler;
-  o.graph = run.graph;
-  o.sample_mode = sample_mode_arg(mode, "directgnn.Loader");
-  o.prefetch = static_cast<int>(prefetch);
-  o.workers = static_cast<int>(workers);
-  loader_ = std::make_unique<MinibatchLoader>(dataset_, std::move(o));
+  const LoaderNumbers numbers{std::move(fanouts), batch_size,       prefetch, workers,
+                              disk_direct,        feature_cache_gib};
+  const LoaderSettings settings = resolve_loader(loader_options_arg(choices, numbers), dataset_);
+  note_ = settings.note;
+  loader_ = std::make_unique<MinibatchLoader>(dataset_, settings);
+}
+
+std::string LoaderHolder::fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress) {
+  const LoaderSettings& s = loader_->settings();
+  if (s.cache.gib <= 0) return "";
+  std::lock_guard<std::mutex> lock(mutex_);
+  epoch_.reset();
+  return fill_feature_cache(*loader_, dataset_, checked_seeds(seeds, dataset_.num_nodes()),
+                            static_cast<uint64_t>(seed), s.cache, show_progress);
 }
 
 LoaderHolder::~LoaderHolder() { epoch_.reset(); }
@@ -137,9 +156,10 @@ void define_classes(torch::Library& m) {
                        std::string>())
       .def("sample", &SamplerHolder::sample);
   m.class_<LoaderHolder>("Loader")
-      .def(torch::init<at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::vector<int64_t>,
-                       int64_t, std::string, std::string, std::string, std::string, std::string,
-                       std::string, int64_t, int64_t>())
+      .def(torch::init<at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::string,
+                       c10::Dict<std::string, std::string>, std::vector<int64_t>, int64_t, int64_t,
+                       int64_t, bool, double>())
+      .def("fill_cache", &LoaderHolder::fill_cache)
       .def("start", &LoaderHolder::start)
       .def("has_next", &LoaderHolder::has_next)
       .def("next", &LoaderHolder::next)

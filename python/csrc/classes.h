@@ -17,15 +17,12 @@
 #include "feature/feature_store.h"
 #include "graph/csr_graph.h"
 #include "io/dataset.h"
+#include "loader/loader.h"
 #include "ops.h"
 #include "sampling/device_sampler.h"
 #include "sampling/neighbor_sampler.h"
-#include "train/loader.h"
 
 namespace directgnn::ops {
-
-// "cpu", "cuda" or "cuda:N"; `where` names the caller in the error.
-c10::Device device_arg(const std::string& text, const char* where);
 
 // FeatureStore(table, placement="auto", device=0): placement auto is pinned where a GPU is
 // visible, host elsewhere (device for a CUDA table).
@@ -60,23 +57,40 @@ class SamplerHolder : public torch::CustomClassHolder {
 // One prepared minibatch: seeds, x, y, then the sample as SampleResult has it.
 using LoaderBatch = std::tuple<at::Tensor, at::Tensor, at::Tensor, SampleResult>;
 
-// Loader over a graph, features and labels: MinibatchLoader (train/loader.h) with its
-// choices given as strings and resolved like the command's.
+// The numeric options of Python's Loader (prefetch -1: auto).
+struct LoaderNumbers {
+  std::vector<int64_t> fanouts;
+  int64_t batch_size = 1024, prefetch = -1, workers = 1;
+  bool disk_direct = false;
+  double feature_cache_gib = 0;
+};
+// Python's Loader arguments as the library's LoaderOptions: `choices` holds the named choices as
+// text (device, features, gather, sampler, graph, mode, disk_io, feature_cache_rank), each parsed
+// by the library's own parser, as the CLI's flags are.
+LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
+                                 const LoaderNumbers& numbers);
+
+// Loader over a graph, features and labels: MinibatchLoader (loader/loader.h) with its
+// options resolved by resolve_loader, as the command's are. `features_path` is the
+// features' .npy of a dataset directory (features="disk" reads rows from it), or empty.
 class LoaderHolder : public torch::CustomClassHolder {
  public:
   LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features, at::Tensor labels,
-               std::vector<int64_t> fanouts, int64_t batch_size, const std::string& device,
-               const std::string& features_placement, const std::string& gather,
-               const std::string& sampler, const std::string& graph, const std::string& mode,
-               int64_t prefetch, int64_t workers);
+               std::string features_path, c10::Dict<std::string, std::string> choices,
+               std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch, int64_t workers,
+               bool disk_direct, double feature_cache_gib);
   ~LoaderHolder() override;
+  // features="disk" with a feature cache: ranks the rows (one pass of the sampler over
+  // `seeds` for presample) and fills the cache; the line saying what it holds, or "" without a
+  // cache.
+  std::string fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress);
   // Starts a pass over `seeds` in this order (the previous pass, if any, is stopped).
   void start(const at::Tensor& seeds, int64_t seed);
   bool has_next() const;
   LoaderBatch next();
   int64_t steps(int64_t num_seeds) const { return loader_->steps(num_seeds); }
   std::string mode() const { return loader_->mode(); }
-  std::string device() const { return loader_->options().device.str(); }
+  std::string device() const { return loader_->settings().device.str(); }
   std::string note() const { return note_; }
 
  private:

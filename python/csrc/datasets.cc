@@ -17,10 +17,11 @@
 namespace directgnn::ops {
 namespace {
 
-// name, indptr, indices, x, y, num_classes, directed, then per stored split train, val, test.
-using DatasetTuple =
-    std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, at::Tensor, int64_t, bool,
-               std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>>;
+// name, indptr, indices, x, y, num_classes, directed, then per stored split train, val, test,
+// then the path of the features' .npy file (a dataset directory's; empty otherwise).
+using DatasetTuple = std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
+                                int64_t, bool, std::vector<at::Tensor>, std::vector<at::Tensor>,
+                                std::vector<at::Tensor>, std::string>;
 
 DatasetTuple as_tuple(const Dataset& ds) {
   std::vector<at::Tensor> train, val, test;
@@ -32,7 +33,7 @@ DatasetTuple as_tuple(const Dataset& ds) {
   return {ds.name,     ds.graph.indptr, ds.graph.indices,
           ds.features, ds.labels,       ds.num_classes,
           ds.directed, train,           val,
-          test};
+          test,        ds.features_path};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges) {
@@ -96,7 +97,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> split(const at::Tensor& labels, i
 
 void define_datasets(torch::Library& m) {
   const std::string fields =
-      " -> (str, Tensor, Tensor, Tensor, Tensor, int, bool, Tensor[], Tensor[], Tensor[])";
+      " -> (str, Tensor, Tensor, Tensor, Tensor, int, bool, Tensor[], Tensor[], Tensor[], str)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False)")

@@ -70,7 +70,7 @@ std::vector<at::Tensor> gather_many(at::TensorList tables, const at::Tensor& ids
   DGNN_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt),
              "directgnn.gather_many: ids must be a 1-D int64 or int32 tensor");
   const std::string how(method);
-  const GatherMethod parsed = gather_method_arg(how);
+  const GatherMethod parsed = parse_gather_method(how);
   bool on_cpu =
       ids.is_cpu() && parsed != GatherMethod::kZeroCopy && parsed != GatherMethod::kAligned;
   for (size_t t = 0; t < tables.size(); ++t) {

@@ -56,20 +56,11 @@ void check_out(const at::Tensor& out, const at::Tensor& result) {
 
 }  // namespace
 
-GatherMethod gather_method_arg(const std::string& method) {
-  for (const GatherMethod m : {GatherMethod::kAuto, GatherMethod::kCpuCopy, GatherMethod::kZeroCopy,
-                               GatherMethod::kAligned}) {
-    if (gather_method_name(m) == method) return m;
-  }
-  fail("directgnn: method '", method,
-       "' is not a gather method; use auto, cpu-copy, zero-copy or aligned");
-}
-
 GatherOptions gather_options_arg(const std::string& method, bool sort_ids, int64_t max_threads) {
   DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
              max_threads);
   GatherOptions options;
-  options.method = gather_method_arg(method);
+  options.method = parse_gather_method(method);
   options.sort_ids = sort_ids;
   options.max_threads = max_threads;
   return options;

@@ -17,7 +17,6 @@
 
 namespace directgnn::ops {
 
-GatherMethod gather_method_arg(const std::string& method);
 // The gather's options from Python's arguments, checked.
 GatherOptions gather_options_arg(const std::string& method, bool sort_ids, int64_t max_threads);
 

@@ -10,6 +10,7 @@
 #include "directgnn/error.h"
 #include "feature/feature_store.h"
 #include "graph/csr_graph.h"
+#include "loader/options.h"
 #include "ops.h"
 #include "sampling/device_sampler.h"
 #include "sampling/neighbor_sampler.h"
@@ -49,19 +50,10 @@ SampleMode sample_mode_arg(const std::string& mode, const char* where) {
        "are drawn once and every layer reuses them)");
 }
 
-c10::Device device_arg(const std::string& text, const char* where) {
-  try {
-    const c10::Device device(text);
-    if (device.is_cpu() || device.is_cuda()) return device;
-  } catch (const std::exception&) {
-  }
-  fail(where, ": device '", text, "' is not 'cpu', 'cuda' or 'cuda:N'");
-}
-
 SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<int64_t> fanouts,
                              const std::string& device, const std::string& graph,
                              const std::string& mode)
-    : device_(device_arg(device, "directgnn.NeighborSampler")) {
+    : device_(resolve_device(parse_device(device), nullptr)) {
   const SampleMode sample_mode = sample_mode_arg(mode, "directgnn.NeighborSampler");
   graph_.indptr = std::move(indptr);
   graph_.indices = std::move(indices);

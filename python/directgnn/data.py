@@ -2,7 +2,7 @@
 
 import dataclasses
 import os
-from typing import List
+from typing import List, Optional
 
 import torch
 
@@ -23,6 +23,9 @@ class Dataset:
         directed: whether the graph was kept directed.
         splits: the dataset's stored splits, each a dict of int64 node ids under "train",
             "val" and "test" (empty when the dataset ships none).
+        features_path: the ``features.npy`` of a dataset directory, which
+            :class:`directgnn.Loader` reads rows from with ``features="disk"`` (None for
+            datasets made in memory or read from other formats).
     """
 
     name: str
@@ -33,6 +36,7 @@ class Dataset:
     num_classes: int
     directed: bool = False
     splits: List[dict] = dataclasses.field(default_factory=list)
+    features_path: Optional[str] = None
 
     @property
     def num_nodes(self):
@@ -82,9 +86,10 @@ class Dataset:
 
 
 def _from_tuple(t):
-    name, indptr, indices, x, y, num_classes, directed, train, val, test = t
+    name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
-    return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits)
+    return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
+                   features_path or None)
 
 
 def load(path, *, keep_self_loops=False, add_inverse_edges=False):

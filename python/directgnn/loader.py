@@ -70,15 +70,25 @@ class Loader:
         batch_size: seeds per minibatch (the last one may be smaller).
         shuffle: a new order every pass (seeded by ``seed`` and the pass number).
         device: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
-        features: "auto", "host", "pinned" or "device": where the feature table is read from.
+        features: where the feature table is read from: "auto" (pinned on a GPU, host on the
+            CPU), "host", "pinned", "device", or "disk" (rows read from the dataset
+            directory's ``features.npy`` as minibatches need them, for tables larger than RAM;
+            ``data`` must come from ``directgnn.load(DIR)``).
         gather: "auto", "cpu-copy", "zero-copy" or "aligned".
         sampler: "auto" (the GPU's on a GPU), "cpu" or "gpu".
         graph: where the GPU sampler reads the graph: "pinned" or "device".
         mode: "dgl" (each layer draws anew) or "pyg" (each node drawn once), as for
             :class:`NeighborSampler`.
-        prefetch: minibatches prepared ahead (0: each one when asked for).
+        prefetch: minibatches prepared ahead: "auto" (2 on a GPU or with features="disk",
+            else 0, as ``directgnn train``), or 0..64 (0: each one when asked for).
         workers: threads preparing them.
         seed: the base of the shuffling and of every sampling draw.
+        disk_io: with features="disk": "auto", "io_uring" or "pread".
+        disk_direct: with features="disk": read with O_DIRECT (no page cache).
+        feature_cache_gib: with features="disk": keep this many GiB of the most used rows in
+            RAM, filled when the loader is made (0: no cache).
+        feature_cache_rank: which rows the cache keeps: "presample" (those a sampling pass over
+            ``seeds`` gathers most) or "degree".
 
     The first loader of a process tells glibc to keep freed batch buffers for reuse (they
     are tens of MB; returning them to the OS makes every minibatch page-fault its memory
@@ -87,14 +97,17 @@ class Loader:
 
     def __init__(self, data, seeds, *, fanouts, batch_size=1024, shuffle=True, device="auto",
                  features="auto", gather="auto", sampler="auto", graph="pinned", mode="dgl",
-                 prefetch=2, workers=1, seed=0):
+                 prefetch="auto", workers=1, seed=0, disk_io="auto", disk_direct=False,
+                 feature_cache_gib=0.0, feature_cache_rank="presample"):
+        features_path = ""
         if isinstance(data, Dataset):
             indptr, indices, x, y = data.indptr, data.indices, data.x, data.y
+            features_path = data.features_path or ""
         else:
             indptr, indices, x, y = (_as_tensor(a) for a in data)
         if int(batch_size) < 1:
             raise ValueError(f"directgnn.Loader: batch_size must be positive, got {batch_size}")
-        if not 0 <= int(prefetch) <= 64 or not 1 <= int(workers) <= 64:
+        if (prefetch != "auto" and not 0 <= int(prefetch) <= 64) or not 1 <= int(workers) <= 64:
             raise ValueError("directgnn.Loader: prefetch must be in 0..64 and workers in 1..64")
         _keep_batch_memory()
         self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
@@ -103,13 +116,19 @@ class Loader:
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.seed = int(seed)
-        self._loader = classes.Loader(indptr, indices, x, y, self.fanouts, self.batch_size,
-                                      str(device), features, gather, sampler, graph, mode,
-                                      int(prefetch), int(workers))
+        choices = {"device": str(device), "features": features, "gather": gather,
+                   "sampler": sampler, "graph": graph, "mode": mode, "disk_io": disk_io,
+                   "feature_cache_rank": feature_cache_rank}
+        depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
+        self._loader = classes.Loader(indptr, indices, x, y, features_path, choices,
+                                      self.fanouts, self.batch_size, depth, int(workers),
+                                      bool(disk_direct), float(feature_cache_gib))
         self._epoch = 0
         note = self._loader.note()
         if note:
             print(f"note: {note}")
+        # A progress line on a terminal (stderr), nothing otherwise.
+        self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
 
     @property
     def device(self):

@@ -106,9 +106,9 @@ class UnifiedTensor:
         self._method, self._sort_ids, self._max_threads = method, sort_ids, max_threads
         self._tensor = t
         self._rows = t if t.dim() == 2 else t.view(-1, 1)
-        placement = "pinned" if torch.cuda.is_available() else "host"
-        # The store owns the pinning; gathers read the pinned memory through the operator.
-        self._store = classes.FeatureStore(self._rows, placement, int(device))
+        # "auto": pinned where a GPU is visible, host otherwise (the library decides). The store
+        # owns the pinning; gathers read the pinned memory through the operator.
+        self._store = classes.FeatureStore(self._rows, "auto", int(device))
 
     def __getitem__(self, ids):
         if not isinstance(ids, torch.Tensor):

@@ -91,3 +91,42 @@ def test_gpu_minibatches_match_the_tables(data, features, sampler):
                               device="cuda", features=features, sampler=sampler)
     got = run_epoch(loader, data)
     assert torch.equal(got.sort().values, data.train_idx.sort().values)
+
+
+def write_dataset_dir(data, path):
+    """The dataset directory of docs/formats.md, written with numpy."""
+    import json
+
+    import numpy as np
+
+    path.mkdir()
+    np.save(path / "indptr.npy", data.indptr.numpy())
+    np.save(path / "indices.npy", data.indices.numpy())
+    np.save(path / "features.npy", data.x.numpy())
+    np.save(path / "labels.npy", data.y.numpy())
+    for k in ("train", "val", "test"):
+        np.save(path / f"{k}_idx.npy", data.splits[0][k].numpy())
+    json.dump(dict(name="disk", format_version=1, num_nodes=data.num_nodes,
+                   num_edges=data.num_edges, feat_dim=data.x.shape[1], feat_dtype="float32",
+                   num_classes=data.num_classes, directed=False, num_splits=1),
+              open(path / "meta.json", "w"))
+    return directgnn.load(path)
+
+
+# features="disk" reads rows from the directory's features.npy, as `directgnn train --features
+# disk` does, with and without the hot-row cache: the same minibatches as the table in memory.
+@pytest.mark.parametrize("cache_gib", [0.0, 1e-4])
+def test_disk_features_give_the_rows_of_the_table(data, tmp_path, cache_gib):
+    stored = write_dataset_dir(data, tmp_path / "d")
+    assert stored.features_path.endswith("features.npy")
+    loader = directgnn.Loader(stored, stored.train_idx, fanouts=[4, 3], batch_size=128,
+                              device="cpu", features="disk", feature_cache_gib=cache_gib, seed=3)
+    assert loader.mode.startswith("disk")
+    assert bool(loader.feature_cache) == (cache_gib > 0)
+    got = run_epoch(loader, data)
+    assert torch.equal(got.sort().values, stored.train_idx.sort().values)
+
+
+def test_disk_features_need_a_dataset_directory(data):
+    with pytest.raises(RuntimeError, match="dataset directory"):
+        directgnn.Loader(data, data.train_idx, fanouts=[3], device="cpu", features="disk")

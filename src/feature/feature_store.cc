@@ -77,6 +77,12 @@ std::string gather_method_name(GatherMethod method) {
   return "unknown";
 }
 
+GatherMethod default_gather_method(Placement placement) {
+  return placement == Placement::kPinned || placement == Placement::kDevice
+             ? GatherMethod::kAligned
+             : GatherMethod::kCpuCopy;
+}
+
 void check_ids_in_range(const at::Tensor& ids, int64_t num_rows) {
   DGNN_CHECK(ids.dim() == 1, "feature gather: ids must be 1-D, got ", ids.dim(), " dimensions");
   DGNN_CHECK(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong,
@@ -235,10 +241,8 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
   DGNN_CHECK(placement_ == Placement::kHost || index == device_index_, "feature gather onto ",
              device.str(), ": the table is ", placement_name(placement_),
              " for cuda:", device_index_, "; gather onto that device");
-  GatherMethod method = options.method;
-  if (method == GatherMethod::kAuto) {
-    method = placement_ == Placement::kHost ? GatherMethod::kCpuCopy : GatherMethod::kAligned;
-  }
+  const GatherMethod method =
+      options.method == GatherMethod::kAuto ? default_gather_method(placement_) : options.method;
   DGNN_CHECK(method == GatherMethod::kCpuCopy || placement_ != Placement::kHost,
              "feature gather: method '", gather_method_name(method),
              "' has GPU threads read the table, which needs it pinned (--features pinned; "

@@ -47,6 +47,9 @@ Placement parse_placement(const std::string& name);
 std::string placement_name(Placement placement);
 GatherMethod parse_gather_method(const std::string& name);
 std::string gather_method_name(GatherMethod method);
+// What `auto` gathers onto a GPU with: aligned where GPU threads can read the table (pinned,
+// device), cpu-copy where only the CPU can (host, disk).
+GatherMethod default_gather_method(Placement placement);
 
 struct GatherOptions {
   GatherMethod method = GatherMethod::kAuto;

@@ -2,7 +2,7 @@
 // are the layer's destination nodes and whose column ids index its source nodes. The
 // destination nodes are the first `num_dst` source nodes, so a layer reads its own
 // ("root") inputs as x_src[:num_dst]. One exception: a CPU loader with sources_in_place
-// (train/loader.h) rewrites block 0 to read the whole feature table, its indices global ids,
+// (loader/loader.h) rewrites block 0 to read the whole feature table, its indices global ids,
 // src_degree the whole graph's and num_src the node count, while dst_degree stays local.
 #pragma once
 

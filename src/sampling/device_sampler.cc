@@ -17,6 +17,10 @@ GraphPlacement parse_graph_placement(const std::string& name) {
   fail("--graph '", name, "': use pinned (the GPU samples the graph in host memory) or device");
 }
 
+std::string graph_placement_name(GraphPlacement placement) {
+  return placement == GraphPlacement::kPinned ? "pinned" : "device";
+}
+
 std::pair<at::Tensor, at::Tensor> relabel_first_seen(const at::Tensor& ids) {
   const auto unique = at::_unique2(ids, /*sorted=*/true, /*return_inverse=*/true,
                                    /*return_counts=*/true);

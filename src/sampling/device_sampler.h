@@ -28,6 +28,7 @@ namespace directgnn {
 
 enum class GraphPlacement { kPinned, kDevice };
 GraphPlacement parse_graph_placement(const std::string& name);
+std::string graph_placement_name(GraphPlacement placement);
 
 class DeviceSampler {
  public:

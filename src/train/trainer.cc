@@ -12,7 +12,6 @@ namespace {
 
 void check_options(const TrainOptions& o) {
   DGNN_CHECK(o.epochs >= 1, "--epochs must be at least 1, got ", o.epochs);
-  DGNN_CHECK(o.batch_size >= 1, "--batch-size must be positive, got ", o.batch_size);
   DGNN_CHECK(o.eval_every >= 1, "--eval-every must be positive, got ", o.eval_every);
   DGNN_CHECK(o.lr > 0, "--lr must be positive, got ", o.lr);
   DGNN_CHECK(o.weight_decay >= 0, "--weight-decay must not be negative, got ", o.weight_decay);
@@ -20,15 +19,6 @@ void check_options(const TrainOptions& o) {
              "--warmup-epochs must be in 0..epochs-1 (", o.epochs - 1, "), got ", o.warmup_epochs);
   DGNN_CHECK(o.checkpoint_every >= 0, "--checkpoint-every must not be negative, got ",
              o.checkpoint_every);
-  DGNN_CHECK(!o.prefetch || (*o.prefetch >= 0 && *o.prefetch <= 64),
-             "--prefetch must be in 0..64, got ", o.prefetch.value_or(0));
-  DGNN_CHECK(o.sampler_workers >= 1 && o.sampler_workers <= 64,
-             "--sampler-workers must be in 1..64, got ", o.sampler_workers);
-  DGNN_CHECK(o.placement.cache.gib >= 0, "--feature-cache-gib must not be negative, got ",
-             o.placement.cache.gib);
-  DGNN_CHECK(o.placement.cache.gib == 0 || o.placement.features == Placement::kDisk,
-             "--feature-cache-gib keeps hot rows of a table read from disk in RAM; add "
-             "--features disk (other placements hold the whole table already)");
 }
 
 }  // namespace
@@ -44,7 +34,7 @@ std::string optimizer_name(Optimizer optimizer) {
 }
 
 std::vector<int64_t> resolved_fanouts(const TrainOptions& options) {
-  if (!options.fanouts.empty()) return options.fanouts;
+  if (!options.loader.fanouts.empty()) return options.loader.fanouts;
   return std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(0, options.model.layers)), 10);
 }
 
@@ -95,20 +85,20 @@ nlohmann::json TrainReport::to_json() const {
 }
 
 nlohmann::json training_options_json(const TrainOptions& o) {
-  const PlacementChoices& p = o.placement;
+  const LoaderOptions& p = o.loader;
   return {{"model", o.model.to_json()},
           {"optimizer", optimizer_name(o.optimizer)},
           {"lr", o.lr},
           {"weight_decay", o.weight_decay},
           {"epochs", o.epochs},
-          {"batch_size", o.batch_size},
+          {"batch_size", p.batch_size},
           {"fanout", fanout_text(resolved_fanouts(o))},
           {"features", feature_placement_name(p.features)},
           {"eval_every", o.eval_every},
           {"seed", o.seed},
           {"split", o.split},
           {"device", device_choice_name(p.device)},
-          {"gather", gather_method_name(p.gather)},
+          {"gather", gather_method_name(p.gather.method)},
           {"sampler", sampler_name(p.sampler)},
           {"graph", graph_placement_name(p.graph)}};
 }
@@ -129,16 +119,16 @@ void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
     o.lr = j.at("lr").get<double>();
     o.weight_decay = j.at("weight_decay").get<double>();
     o.epochs = j.at("epochs").get<int64_t>();
-    o.batch_size = j.at("batch_size").get<int64_t>();
-    o.fanouts = parse_fanouts(j.at("fanout").get<std::string>(), o.model.layers);
-    o.placement.features = parse_feature_placement(j.at("features").get<std::string>());
+    o.loader.batch_size = j.at("batch_size").get<int64_t>();
+    o.loader.fanouts = parse_fanouts(j.at("fanout").get<std::string>(), o.model.layers);
+    o.loader.features = parse_feature_placement(j.at("features").get<std::string>());
     o.eval_every = j.at("eval_every").get<int64_t>();
     o.seed = j.at("seed").get<uint64_t>();
     o.split = j.at("split").get<int64_t>();
-    o.placement.device = parse_device(j.value("device", std::string("cpu")));
-    o.placement.gather = parse_gather_method(j.value("gather", std::string("auto")));
-    o.placement.sampler = parse_sampler(j.value("sampler", std::string("auto")));
-    o.placement.graph = parse_graph_placement(j.value("graph", std::string("pinned")));
+    o.loader.device = parse_device(j.value("device", std::string("cpu")));
+    o.loader.gather.method = parse_gather_method(j.value("gather", std::string("auto")));
+    o.loader.sampler = parse_sampler(j.value("sampler", std::string("auto")));
+    o.loader.graph = parse_graph_placement(j.value("graph", std::string("pinned")));
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": training options are incomplete or mistyped: ", e.what());
   } catch (const Error& e) {

@@ -14,8 +14,8 @@
 
 #include "dist/process_group.h"
 #include "io/dataset.h"
+#include "loader/options.h"
 #include "nn/model.h"
-#include "train/run_setup.h"
 
 namespace directgnn {
 
@@ -29,11 +29,11 @@ struct TrainOptions {
   double lr = 0.005;
   double weight_decay = 0.0;
   int64_t epochs = 100;
-  int64_t batch_size = 1024;
-  std::vector<int64_t> fanouts;  // per layer, seed hop first (PyG order); empty = 10 per layer
-  // Where training runs, where the feature table lives, how a GPU gathers and where neighbours
-  // are sampled (train/run_setup.h; feature/feature_store.h).
-  PlacementChoices placement;
+  // The data path: fan-outs (empty: 10 per layer), batch size, where training runs, where the
+  // feature table lives, how a GPU gathers, where neighbours are sampled, how many minibatches
+  // are prepared ahead and by how many workers (loader/options.h). Prefetching changes no
+  // result. sources_in_place is the trainer's to set (from the model).
+  LoaderOptions loader;
   int64_t eval_every = 1;
   bool evaluate = true;  // false: no evaluation at all (timing runs); accuracies stay 0
   uint64_t seed = 0;
@@ -47,17 +47,6 @@ struct TrainOptions {
   // Continue from DIR/state.pt: the options must be the ones it was saved with (see
   // options_from_training_state); epochs may be raised to train further.
   std::string resume_dir;
-  // Minibatches prepared ahead of the one training (0: prepare each in turn), by this many
-  // worker threads (train/pipeline.h). Neither changes the result. Unset: kGpuPrefetch on a
-  // GPU or when rows are read from disk, where preparing waits on other resources than the
-  // model's cores; none otherwise, where the producer would only take cores from the model's
-  // threads (docs/benchmarks.md).
-  std::optional<int> prefetch;
-  int sampler_workers = 1;
-
-  static constexpr int kGpuPrefetch = 2;
-  // --prefetch as given, or its default where preparing `overlaps` training (a GPU, a disk).
-  int prefetch_for(bool overlaps) const { return prefetch.value_or(overlaps ? kGpuPrefetch : 0); }
   // Before each epoch, size the thread team to the cores other processes leave free, up to
   // num_threads() (core/free_cores.h); `directgnn train` does when --threads is left at 0.
   bool adapt_threads = false;

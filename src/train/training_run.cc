@@ -115,24 +115,16 @@ std::string class_accuracy_text(const TrainReport& r) {
   return text;
 }
 
-LoaderOptions loader_options(const TrainOptions& o, const RunSetup& run, const Dataset& ds,
-                             std::vector<int64_t> fanouts) {
-  LoaderOptions l;
+// The trainer's data path: its default fan-outs, and layer 0 of SAGE and GCN (which
+// aggregate before they project) reading its sources in place where the table allows.
+LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds,
+                               std::vector<int64_t> fanouts) {
+  LoaderOptions l = o.loader;
   l.fanouts = std::move(fanouts);
-  l.batch_size = o.batch_size;
-  l.device = run.gpu() ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(run.index()))
-                       : c10::Device(c10::kCPU);
-  l.features = run.features;
-  l.gather.method = run.gather;
-  l.disk = o.placement.disk;
-  l.gpu_sampler = run.gpu_sampler;
-  l.graph = run.graph;
-  l.prefetch = o.prefetch_for(run.gpu() || run.features == Placement::kDisk);
-  l.workers = o.sampler_workers;
-  // Layer 0 of SAGE and GCN (which aggregate before they project) reads its sources in place.
+  LoaderSettings s = resolve_loader(l, ds, o.group);
   const bool aggregates_first = o.model.arch == "sage" || o.model.arch == "gcn";
-  l.sources_in_place = aggregates_first && can_read_sources_in_place(ds, l);
-  return l;
+  s.sources_in_place = aggregates_first && can_read_sources_in_place(ds, s);
+  return s;
 }
 
 ModelConfig model_config(const TrainOptions& o, const Dataset& ds) {
@@ -161,9 +153,8 @@ TrainingRun::TrainingRun(const Dataset& ds, const TrainOptions& o, std::ostream&
       o_(o),
       out_(out),
       config_(model_config(o, ds)),
-      run_(resolve_run(o.placement, o.group)),
-      loader_(
-          std::make_unique<MinibatchLoader>(ds, loader_options(o, run_, ds, checked_fanouts(o)))),
+      loader_(std::make_unique<MinibatchLoader>(ds, loader_settings(o, ds, checked_fanouts(o)))),
+      run_(loader_->settings()),
       energy_(run_.gpu() ? std::make_unique<GpuEnergyMeter>(gpu::pci_bus_id(run_.index()))
                          : nullptr),
       chosen_(choose_split(ds, o.split, o.seed)),
@@ -181,10 +172,10 @@ TrainingRun::TrainingRun(const Dataset& ds, const TrainOptions& o, std::ostream&
              " training nodes, fewer than the ", ranks_, " ranks");
   steps_ = report_.steps_per_epoch = loader_->steps(num_train_);
   report_.seeds_per_epoch = num_train_ * ranks_;
-  if (o.placement.cache.gib > 0) {
+  if (o.loader.cache.gib > 0) {
     const at::Tensor seeds = shuffled(chosen_.split.train, mix64(o.seed, 0xcac4e));
     cache_line_ =
-        fill_feature_cache(*loader_, ds_, seeds, o.seed, o.placement.cache, leader_ && !o.quiet);
+        fill_feature_cache(*loader_, ds_, seeds, o.seed, o.loader.cache, leader_ && !o.quiet);
   }
   disk_start_ = DiskTally::of(loader_->store());
   if (!o.resume_dir.empty()) resume();
@@ -274,13 +265,13 @@ void TrainingRun::print_header() const {
        << config_.hidden
        << (config_.arch == "gat" ? " x " + std::to_string(config_.heads) + " heads" : "")
        << (config_.norm == Norm::kNone ? "" : std::string(", ") + norm_name(config_.norm) + " norm")
-       << (config_.residual ? ", residual" : "") << ", fan-out "
-       << fanout_text(loader_->options().fanouts) << ", batch " << o_.batch_size << ", features "
-       << loader_->store().description() << ", " << num_threads() << " thread(s)"
+       << (config_.residual ? ", residual" : "") << ", fan-out " << fanout_text(run_.fanouts)
+       << ", batch " << run_.batch_size << ", features " << loader_->store().description() << ", "
+       << num_threads() << " thread(s)"
        << (ranks_ > 1 ? " per rank, " + std::to_string(ranks_) + " ranks (" +
                             to_string(group_->backend()) + ")"
                       : std::string())
-       << ", prefetch " << loader_->options().prefetch << "\n"
+       << ", prefetch " << run_.prefetch << "\n"
        << "Device: " << report_device(run_) << ", mode " << loader_->mode() << "\n"
        << (cache_line_.empty() ? "" : cache_line_ + "\n");
   if (!o_.resume_dir.empty()) {

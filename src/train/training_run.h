@@ -13,8 +13,8 @@
 
 #include "core/nvml.h"
 #include "graph/splits.h"
-#include "train/feature_cache.h"
-#include "train/loader.h"
+#include "loader/feature_cache.h"
+#include "loader/loader.h"
 #include "train/run_state.h"
 #include "train/trainer.h"
 
@@ -67,8 +67,8 @@ class TrainingRun {
   const TrainOptions& o_;
   std::ostream& out_;
   ModelConfig config_;
-  RunSetup run_;
   std::unique_ptr<MinibatchLoader> loader_;
+  const LoaderSettings& run_;  // the loader's, resolved
   std::unique_ptr<GpuEnergyMeter> energy_;
   ChosenSplit chosen_;
   ProcessGroup* group_;

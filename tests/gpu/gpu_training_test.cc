@@ -11,10 +11,10 @@
 #include "gpu/device.h"
 #include "graph/planted_partition.h"
 #include "io/dataset.h"
+#include "loader/pipeline.h"
 #include "nn/dropout.h"
 #include "sampling/device_sampler.h"
 #include "test_util.h"
-#include "train/pipeline.h"
 #include "train/trainer.h"
 
 namespace directgnn {
@@ -140,7 +140,7 @@ double mean_test_acc(const Dataset& ds, TrainOptions o) {
 TrainOptions cora_options(int64_t epochs) {
   TrainOptions o;
   o.epochs = epochs;
-  o.batch_size = 64;
+  o.loader.batch_size = 64;
   o.eval_every = epochs;
   o.quiet = true;
   return o;
@@ -152,7 +152,7 @@ TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
   const Dataset ds = load_dataset(path);
   const TrainOptions base = cora_options(40);
   TrainOptions cpu = base;
-  cpu.placement.device = DeviceChoice::cpu();
+  cpu.loader.device = DeviceChoice::cpu();
   const double reference = mean_test_acc(ds, cpu);
   EXPECT_GT(reference, 0.75);
   struct Mode {
@@ -164,10 +164,10 @@ TEST(GpuTraining, EveryModeTrainsCoraLikeTheCpu) {
                        Mode{"pinned", "zero-copy", "gpu"}, Mode{"pinned", "aligned", "gpu"},
                        Mode{"device", "aligned", "gpu"}}) {
     TrainOptions o = base;
-    o.placement.device = DeviceChoice::cuda();
-    o.placement.features = parse_placement(m.features);
-    o.placement.gather = parse_gather_method(m.gather);
-    o.placement.sampler = parse_sampler(m.sampler);
+    o.loader.device = DeviceChoice::cuda();
+    o.loader.features = parse_placement(m.features);
+    o.loader.gather.method = parse_gather_method(m.gather);
+    o.loader.sampler = parse_sampler(m.sampler);
     EXPECT_NEAR(mean_test_acc(ds, o), reference, 0.02)
         << m.features << "/" << m.gather << "/" << m.sampler;
     o.seed = 1;
@@ -188,11 +188,11 @@ TEST(GpuTraining, GatTrainsCoraLikeTheCpu) {
   base.model.dropout = 0.6;
   base.weight_decay = 5e-4;
   TrainOptions cpu = base;
-  cpu.placement.device = DeviceChoice::cpu();
+  cpu.loader.device = DeviceChoice::cpu();
   const double reference = mean_test_acc(ds, cpu);
   EXPECT_GT(reference, 0.7);
   TrainOptions gpu = base;
-  gpu.placement.device = DeviceChoice::cuda();
+  gpu.loader.device = DeviceChoice::cuda();
   EXPECT_NEAR(mean_test_acc(ds, gpu), reference, 0.03);
 }
 
@@ -205,12 +205,12 @@ TEST(GpuTraining, DiskFeaturesTrainCoraLikeHostFeatures) {
   save_dataset_dir(load_dataset(path), dir.file("cora"));
   const Dataset ds = load_dataset_dir(dir.file("cora"));
   TrainOptions base = cora_options(40);
-  base.placement.device = DeviceChoice::cuda();
-  base.placement.sampler = SamplerChoice::kCpu;
+  base.loader.device = DeviceChoice::cuda();
+  base.loader.sampler = SamplerChoice::kCpu;
   TrainOptions host = base;
-  host.placement.features = Placement::kHost;
+  host.loader.features = Placement::kHost;
   TrainOptions disk = base;
-  disk.placement.features = Placement::kDisk;
+  disk.loader.features = Placement::kDisk;
   EXPECT_NEAR(mean_test_acc(ds, disk), mean_test_acc(ds, host), 0.02);
 }
 

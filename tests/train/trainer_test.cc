@@ -42,9 +42,9 @@ Dataset small_rmat() {
 // in tests/gpu/gpu_training_test.cc.
 TrainOptions quick() {
   TrainOptions t;
-  t.placement.device = DeviceChoice::cpu();
+  t.loader.device = DeviceChoice::cpu();
   t.epochs = 3;
-  t.batch_size = 128;
+  t.loader.batch_size = 128;
   t.quiet = true;
   return t;
 }
@@ -59,7 +59,7 @@ Dataset small_rmat_dir(const testing::TempDirectory& dir) {
 // quick() with the feature table at `placement`.
 TrainOptions quick_with(Placement placement) {
   TrainOptions t = quick();
-  t.placement.features = placement;
+  t.loader.features = placement;
   return t;
 }
 
@@ -88,7 +88,7 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
   if (disk::io_uring_unavailable_reason().empty()) backends.push_back(disk::Backend::kIoUring);
   for (const disk::Backend backend : backends) {
     TrainOptions o = quick_with(Placement::kDisk);
-    o.placement.disk.backend = backend;
+    o.loader.disk.backend = backend;
     std::ostringstream out;
     o.quiet = false;
     const TrainReport r = train(ds, o, out);
@@ -112,8 +112,8 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
   for (const disk::CacheRanking ranking :
        {disk::CacheRanking::kPresample, disk::CacheRanking::kDegree}) {
     TrainOptions o = quick_with(Placement::kDisk);
-    o.placement.cache.gib = 600.0 * 24 * 4 / (1 << 30);  // 600 of 2048 rows
-    o.placement.cache.ranking = ranking;
+    o.loader.cache.gib = 600.0 * 24 * 4 / (1 << 30);  // 600 of 2048 rows
+    o.loader.cache.ranking = ranking;
     o.metrics_path = dir.file("metrics-" + disk::cache_ranking_name(ranking) + ".jsonl");
     o.quiet = false;
     std::ostringstream out;
@@ -134,14 +134,14 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
   }
   // A budget beyond the table (even inf) caches every row: every gather hits.
   TrainOptions all = quick_with(Placement::kDisk);
-  all.placement.cache.gib = std::numeric_limits<double>::infinity();
+  all.loader.cache.gib = std::numeric_limits<double>::infinity();
   const TrainReport every = train(ds, all, std::cout);
   EXPECT_EQ(every.param_digest, expected.param_digest);
   EXPECT_EQ(every.disk_cache_hit_rate, 1.0);
   EXPECT_EQ(every.to_json().at("disk_cache_hit_rate").get<double>(), 1.0);
   EXPECT_EQ(every.to_json().at("disk_bytes_asked").get<int64_t>(), 0);
   TrainOptions no_disk = quick();
-  no_disk.placement.cache.gib = 1;
+  no_disk.loader.cache.gib = 1;
   EXPECT_ERROR_CONTAINS(train(ds, no_disk, std::cout),
                         "--feature-cache-gib keeps hot rows of a table read from disk in RAM; add "
                         "--features disk");
@@ -271,7 +271,7 @@ namespace {
 TrainOptions resumable(const std::string& dir) {
   TrainOptions t = quick();
   t.epochs = 4;
-  t.batch_size = 64;
+  t.loader.batch_size = 64;
   t.eval_every = 2;
   t.checkpoint_dir = dir;
   return t;
@@ -329,8 +329,8 @@ TEST(Trainer, PrefetchDepthAndWorkersDoNotChangeTheResult) {
   for (int prefetch : {0, 1, 2, 4}) {
     for (int workers : {1, 3}) {
       TrainOptions t = quick();
-      t.prefetch = prefetch;
-      t.sampler_workers = workers;
+      t.loader.prefetch = prefetch;
+      t.loader.workers = workers;
       const TrainReport r = train(ds, t, std::cout);
       if (digest.empty()) digest = r.param_digest;
       EXPECT_EQ(r.param_digest, digest) << "prefetch " << prefetch << ", workers " << workers;

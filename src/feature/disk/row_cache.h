@@ -1,6 +1,6 @@
 // A hot-row cache in RAM in front of a disk table (--feature-cache-gib, docs/disk-features.md).
 //
-// Filled once, before training, with the rows a ranking puts first (train/feature_cache.h ranks
+// Filled once, before training, with the rows a ranking puts first (loader/feature_cache.h ranks
 // them by pre-sampling or by degree), as many as fit in the byte budget. read_rows then
 // serves a batch in one call: rows in the cache are copied from RAM, and the rest (the misses)
 // are read from the file straight into their places in the batch. The file's counters

@@ -1,4 +1,4 @@
-#include "train/loader.h"
+#include "loader/loader.h"
 
 #include <ATen/ATen.h>
 
@@ -8,15 +8,9 @@
 
 #include "core/threads.h"
 #include "directgnn/error.h"
-#include "train/pipeline.h"
+#include "loader/pipeline.h"
 
 namespace directgnn {
-
-bool can_read_sources_in_place(const Dataset& dataset, const LoaderOptions& options) {
-  const at::Tensor& table = dataset.features;
-  return options.device.is_cpu() && options.features == Placement::kHost && table.dim() == 2 &&
-         table.scalar_type() == at::kFloat && table.is_contiguous();
-}
 
 namespace {
 
@@ -26,18 +20,19 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The options, checked before anything is built from them.
-LoaderOptions checked(const Dataset& dataset, LoaderOptions o) {
-  DGNN_CHECK(o.batch_size >= 1, "--batch-size must be positive, got ", o.batch_size);
-  DGNN_CHECK(o.prefetch >= 0 && o.prefetch <= 64, "--prefetch must be in 0..64, got ", o.prefetch);
-  DGNN_CHECK(o.workers >= 1 && o.workers <= 64, "--sampler-workers must be in 1..64, got ",
-             o.workers);
-  DGNN_CHECK(!o.gpu_sampler || o.device.is_cuda(),
+// Settings made by hand (tests, or a field set after resolve_loader), checked before anything
+// is built from them.
+LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
+  DGNN_CHECK(s.batch_size >= 1, "--batch-size must be positive, got ", s.batch_size);
+  DGNN_CHECK(s.prefetch >= 0 && s.prefetch <= 64, "--prefetch must be in 0..64, got ", s.prefetch);
+  DGNN_CHECK(s.workers >= 1 && s.workers <= 64, "--sampler-workers must be in 1..64, got ",
+             s.workers);
+  DGNN_CHECK(!s.gpu_sampler || s.device.is_cuda(),
              "--sampler gpu samples on a GPU, but minibatches go to the CPU");
-  DGNN_CHECK(!o.sources_in_place || can_read_sources_in_place(dataset, o),
+  DGNN_CHECK(!s.sources_in_place || can_read_sources_in_place(dataset, s),
              "loader: sources_in_place reads a host table on the CPU only, a contiguous "
              "float32 matrix");
-  return o;
+  return s;
 }
 
 // Copies a CPU sampler's blocks to `device`. kOncePerNode blocks are prefixes of the outermost
@@ -58,7 +53,7 @@ void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
 
 // The loader's feature store: `disk` reads the dataset's features.npy, the others use the
 // table in place.
-FeatureStore make_store(const Dataset& ds, const LoaderOptions& o) {
+FeatureStore make_store(const Dataset& ds, const LoaderSettings& o) {
   const int index = o.device.is_cuda() ? std::max<int>(0, o.device.index()) : 0;
   if (o.features != Placement::kDisk) return FeatureStore(ds.features, o.features, index);
   DGNN_CHECK(!ds.features_path.empty(),
@@ -81,36 +76,32 @@ std::vector<at::Tensor> Minibatch::tensors() const {
   return all;
 }
 
-MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderOptions options)
+MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderSettings settings)
     : dataset_(dataset),
-      options_(checked(dataset, std::move(options))),
-      sampler_(dataset.graph, options_.fanouts, options_.sample_mode),
-      store_(make_store(dataset, options_)) {
-  if (options_.gpu_sampler) {
+      settings_(checked(dataset, std::move(settings))),
+      sampler_(dataset.graph, settings_.fanouts, settings_.sample_mode),
+      store_(make_store(dataset, settings_)) {
+  if (settings_.gpu_sampler) {
     device_sampler_ = std::make_unique<DeviceSampler>(
-        dataset.graph, options_.fanouts, options_.device, options_.graph, options_.sample_mode);
+        dataset.graph, settings_.fanouts, settings_.device, settings_.graph, settings_.sample_mode);
   }
-  labels_ = options_.device.is_cuda() ? dataset.labels.to(options_.device) : dataset.labels;
+  labels_ = settings_.device.is_cuda() ? dataset.labels.to(settings_.device) : dataset.labels;
 }
 
 MinibatchLoader::~MinibatchLoader() = default;
 
 int64_t MinibatchLoader::steps(int64_t num_seeds) const {
-  return (num_seeds + options_.batch_size - 1) / options_.batch_size;
+  return (num_seeds + settings_.batch_size - 1) / settings_.batch_size;
 }
 
 std::string MinibatchLoader::mode() const {
-  const bool gpu = options_.device.is_cuda();
-  GatherMethod g = options_.gather.method;
-  const bool cpu_read =
-      options_.features == Placement::kHost || options_.features == Placement::kDisk;
-  if (g == GatherMethod::kAuto) g = cpu_read ? GatherMethod::kCpuCopy : GatherMethod::kAligned;
-  std::string features = placement_name(options_.features);
+  std::string features = placement_name(settings_.features);
   if (const disk::RowFile* file = store_.row_file()) {
-    features += ":" + disk::backend_name(file->backend()) + (options_.disk.direct ? "+direct" : "");
+    features +=
+        ":" + disk::backend_name(file->backend()) + (settings_.disk.direct ? "+direct" : "");
   }
-  return features + "/" + (gpu ? gather_method_name(g) : "cpu") + "/" +
-         (options_.gpu_sampler ? "gpu" : "cpu");
+  return features + "/" + (settings_.gpu() ? gather_method_name(settings_.gather.method) : "cpu") +
+         "/" + (settings_.gpu_sampler ? "gpu" : "cpu");
 }
 
 MiniBatch MinibatchLoader::sample(const at::Tensor& seeds, uint64_t sample_seed) const {
@@ -123,14 +114,14 @@ void MinibatchLoader::cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
 }
 
 Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
-  if (options_.device.is_cuda()) return prepare_on_gpu(seeds, sample_seed);
+  if (settings_.device.is_cuda()) return prepare_on_gpu(seeds, sample_seed);
   Minibatch m;
   m.seeds = seeds;
   auto t = Clock::now();
   m.batch = sampler_.sample(seeds, sample_seed);
   m.sample_s = seconds_since(t);
   t = Clock::now();
-  if (options_.sources_in_place) {
+  if (settings_.sources_in_place) {
     Block& first = m.batch.blocks.front();
     m.x = store_.gather(m.batch.input_nodes.narrow(0, 0, first.num_dst));
     const at::Tensor& degree = sampler_.degrees();
@@ -154,7 +145,7 @@ Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed
 Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t sample_seed) const {
   Minibatch m;
   m.seeds = seeds;
-  const c10::Device device = options_.device;
+  const c10::Device device = settings_.device;
   const int index = std::max<int>(0, device.index());
   m.ticket = gpu::run_on_side_stream(index, [&] {
     auto t = Clock::now();
@@ -162,12 +153,12 @@ Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t samp
       m.batch = device_sampler_->sample(seeds, sample_seed);
     } else {
       m.batch = sampler_.sample(seeds, sample_seed);
-      blocks_to(m.batch, device, options_.sample_mode);
+      blocks_to(m.batch, device, settings_.sample_mode);
     }
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);
     t = Clock::now();
-    m.x = store_.gather(m.batch.input_nodes, device, options_.gather);
+    m.x = store_.gather(m.batch.input_nodes, device, settings_.gather);
     m.labels = labels_.index_select(0, seeds.to(device));
     gpu::synchronize_current_stream(index);
     m.gather_s = seconds_since(t);
@@ -183,18 +174,18 @@ MinibatchLoader::Epoch MinibatchLoader::epoch(at::Tensor seeds,
 
 MinibatchLoader::Epoch::Epoch(const MinibatchLoader& loader, at::Tensor seeds,
                               std::function<uint64_t(int64_t)> sample_seed, int64_t first_step)
-    : gpu_(loader.options_.device.is_cuda()) {
+    : gpu_(loader.settings_.device.is_cuda()) {
   DGNN_CHECK(seeds.dim() == 1 && seeds.scalar_type() == at::kLong && seeds.device().is_cpu(),
              "loader: seeds must be a 1-D int64 CPU tensor");
-  const int64_t count = seeds.numel(), batch = loader.options_.batch_size;
+  const int64_t count = seeds.numel(), batch = loader.settings_.batch_size;
   const int threads =
-      loader.options_.worker_threads > 0 ? loader.options_.worker_threads : num_threads();
+      loader.settings_.worker_threads > 0 ? loader.settings_.worker_threads : num_threads();
   auto produce = [&loader, seeds, count, batch, sample_seed](int64_t step) {
     const int64_t lo = step * batch;
     return loader.prepare(seeds.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
   };
   pipeline_ = std::make_unique<Pipeline<Minibatch>>(
-      first_step, loader.steps(count), loader.options_.prefetch, loader.options_.workers, produce,
+      first_step, loader.steps(count), loader.settings_.prefetch, loader.settings_.workers, produce,
       [threads] { set_thread_team(threads); });
 }
 

@@ -1,4 +1,4 @@
-#include "train/feature_cache.h"
+#include "loader/feature_cache.h"
 
 #include <ATen/ATen.h>
 
@@ -58,7 +58,7 @@ at::Tensor presample_counts(const MinibatchLoader& loader, const CsrGraph& graph
                             const std::function<void(int64_t, int64_t)>& progress) {
   at::Tensor counts = at::zeros({graph.num_nodes()}, at::kLong);
   int64_t* c = counts.data_ptr<int64_t>();
-  const int64_t batch = loader.options().batch_size, steps = loader.steps(seeds.numel());
+  const int64_t batch = loader.settings().batch_size, steps = loader.steps(seeds.numel());
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t start = step * batch;
     const at::Tensor part = seeds.narrow(0, start, std::min(batch, seeds.numel() - start));

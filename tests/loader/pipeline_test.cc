@@ -1,4 +1,4 @@
-#include "train/pipeline.h"
+#include "loader/pipeline.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>

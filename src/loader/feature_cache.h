@@ -17,7 +17,7 @@
 
 #include "feature/disk/row_cache.h"
 #include "graph/csr_graph.h"
-#include "train/loader.h"
+#include "loader/loader.h"
 
 namespace directgnn {
 

@@ -1,15 +1,15 @@
-// The minibatch loader (train/loader.h) on the CPU, and the typed run choices
-// (train/run_setup.h). The GPU path is covered by tests/gpu/gpu_training_test.cc.
-#include "train/loader.h"
+// The minibatch loader (loader/loader.h) on the CPU, and the typed run choices
+// (loader/options.h). The GPU path is covered by tests/gpu/gpu_training_test.cc.
+#include "loader/loader.h"
 
 #include <ATen/ATen.h>
 
 #include <set>
 
 #include "graph/rmat.h"
+#include "loader/options.h"
 #include "nn/model.h"
 #include "test_util.h"
-#include "train/run_setup.h"
 
 namespace directgnn {
 namespace {
@@ -23,8 +23,8 @@ Dataset small_graph() {
   return make_rmat_dataset(o);
 }
 
-LoaderOptions cpu_options(int prefetch, int workers) {
-  LoaderOptions o;
+LoaderSettings cpu_options(int prefetch, int workers) {
+  LoaderSettings o;
   o.fanouts = {5, 3};
   o.batch_size = 100;
   o.prefetch = prefetch;
@@ -67,7 +67,7 @@ TEST(MinibatchLoader, StartsAtAGivenStepAndChecksItsOptions) {
   MinibatchLoader::Epoch epoch = loader.epoch(
       order, [](int64_t s) { return uint64_t(s); }, 7);
   EXPECT_TRUE(epoch.next().seeds.equal(at::arange(700, 800, at::kLong)));
-  LoaderOptions bad = cpu_options(2, 1);
+  LoaderSettings bad = cpu_options(2, 1);
   bad.prefetch = 65;
   EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "--prefetch must be in 0..64");
   bad = cpu_options(2, 1);
@@ -84,7 +84,7 @@ TEST(MinibatchLoader, SourcesInPlaceGiveTheSameOutputsAndGradients) {
   const Dataset ds = small_graph();
   const at::Tensor seeds = at::arange(40, 140, at::kLong);
   for (const SampleMode mode : {SampleMode::kFreshPerLayer, SampleMode::kOncePerNode}) {
-    LoaderOptions o = cpu_options(0, 1);
+    LoaderSettings o = cpu_options(0, 1);
     o.sample_mode = mode;
     const MinibatchLoader gathered(ds, o);
     o.sources_in_place = true;
@@ -121,13 +121,13 @@ TEST(MinibatchLoader, SourcesInPlaceGiveTheSameOutputsAndGradients) {
       }
     }
   }
-  LoaderOptions disk = cpu_options(0, 1);
+  LoaderSettings disk = cpu_options(0, 1);
   disk.sources_in_place = true;
   disk.features = Placement::kDisk;
   EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, disk), "sources_in_place reads a host table");
 }
 
-TEST(RunSetup, ParsesChoicesAndResolvesTheCpu) {
+TEST(LoaderOptions, ParseChoicesAndResolveThemOnTheCpu) {
   EXPECT_EQ(parse_device("cuda:3"), DeviceChoice::cuda(3));
   EXPECT_EQ(device_choice_name(parse_device("cuda")), "cuda");
   EXPECT_EQ(device_choice_name(parse_device("cpu")), "cpu");
@@ -136,14 +136,40 @@ TEST(RunSetup, ParsesChoicesAndResolvesTheCpu) {
   EXPECT_ERROR_CONTAINS(parse_sampler("fast"), "use auto, cpu or gpu");
   EXPECT_FALSE(parse_feature_placement("auto").has_value());
   EXPECT_EQ(feature_placement_name(parse_feature_placement("pinned")), "pinned");
-  PlacementChoices cpu;
+  EXPECT_FALSE(parse_prefetch("auto").has_value());
+  EXPECT_EQ(parse_prefetch("3"), 3);
+  EXPECT_ERROR_CONTAINS(parse_prefetch("65"), "0..64");
+  const Dataset ds = small_graph();
+  LoaderOptions cpu;
+  cpu.fanouts = {5, 3};
   cpu.device = DeviceChoice::cpu();
-  const RunSetup run = resolve_run(cpu, nullptr);
+  const LoaderSettings run = resolve_loader(cpu, ds);
   EXPECT_FALSE(run.gpu());
   EXPECT_EQ(run.features, Placement::kHost);
+  EXPECT_EQ(run.gather.method, GatherMethod::kCpuCopy);
   EXPECT_FALSE(run.gpu_sampler);
+  EXPECT_EQ(run.prefetch, 0) << "no prefetching on the CPU by default";
+  LoaderOptions disk = cpu;
+  disk.features = Placement::kDisk;
+  EXPECT_EQ(resolve_loader(disk, ds).prefetch, LoaderOptions::kGpuPrefetch)
+      << "rows read from disk are prefetched by default";
   cpu.sampler = SamplerChoice::kGpu;
-  EXPECT_ERROR_CONTAINS(resolve_run(cpu, nullptr), "--sampler gpu samples on a GPU");
+  EXPECT_ERROR_CONTAINS(resolve_loader(cpu, ds), "--sampler gpu samples on a GPU");
+  cpu.sampler = SamplerChoice::kAuto;
+  cpu.cache.gib = 1;
+  EXPECT_ERROR_CONTAINS(resolve_loader(cpu, ds), "keeps hot rows of a table read from disk");
+}
+
+// Where "auto" puts a table: on a GPU pinned, on the CPU host, a GPU table stays on its GPU.
+TEST(LoaderOptions, AutoFeaturePlacementFollowsTheDeviceAndTheTable) {
+  const at::Tensor table = at::zeros({4, 2});
+  EXPECT_EQ(resolve_feature_placement(std::nullopt, table, true), Placement::kPinned);
+  EXPECT_EQ(resolve_feature_placement(std::nullopt, table, false), Placement::kHost);
+  EXPECT_EQ(resolve_feature_placement(Placement::kDisk, table, true), Placement::kDisk);
+  EXPECT_EQ(default_gather_method(Placement::kPinned), GatherMethod::kAligned);
+  EXPECT_EQ(default_gather_method(Placement::kDevice), GatherMethod::kAligned);
+  EXPECT_EQ(default_gather_method(Placement::kHost), GatherMethod::kCpuCopy);
+  EXPECT_EQ(default_gather_method(Placement::kDisk), GatherMethod::kCpuCopy);
 }
 
 }  // namespace

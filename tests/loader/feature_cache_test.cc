@@ -1,6 +1,6 @@
-// The hot-row cache's rankings and the disk placement's per-epoch figures (train/feature_cache.h);
+// The hot-row cache's rankings and the disk placement's per-epoch figures (loader/feature_cache.h);
 // training through the cache is in trainer_test.cc.
-#include "train/feature_cache.h"
+#include "loader/feature_cache.h"
 
 #include <ATen/ATen.h>
 
@@ -30,7 +30,7 @@ TEST(FeatureCacheRanking, PresamplingCountsTheMinibatchesThatGatherEachRow) {
   o.graph.edge_factor = 5;
   o.feat_dim = 4;
   const Dataset ds = make_rmat_dataset(o);
-  LoaderOptions lo;
+  LoaderSettings lo;
   lo.fanouts = {4, 3};
   lo.batch_size = 64;
   lo.prefetch = 0;
