@@ -74,62 +74,83 @@ RmatDatasetOptions parse_rmat(const std::string& text) {
   return o;
 }
 
-// One configuration of the side-by-side comparison.
+// The configurations of the side-by-side comparison (--modes).
+enum class BenchMode { kConventional, kZeroCopy, kZeroCopyUnaligned, kAllInGpu, kCpu };
+constexpr BenchMode kAllModes[] = {BenchMode::kConventional, BenchMode::kZeroCopy,
+                                   BenchMode::kZeroCopyUnaligned, BenchMode::kAllInGpu,
+                                   BenchMode::kCpu};
+
+const char* bench_mode_name(BenchMode mode) {
+  switch (mode) {
+    case BenchMode::kConventional:
+      return "conventional";
+    case BenchMode::kZeroCopy:
+      return "zero-copy";
+    case BenchMode::kZeroCopyUnaligned:
+      return "zero-copy-unaligned";
+    case BenchMode::kAllInGpu:
+      return "all-in-gpu";
+    case BenchMode::kCpu:
+      return "cpu";
+  }
+  return "unknown";
+}
+
+BenchMode parse_bench_mode(const std::string& name) {
+  for (const BenchMode mode : kAllModes) {
+    if (name == bench_mode_name(mode)) return mode;
+  }
+  fail("--modes: '", name, "' is not a mode (conventional, zero-copy, zero-copy-unaligned, ",
+       "all-in-gpu, cpu, or all)");
+}
+
+// One run of the comparison: a mode with a sampler.
 struct Mode {
-  std::string name;     // conventional, zero-copy, zero-copy-unaligned, all-in-gpu, cpu
-  std::string sampler;  // cpu or gpu
+  BenchMode mode;
+  SamplerChoice sampler;  // cpu or gpu
 };
 
-// Sets where mode `name` trains and keeps its features, and how it gathers them.
-void apply_mode(const std::string& name, LoaderOptions& p) {
-  p.device = DeviceChoice::cuda();
-  if (name == "conventional") {
-    p.features = Placement::kHost;
-    p.gather.method = GatherMethod::kCpuCopy;
-  } else if (name == "zero-copy") {
-    p.features = Placement::kPinned;
-    p.gather.method = GatherMethod::kAligned;
-  } else if (name == "zero-copy-unaligned") {
-    p.features = Placement::kPinned;
-    p.gather.method = GatherMethod::kZeroCopy;
-  } else if (name == "all-in-gpu") {
-    p.features = Placement::kDevice;
-    p.gather.method = GatherMethod::kAligned;
-  } else if (name == "cpu") {
-    p.device = DeviceChoice::cpu();
-    p.features = Placement::kHost;
-    p.gather.method = GatherMethod::kAuto;
-  } else {
-    fail("--modes: '", name, "' is not a mode (conventional, zero-copy, zero-copy-unaligned, ",
-         "all-in-gpu, cpu, or all)");
-  }
+// Sets where `mode` trains and keeps its features, and how it gathers them.
+void apply_mode(BenchMode mode, LoaderOptions& p) {
+  p.device = mode == BenchMode::kCpu ? DeviceChoice::cpu() : DeviceChoice::cuda();
+  p.features = mode == BenchMode::kZeroCopy || mode == BenchMode::kZeroCopyUnaligned
+                   ? Placement::kPinned
+               : mode == BenchMode::kAllInGpu ? Placement::kDevice
+                                              : Placement::kHost;
+  p.gather.method = mode == BenchMode::kConventional        ? GatherMethod::kCpuCopy
+                    : mode == BenchMode::kZeroCopyUnaligned ? GatherMethod::kZeroCopy
+                    : mode == BenchMode::kCpu               ? GatherMethod::kAuto
+                                                            : GatherMethod::kAligned;
 }
 
 std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers) {
-  std::vector<std::string> names, kinds;
+  std::vector<BenchMode> chosen;
+  std::vector<SamplerChoice> kinds;
   std::stringstream a(modes), b(samplers);
   // `all` is every mode a user compares, the CPU path included, so that the command runs
   // something on every machine; a mode named twice runs once.
-  auto add = [&names](const std::string& name) {
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  auto add = [&chosen](BenchMode mode) {
+    if (std::find(chosen.begin(), chosen.end(), mode) == chosen.end()) chosen.push_back(mode);
   };
   for (std::string item; std::getline(a, item, ',');) {
-    if (item == "all") {
-      for (const char* name : {"conventional", "zero-copy", "all-in-gpu", "cpu"}) add(name);
-    } else {
-      add(item);
+    if (item != "all") {
+      add(parse_bench_mode(item));
+      continue;
+    }
+    for (const BenchMode mode : kAllModes) {
+      if (mode != BenchMode::kZeroCopyUnaligned) add(mode);
     }
   }
-  for (std::string item; std::getline(b, item, ',');) kinds.push_back(item);
+  for (std::string item; std::getline(b, item, ',');) {
+    DGNN_CHECK(item == "cpu" || item == "gpu", "--samplers: '", item, "': use cpu and/or gpu");
+    kinds.push_back(parse_sampler(item));
+  }
   std::vector<Mode> out;
-  for (const std::string& name : names) {
-    LoaderOptions checked;
-    apply_mode(name, checked);
-    for (const std::string& kind : kinds) {
-      DGNN_CHECK(kind == "cpu" || kind == "gpu", "--samplers: '", kind, "': use cpu and/or gpu");
+  for (const BenchMode mode : chosen) {
+    for (const SamplerChoice kind : kinds) {
       // The CPU path samples on the CPU.
-      if (checked.device.kind == DeviceChoice::Kind::kCpu && kind == "gpu") continue;
-      out.push_back({name, kind});
+      if (mode == BenchMode::kCpu && kind == SamplerChoice::kGpu) continue;
+      out.push_back({mode, kind});
     }
   }
   DGNN_CHECK(!out.empty(), "--modes/--samplers select nothing to run");
@@ -164,7 +185,8 @@ void write_comparison(const nlohmann::json& setup, nlohmann::json runs, bool com
                       const std::string& json_path, const std::string& html_path) {
   double baseline = 0;
   for (const auto& run : runs) {
-    if (run["mode"] == "conventional" && run["sampler"] == "cpu" && run.contains("epoch_time_s"))
+    if (run["mode"] == bench_mode_name(BenchMode::kConventional) && run["sampler"] == "cpu" &&
+        run.contains("epoch_time_s"))
       baseline = run["epoch_time_s"].get<double>();
   }
   for (auto& run : runs) {
@@ -180,21 +202,24 @@ void write_comparison(const nlohmann::json& setup, nlohmann::json runs, bool com
 // One mode of the comparison: its report, or why it was skipped.
 nlohmann::json run_mode(const Dataset& ds, const TrainOptions& base, const Mode& m, bool leader) {
   TrainOptions o = base;
-  apply_mode(m.name, o.loader);
-  o.loader.sampler = parse_sampler(m.sampler);
-  nlohmann::json run = {{"mode", m.name}, {"sampler", m.sampler}};
-  if (leader) std::printf("%s / %s sampler: ", m.name.c_str(), m.sampler.c_str());
+  apply_mode(m.mode, o.loader);
+  o.loader.sampler = m.sampler;
+  const std::string name = bench_mode_name(m.mode), sampler = sampler_name(m.sampler);
+  nlohmann::json run = {{"mode", name}, {"sampler", sampler}};
+  if (leader) std::printf("%s / %s sampler: ", name.c_str(), sampler.c_str());
   std::fflush(stdout);
   try {
     const TrainReport r = train(ds, o, std::cout);
     run.update(r.to_json());
     run["layout"] = r.mode;  // features/gather/sampler as run
-    run["mode"] = m.name;
+    run["mode"] = name;
     run["seeds_per_s"] = static_cast<double>(r.seeds_per_epoch) / r.epoch_time_s;
     if (leader) std::printf("%.3f s per epoch\n", r.epoch_time_s);
   } catch (const Error& e) {
-    run["skipped"] = e.what();
-    if (leader) std::printf("skipped: %s\n", e.what());
+    const auto* argument = dynamic_cast<const InvalidArgument*>(&e);
+    const std::string why = argument != nullptr ? flag_message(*argument) : e.what();
+    run["skipped"] = why;
+    if (leader) std::printf("skipped: %s\n", why.c_str());
   }
   return run;
 }
@@ -211,7 +236,9 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
     try {
       runs.push_back(run_mode(ds, base, m, leader));
     } catch (const Interrupted& e) {
-      runs.push_back({{"mode", m.name}, {"sampler", m.sampler}, {"interrupted", e.what()}});
+      runs.push_back({{"mode", bench_mode_name(m.mode)},
+                      {"sampler", sampler_name(m.sampler)},
+                      {"interrupted", e.what()}});
       if (leader) write_comparison(setup, runs, false, json_path, html_path);
       throw;
     }
@@ -296,7 +323,7 @@ nlohmann::json bench_setup(const Dataset& ds, const TrainOptions& options, doubl
           {"feat_dtype", c10::toString(ds.features.scalar_type())},
           {"dataset_build_s", build_s},
           {"dataset_peak_rss_bytes", build_peak_rss},
-          {"model", options.model.arch},
+          {"model", model_kind_name(options.model.kind)},
           {"layers", options.model.layers},
           {"hidden", options.model.hidden},
           {"fanout", fanout_text(resolved_fanouts(options))},
@@ -316,10 +343,10 @@ void print_bench_header(const Dataset& ds, const TrainOptions& options, const nl
       "fan-out %s, batch %lld, %d thread(s) x %d rank(s)\n",
       ds.name.c_str(), static_cast<long long>(ds.num_nodes()),
       static_cast<long long>(ds.graph.num_edges()), static_cast<long long>(ds.feat_dim()),
-      options.model.arch.c_str(), static_cast<long long>(options.model.layers),
+      model_kind_name(options.model.kind), static_cast<long long>(options.model.layers),
       static_cast<long long>(options.model.hidden),
-      options.model.arch == "gat" ? (" x " + std::to_string(options.model.heads) + " heads").c_str()
-                                  : "",
+      options.model.has_heads() ? (" x " + std::to_string(options.model.heads) + " heads").c_str()
+                                : "",
       fanout_text(resolved_fanouts(options)).c_str(),
       static_cast<long long>(options.loader.batch_size), num_threads(), setup["ranks"].get<int>());
   std::printf("dataset %s in %.1f s; peak resident memory %s\n", built ? "built" : "loaded",

@@ -50,8 +50,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const directgnn::Interrupted& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "%s%s\n", e.what(), directgnn::cli::resume_hint(e.state_dir()).c_str());
     return e.exit_code();
+  } catch (const directgnn::StoppedWithState& e) {
+    std::fprintf(stderr, "error: %s%s\n", e.what(),
+                 directgnn::cli::resume_hint(e.state_dir()).c_str());
+    return 1;
+  } catch (const directgnn::InvalidArgument& e) {
+    std::fprintf(stderr, "error: %s\n", directgnn::cli::flag_message(e, app).c_str());
+    return 1;
   } catch (const directgnn::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

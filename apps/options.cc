@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -30,6 +31,7 @@ void add_threads_option(CLI::App* command, int* threads) {
 
 TrainOptions TrainingArgs::options() const {
   TrainOptions o = train;
+  o.model.kind = parse_model_kind(model);
   o.optimizer = parse_optimizer(optimizer);
   o.model.norm = parse_norm(norm);
   LoaderOptions& l = o.loader;
@@ -47,7 +49,7 @@ TrainOptions TrainingArgs::options() const {
 
 void add_training_options(CLI::App* c, TrainingArgs* args) {
   TrainOptions* o = &args->train;
-  c->add_option("--model", o->model.arch, "sage (GraphSAGE, mean), gcn or gat (graph attention)")
+  c->add_option("--model", args->model, "sage (GraphSAGE, mean), gcn or gat (graph attention)")
       ->default_val("sage");
   c->add_option("--layers", o->model.layers, "number of GNN layers")->default_val(2);
   c->add_option("--hidden", o->model.hidden,
@@ -146,6 +148,44 @@ std::unique_ptr<ProcessGroup> join_ranks(const DistArgs& args, const DeviceChoic
                        (device.kind == DeviceChoice::Kind::kCuda && device.index < 0);
   options.gpu_by_rank = own_gpu && gpu::available();
   return ProcessGroup::create(env, options);
+}
+
+namespace {
+
+// The flag a library parameter is given with: --snake-case, but for the few the CLI names
+// otherwise.
+std::string flag_of(const std::string& parameter) {
+  if (parameter == "fanouts") return "--fan-out";
+  if (parameter == "workers") return "--sampler-workers";
+  std::string flag = "--" + parameter;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// Whether the subcommand that ran (or a command on the way to it) has `flag`.
+bool has_flag(const CLI::App& app, const std::string& flag) {
+  if (app.get_option_no_throw(flag) != nullptr) return true;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    if (has_flag(*sub, flag)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string flag_message(const InvalidArgument& error, const CLI::App& app) {
+  const std::string flag = flag_of(error.parameter());
+  if (!has_flag(app, flag)) return error.what();
+  return flag + ": " + error.detail();
+}
+
+std::string flag_message(const InvalidArgument& error) {
+  return flag_of(error.parameter()) + ": " + error.detail();
+}
+
+std::string resume_hint(const std::string& state_dir) {
+  if (state_dir.empty()) return "";
+  return "; resume with:\n  directgnn train --resume " + state_dir;
 }
 
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import) {

@@ -18,8 +18,8 @@ void add_threads_option(CLI::App* command, int* threads);
 // TrainOptions, choices as text, parsed by options() once the command line is complete.
 struct TrainingArgs {
   TrainOptions train;
-  std::string optimizer = "adam", fanout, device = "auto", features = "auto", gather = "auto",
-              sampler = "auto", graph = "pinned", norm = "none", prefetch = "auto",
+  std::string model = "sage", optimizer = "adam", fanout, device = "auto", features = "auto",
+              gather = "auto", sampler = "auto", graph = "pinned", norm = "none", prefetch = "auto",
               disk_io = "auto", cache_rank = "presample";
 
   // `train` with the choices parsed; throws naming the flag on a bad value.
@@ -47,6 +47,15 @@ inline ImportOptions import_options(bool keep_self_loops) {
   options.keep_self_loops = keep_self_loops;
   return options;
 }
+
+// The CLI's spelling of a library error about a parameter: "--batch-size: must be positive"
+// where the command that ran has that flag, the library's words otherwise.
+std::string flag_message(const InvalidArgument& error, const CLI::App& app);
+// The same for an error of the training options (the flags of train and bench train).
+std::string flag_message(const InvalidArgument& error);
+// What a user types to resume from a saved training state ("; resume with: directgnn train
+// --resume DIR"), or "" when nothing was saved.
+std::string resume_hint(const std::string& state_dir);
 
 // The subcommands.
 void register_train(CLI::App& app);

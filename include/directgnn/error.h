@@ -1,6 +1,14 @@
 // The single error model of directgnn: every failure a user can cause or meet throws
-// directgnn::Error whose message says what is wrong, where (file, row, field) and how to fix it.
-// The command-line front end prints it as `error: ...` and exits non-zero.
+// directgnn::Error, whose message says what is wrong, where (file, row, field) and how to fix
+// it. Kinds that callers treat differently are subclasses:
+//   InvalidArgument  a value the caller chose is wrong; names the parameter (ValueError)
+//   WrongType        an argument of the wrong kind: dtype, shape, device (TypeError)
+//   OutOfRange       an id outside its table or graph (IndexError)
+//   IoError          reading or writing a file failed (OSError)
+// Library messages name parameters, never a front end's spelling of them: an InvalidArgument
+// reads "batch_size: must be positive, got 0", and each front end adds its own spelling of the
+// parameter (the CLI prints "--batch-size: ...", Python raises ValueError("batch_size: ...")).
+// Other parameters a message mentions are named plainly ("set features to host").
 #pragma once
 
 #include <sstream>
@@ -15,11 +23,65 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class InvalidArgument : public Error {
+ public:
+  InvalidArgument(std::string parameter, const std::string& detail)
+      : Error(parameter + ": " + detail), parameter_(std::move(parameter)), detail_(detail) {}
+  // The library's name of the parameter (snake_case, e.g. "batch_size").
+  const std::string& parameter() const { return parameter_; }
+  // The message without the parameter.
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string parameter_, detail_;
+};
+
+class WrongType : public Error {
+ public:
+  using Error::Error;
+};
+
+class OutOfRange : public Error {
+ public:
+  using Error::Error;
+};
+
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
 template <typename... Args>
-[[noreturn]] void fail(Args&&... args) {
+std::string message_of(Args&&... args) {
   std::ostringstream message;
   (message << ... << std::forward<Args>(args));
-  throw Error(message.str());
+  return message.str();
+}
+
+template <typename... Args>
+[[noreturn]] void fail(Args&&... args) {
+  throw Error(message_of(std::forward<Args>(args)...));
+}
+
+// Throws InvalidArgument for `parameter`, the rest of the arguments making the detail.
+template <typename... Args>
+[[noreturn]] void fail_argument(const std::string& parameter, Args&&... args) {
+  throw InvalidArgument(parameter, message_of(std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void fail_type(Args&&... args) {
+  throw WrongType(message_of(std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void fail_index(Args&&... args) {
+  throw OutOfRange(message_of(std::forward<Args>(args)...));
+}
+
+template <typename... Args>
+[[noreturn]] void fail_io(Args&&... args) {
+  throw IoError(message_of(std::forward<Args>(args)...));
 }
 
 }  // namespace directgnn
@@ -30,4 +92,30 @@ template <typename... Args>
     if (!(cond)) {                    \
       ::directgnn::fail(__VA_ARGS__); \
     }                                 \
+  } while (0)
+
+// The same with the kinds above: DGNN_CHECK_ARG(cond, "parameter", detail...).
+#define DGNN_CHECK_ARG(cond, ...)              \
+  do {                                         \
+    if (!(cond)) {                             \
+      ::directgnn::fail_argument(__VA_ARGS__); \
+    }                                          \
+  } while (0)
+#define DGNN_CHECK_TYPE(cond, ...)         \
+  do {                                     \
+    if (!(cond)) {                         \
+      ::directgnn::fail_type(__VA_ARGS__); \
+    }                                      \
+  } while (0)
+#define DGNN_CHECK_INDEX(cond, ...)         \
+  do {                                      \
+    if (!(cond)) {                          \
+      ::directgnn::fail_index(__VA_ARGS__); \
+    }                                       \
+  } while (0)
+#define DGNN_CHECK_IO(cond, ...)         \
+  do {                                   \
+    if (!(cond)) {                       \
+      ::directgnn::fail_io(__VA_ARGS__); \
+    }                                    \
   } while (0)

@@ -7,6 +7,7 @@
 
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "errors.h"
 #include "feature/gpu_gather.h"
 #include "loader/feature_cache.h"
 #include "loader/options.h"
@@ -16,20 +17,20 @@ namespace {
 
 // Seeds of one pass: 1-D int64 on the CPU, each a node of the graph, none twice.
 at::Tensor checked_seeds(const at::Tensor& seeds_in, int64_t num_nodes) {
-  DGNN_CHECK(seeds_in.dim() == 1 &&
-                 (seeds_in.scalar_type() == at::kLong || seeds_in.scalar_type() == at::kInt),
-             "directgnn.Loader: seeds must be a 1-D int64 or int32 tensor");
+  DGNN_CHECK_TYPE(seeds_in.dim() == 1 &&
+                      (seeds_in.scalar_type() == at::kLong || seeds_in.scalar_type() == at::kInt),
+                  "directgnn.Loader: seeds must be a 1-D int64 or int32 tensor");
   const at::Tensor seeds = seeds_in.cpu().to(at::kLong).contiguous();
   if (seeds.numel() == 0) return seeds;
   const auto [lo, hi] = at::aminmax(seeds);
   const int64_t low = lo.item<int64_t>(), high = hi.item<int64_t>();
-  DGNN_CHECK(low >= 0 && high < num_nodes, "directgnn.Loader: seed node ", low < 0 ? low : high,
-             " is out of range for ", num_nodes, " nodes");
+  DGNN_CHECK_INDEX(low >= 0 && high < num_nodes, "directgnn.Loader: seed node ",
+                   low < 0 ? low : high, " is out of range for ", num_nodes, " nodes");
   const at::Tensor sorted = std::get<0>(seeds.sort());
   const at::Tensor twice = sorted.slice(0, 1).eq(sorted.slice(0, 0, -1)).nonzero();
-  DGNN_CHECK(twice.numel() == 0, "directgnn.Loader: seed node ",
-             twice.numel() > 0 ? sorted[twice[0][0].item<int64_t>()].item<int64_t>() : 0,
-             " appears twice; seeds must be distinct");
+  DGNN_CHECK_ARG(twice.numel() == 0, "seeds", "node ",
+                 twice.numel() > 0 ? sorted[twice[0][0].item<int64_t>()].item<int64_t>() : 0,
+                 " appears twice; seeds must be distinct");
   return seeds;
 }
 
@@ -69,13 +70,13 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
     } else if (key == "graph") {
       o.graph = parse_graph_placement(value);
     } else if (key == "mode") {
-      o.sample_mode = sample_mode_arg(value, "directgnn.Loader");
+      o.sample_mode = sample_mode_arg(value);
     } else if (key == "disk_io") {
       o.disk.backend = disk::parse_backend(value);
     } else if (key == "feature_cache_rank") {
       o.cache.ranking = disk::parse_cache_ranking(value);
     } else {
-      fail("directgnn.Loader: unknown option '", key, "'");
+      fail_argument(key, "is not an option of directgnn.Loader");
     }
   }
   return o;
@@ -87,21 +88,21 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
                            std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch,
                            int64_t workers, bool disk_direct, double feature_cache_gib) {
   dataset_.name = "python";
-  dataset_.source = "directgnn.Loader";
+  dataset_.source = "the data given to directgnn.Loader";
   dataset_.graph = CsrGraph{std::move(indptr), std::move(indices)};
-  DGNN_CHECK(dataset_.graph.indptr.is_cpu() && dataset_.graph.indices.is_cpu(),
-             "directgnn.Loader: the graph (indptr, indices) must be CPU tensors");
+  DGNN_CHECK_TYPE(dataset_.graph.indptr.is_cpu() && dataset_.graph.indices.is_cpu(),
+                  "directgnn.Loader: the graph (indptr, indices) must be CPU tensors");
   validate_csr(dataset_.graph, "directgnn.Loader");
   const int64_t n = dataset_.num_nodes();
-  DGNN_CHECK(features.dim() == 2 && features.size(0) == n, "directgnn.Loader: features must be [",
-             n, ", F] (one row per node), got ", features.sizes());
-  DGNN_CHECK(labels.is_cpu(),
-             "directgnn.Loader: labels must be a CPU tensor (they are sent to "
-             "the loader's device with each minibatch)");
-  DGNN_CHECK(labels.dim() == 1 && labels.size(0) == n &&
-                 (labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt),
-             "directgnn.Loader: labels must be int64 [", n, "] (one per node), got ",
-             labels.scalar_type(), " ", labels.sizes());
+  DGNN_CHECK_ARG(features.dim() == 2 && features.size(0) == n, "x", "features must be [", n,
+                 ", F] (one row per node), got ", features.sizes());
+  DGNN_CHECK_TYPE(labels.is_cpu(),
+                  "directgnn.Loader: labels must be a CPU tensor (they are sent to "
+                  "the loader's device with each minibatch)");
+  DGNN_CHECK_TYPE(labels.dim() == 1 && labels.size(0) == n &&
+                      (labels.scalar_type() == at::kLong || labels.scalar_type() == at::kInt),
+                  "directgnn.Loader: labels must be int64 [", n, "] (one per node), got ",
+                  labels.scalar_type(), " ", labels.sizes());
   dataset_.features = std::move(features);
   dataset_.features_path = std::move(features_path);
   dataset_.labels = labels.to(at::kLong);
@@ -147,26 +148,26 @@ LoaderBatch LoaderHolder::next() {
 
 void define_classes(torch::Library& m) {
   m.class_<FeatureStoreHolder>("FeatureStore")
-      .def(torch::init<at::Tensor, std::string, int64_t>())
-      .def("gather", &FeatureStoreHolder::gather)
-      .def("table", &FeatureStoreHolder::table)
-      .def("placement", &FeatureStoreHolder::placement);
+      .def(guarded_init<FeatureStoreHolder, at::Tensor, std::string, int64_t>())
+      .def("gather", guarded<&FeatureStoreHolder::gather>)
+      .def("table", guarded<&FeatureStoreHolder::table>)
+      .def("placement", guarded<&FeatureStoreHolder::placement>);
   m.class_<SamplerHolder>("NeighborSampler")
-      .def(torch::init<at::Tensor, at::Tensor, std::vector<int64_t>, std::string, std::string,
-                       std::string>())
-      .def("sample", &SamplerHolder::sample);
+      .def(guarded_init<SamplerHolder, at::Tensor, at::Tensor, std::vector<int64_t>, std::string,
+                        std::string, std::string>())
+      .def("sample", guarded<&SamplerHolder::sample>);
   m.class_<LoaderHolder>("Loader")
-      .def(torch::init<at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::string,
-                       c10::Dict<std::string, std::string>, std::vector<int64_t>, int64_t, int64_t,
-                       int64_t, bool, double>())
-      .def("fill_cache", &LoaderHolder::fill_cache)
-      .def("start", &LoaderHolder::start)
-      .def("has_next", &LoaderHolder::has_next)
-      .def("next", &LoaderHolder::next)
-      .def("steps", &LoaderHolder::steps)
-      .def("mode", &LoaderHolder::mode)
-      .def("device", &LoaderHolder::device)
-      .def("note", &LoaderHolder::note);
+      .def(guarded_init<LoaderHolder, at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::string,
+                        c10::Dict<std::string, std::string>, std::vector<int64_t>, int64_t, int64_t,
+                        int64_t, bool, double>())
+      .def("fill_cache", guarded<&LoaderHolder::fill_cache>)
+      .def("start", guarded<&LoaderHolder::start>)
+      .def("has_next", guarded<&LoaderHolder::has_next>)
+      .def("next", guarded<&LoaderHolder::next>)
+      .def("steps", guarded<&LoaderHolder::steps>)
+      .def("mode", guarded<&LoaderHolder::mode>)
+      .def("device", guarded<&LoaderHolder::device>)
+      .def("note", guarded<&LoaderHolder::note>);
 }
 
 }  // namespace directgnn::ops

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "directgnn/error.h"
+#include "errors.h"
 #include "graph/planted_partition.h"
 #include "graph/rmat.h"
 #include "graph/splits.h"
@@ -46,15 +47,15 @@ DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_
 DatasetTuple synthetic(int64_t nodes, double avg_degree, int64_t feat_dim, int64_t seed,
                        int64_t num_classes, double homophily, double train_fraction,
                        double val_fraction) {
-  DGNN_CHECK(nodes >= 16 && avg_degree > 0 && feat_dim >= 1,
-             "directgnn.datasets.synthetic: need nodes >= 16, avg_degree > 0 and feat_dim >= 1 "
-             "(got ",
-             nodes, ", ", avg_degree, ", ", feat_dim, ")");
-  DGNN_CHECK(num_classes >= 2 && homophily >= 0 && homophily <= 1,
-             "directgnn.datasets.synthetic: need num_classes >= 2 and homophily in [0, 1]");
-  DGNN_CHECK(train_fraction > 0 && val_fraction > 0 && train_fraction + val_fraction < 1,
-             "directgnn.datasets.synthetic: train_fraction and val_fraction must be positive "
-             "and leave room for a test split");
+  DGNN_CHECK_ARG(nodes >= 16 && avg_degree > 0 && feat_dim >= 1, "nodes",
+                 "need nodes >= 16, avg_degree > 0 and feat_dim >= 1 (got ", nodes, ", ",
+                 avg_degree, ", ", feat_dim, ")");
+  DGNN_CHECK_ARG(num_classes >= 2 && homophily >= 0 && homophily <= 1, "num_classes",
+                 "need num_classes >= 2 and homophily in [0, 1]");
+  DGNN_CHECK_ARG(train_fraction > 0 && val_fraction > 0 && train_fraction + val_fraction < 1,
+                 "train_fraction",
+                 "train_fraction and val_fraction must be positive and leave room for a test "
+                 "split");
   PlantedPartitionOptions o;
   o.num_nodes = nodes;
   o.avg_degree = avg_degree;
@@ -76,19 +77,19 @@ DatasetTuple rmat(int64_t nodes, double edge_factor, int64_t feat_dim, int64_t s
   o.feat_dim = feat_dim;
   o.num_classes = num_classes;
   o.train_fraction = train_fraction;
-  DGNN_CHECK(dtype == "float32" || dtype == "float16", "directgnn.datasets.rmat: dtype '",
-             std::string(dtype), "' is not float32 or float16");
+  DGNN_CHECK_ARG(dtype == "float32" || dtype == "float16", "dtype", "'", std::string(dtype),
+                 "' is not float32 or float16");
   o.feat_dtype = dtype == "float16" ? at::kHalf : at::kFloat;
-  DGNN_CHECK(feat_dim >= 1, "directgnn.datasets.rmat: feat_dim must be >= 1");
+  DGNN_CHECK_ARG(feat_dim >= 1, "feat_dim", "must be >= 1");
   check_rmat_options(o.graph);
   return as_tuple(make_rmat_dataset(o));
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> split(const at::Tensor& labels, int64_t num_classes,
                                                      int64_t seed) {
-  DGNN_CHECK(labels.dim() == 1 && labels.scalar_type() == at::kLong && labels.is_cpu(),
-             "directgnn.Dataset.random_split: labels must be a CPU int64 1-D tensor");
-  DGNN_CHECK(num_classes >= 1, "directgnn.Dataset.random_split: num_classes must be positive");
+  DGNN_CHECK_TYPE(labels.dim() == 1 && labels.scalar_type() == at::kLong && labels.is_cpu(),
+                  "directgnn.Dataset.random_split: labels must be a CPU int64 1-D tensor");
+  DGNN_CHECK_ARG(num_classes >= 1, "num_classes", "must be positive");
   const ChosenSplit chosen = random_split(labels, num_classes, static_cast<uint64_t>(seed));
   return {chosen.split.train, chosen.split.val, chosen.split.test};
 }
@@ -102,17 +103,17 @@ void define_datasets(torch::Library& m) {
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False)")
             .c_str(),
-        &load);
+        guarded<&load>);
   m.def(schema("synthetic_dataset(int nodes, float avg_degree, int feat_dim, int seed, "
                "int num_classes, float homophily, float train_fraction, float val_fraction)")
             .c_str(),
-        &synthetic);
+        guarded<&synthetic>);
   m.def("random_split(Tensor labels, int num_classes, int seed) -> (Tensor, Tensor, Tensor)",
-        &split);
+        guarded<&split>);
   m.def(schema("rmat_dataset(int nodes, float edge_factor, int feat_dim, int seed, "
                "int num_classes, str dtype, float train_fraction)")
             .c_str(),
-        &rmat);
+        guarded<&rmat>);
 }
 
 }  // namespace directgnn::ops

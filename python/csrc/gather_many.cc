@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "directgnn/error.h"
+#include "errors.h"
 #include "feature/feature_store.h"
 #include "ops.h"
 
@@ -48,8 +49,8 @@ std::vector<at::Tensor> gather_on_cpu(const std::vector<at::Tensor>& tables,
   std::vector<at::Tensor> outs;
   std::vector<RowCopy> copies;
   for (size_t t = 0; t < tables.size(); ++t) {
-    DGNN_CHECK(tables[t].is_contiguous(), "directgnn.gather_many: table ", t,
-               " is not contiguous; tables are read in place, so pass contiguous ones");
+    DGNN_CHECK_ARG(tables[t].is_contiguous(), "tables", "table ", t,
+                   " is not contiguous; tables are read in place, so pass contiguous ones");
     outs.push_back(at::empty(out_shape(tables[t], ids.numel()), tables[t].options()));
     const int64_t row_bytes =
         tables[t].size(0) == 0 ? 0 : tables[t].nbytes() / static_cast<int64_t>(tables[t].size(0));
@@ -66,17 +67,18 @@ std::vector<at::Tensor> gather_on_cpu(const std::vector<at::Tensor>& tables,
 
 std::vector<at::Tensor> gather_many(at::TensorList tables, const at::Tensor& ids,
                                     c10::string_view method, int64_t max_threads) {
-  DGNN_CHECK(!tables.empty(), "directgnn.gather_many: no tables given");
-  DGNN_CHECK(ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt),
-             "directgnn.gather_many: ids must be a 1-D int64 or int32 tensor");
+  DGNN_CHECK_ARG(!tables.empty(), "tables", "no tables given");
+  DGNN_CHECK_TYPE(
+      ids.dim() == 1 && (ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt),
+      "directgnn.gather_many: ids must be a 1-D int64 or int32 tensor");
   const std::string how(method);
   const GatherMethod parsed = parse_gather_method(how);
   bool on_cpu =
       ids.is_cpu() && parsed != GatherMethod::kZeroCopy && parsed != GatherMethod::kAligned;
   for (size_t t = 0; t < tables.size(); ++t) {
-    DGNN_CHECK(tables[t].dim() >= 1 && tables[t].size(0) == tables[0].size(0),
-               "directgnn.gather_many: table ", t, " has shape ", tables[t].sizes(),
-               " but table 0 has ", tables[0].size(0), " rows; every table needs one row per node");
+    DGNN_CHECK_ARG(tables[t].dim() >= 1 && tables[t].size(0) == tables[0].size(0), "tables",
+                   "table ", t, " has shape ", tables[t].sizes(), " but table 0 has ",
+                   tables[0].size(0), " rows; every table needs one row per node");
     on_cpu = on_cpu && tables[t].is_cpu();
   }
   if (on_cpu) return gather_on_cpu(tables.vec(), ids);
@@ -96,6 +98,6 @@ void define_gather_many(torch::Library& m) {
       "Tensor[]");
 }
 
-void impl_gather_many(torch::Library& m) { m.impl("gather_many", &gather_many); }
+void impl_gather_many(torch::Library& m) { m.impl("gather_many", guarded<&gather_many>); }
 
 }  // namespace directgnn::ops

@@ -19,6 +19,7 @@
 
 #include "core/threads.h"
 #include "directgnn/error.h"
+#include "errors.h"
 #include "feature/feature_store.h"
 #include "feature/gpu_gather.h"
 #include "gpu/placement.h"
@@ -48,17 +49,16 @@ int gpu_of(const at::Tensor& table, const at::Tensor& ids) {
 }
 
 void check_out(const at::Tensor& out, const at::Tensor& result) {
-  DGNN_CHECK(out.scalar_type() == result.scalar_type() && out.device() == result.device(),
-             "directgnn.gather: out is ", out.scalar_type(), " on ", out.device().str(),
-             "; it must be ", result.scalar_type(), " on ", result.device().str(),
-             " (the table's dtype, on the ids' device)");
+  DGNN_CHECK_TYPE(out.scalar_type() == result.scalar_type() && out.device() == result.device(),
+                  "directgnn.gather: out is ", out.scalar_type(), " on ", out.device().str(),
+                  "; it must be ", result.scalar_type(), " on ", result.device().str(),
+                  " (the table's dtype, on the ids' device)");
 }
 
 }  // namespace
 
 GatherOptions gather_options_arg(const std::string& method, bool sort_ids, int64_t max_threads) {
-  DGNN_CHECK(max_threads >= 0, "directgnn.gather: max_threads must be >= 0 (0 = no cap), got ",
-             max_threads);
+  DGNN_CHECK_ARG(max_threads >= 0, "max_threads", "must be >= 0 (0 = no cap), got ", max_threads);
   GatherOptions options;
   options.method = parse_gather_method(method);
   options.sort_ids = sort_ids;
@@ -68,8 +68,8 @@ GatherOptions gather_options_arg(const std::string& method, bool sort_ids, int64
 
 at::Tensor gather(const at::Tensor& table, const at::Tensor& ids, const std::string& method,
                   bool sort_ids, int64_t max_threads) {
-  DGNN_CHECK(table.dim() == 2, "directgnn.gather: the table must be 2-D [rows, features], got ",
-             table.dim(), " dimension(s)");
+  DGNN_CHECK_ARG(table.dim() == 2, "table", "must be 2-D [rows, features], got ", table.dim(),
+                 " dimension(s)");
   const GatherOptions options = gather_options_arg(method, sort_ids, max_threads);
   const FeatureStore store = FeatureStore::as_is(table, gpu_of(table, ids), ids.is_cuda());
   return store.gather(ids, ids.device(), options);
@@ -90,8 +90,8 @@ at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std
   const at::Tensor result = gather(table, ids, method, sort_ids, max_threads);
   check_out(out, result);
   if (out.sizes() != result.sizes()) {
-    DGNN_CHECK(out.numel() == 0, "directgnn.gather: out has shape ", out.sizes(),
-               " but the rows need ", result.sizes(), "; pass an empty tensor to be resized");
+    DGNN_CHECK_ARG(out.numel() == 0, "out", "has shape ", out.sizes(), " but the rows need ",
+                   result.sizes(), "; pass an empty tensor to be resized");
     out.resize_(result.sizes());
   }
   out.copy_(result);
@@ -99,18 +99,18 @@ at::Tensor& gather_out(const at::Tensor& table, const at::Tensor& ids, const std
 }
 
 void pin(const at::Tensor& tensor, bool read_only) {
-  DGNN_CHECK(tensor.is_cpu(), "directgnn.pin_: the tensor is on ", tensor.device().str(),
-             "; only CPU memory is pinned");
-  DGNN_CHECK(tensor.is_contiguous(),
-             "directgnn.pin_: the tensor is not contiguous; pinning works on its own memory in "
-             "place, so pass a contiguous tensor (or .contiguous(), which copies)");
+  DGNN_CHECK_TYPE(tensor.is_cpu(), "directgnn.pin_: the tensor is on ", tensor.device().str(),
+                  "; only CPU memory is pinned");
+  DGNN_CHECK_ARG(tensor.is_contiguous(), "self",
+                 "the tensor is not contiguous; pinning works on its own memory in "
+                 "place, so pass a contiguous tensor (or .contiguous(), which copies)");
   const int64_t bytes = tensor.numel() * tensor.element_size();
   if (bytes == 0) return;
   std::lock_guard<std::mutex> lock(pins_mutex);
   const PinKey key{tensor.data_ptr(), bytes};
   auto it = pins().find(key);
   if (it == pins().end()) {
-    gpu::check_pinnable(bytes, "directgnn.pin_: the tensor",
+    gpu::check_pinnable(bytes, "self", "the tensor",
                         "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
                         "cpu-copy method)");
     // Read-only unless asked: a writable registration of a private file mapping (np.load's
@@ -120,9 +120,9 @@ void pin(const at::Tensor& tensor, bool read_only) {
         tensor.storage(), 0, read_only};
     it = pins().emplace(key, std::move(entry)).first;
   }
-  DGNN_CHECK(read_only || !it->second.read_only,
-             "directgnn.pin_: this memory is already pinned read-only; unpin_ it as often as it "
-             "was pinned, then pin_(tensor, read_only=False)");
+  DGNN_CHECK_ARG(read_only || !it->second.read_only, "read_only",
+                 "this memory is already pinned read-only; unpin_ it as often as it was pinned, "
+                 "then pin_(tensor, read_only=False)");
   ++it->second.count;
 }
 
@@ -131,7 +131,7 @@ void unpin(const at::Tensor& tensor) {
   if (bytes == 0) return;
   std::lock_guard<std::mutex> lock(pins_mutex);
   const auto it = pins().find(PinKey{tensor.data_ptr(), bytes});
-  DGNN_CHECK(it != pins().end(), "directgnn.unpin_: this memory was not pinned by pin_");
+  DGNN_CHECK_ARG(it != pins().end(), "self", "this memory was not pinned by pin_");
   if (--it->second.count == 0) pins().erase(it);
 }
 
@@ -177,21 +177,22 @@ TORCH_LIBRARY(directgnn, m) {
 // CPU kernels only (no composite ones): under torch.compile these operators have no fake
 // kernel and stay out of traced graphs instead of running on fake tensors.
 TORCH_LIBRARY_IMPL(directgnn, CPU, m) {
-  m.impl("gather", &gather_op);
-  m.impl("gather.out", &gather_out_op);
-  m.impl("pin_", &directgnn::ops::pin);
-  m.impl("unpin_", &directgnn::ops::unpin);
-  m.impl("is_pinned", &directgnn::ops::is_pinned);
+  m.impl("gather", directgnn::ops::guarded<&gather_op>);
+  m.impl("gather.out", directgnn::ops::guarded<&gather_out_op>);
+  m.impl("pin_", directgnn::ops::guarded<&directgnn::ops::pin>);
+  m.impl("unpin_", directgnn::ops::guarded<&directgnn::ops::unpin>);
+  m.impl("is_pinned", directgnn::ops::guarded<&directgnn::ops::is_pinned>);
   directgnn::ops::impl_gather_many(m);
   directgnn::ops::impl_sampling(m);
 }
 
 TORCH_LIBRARY_IMPL(directgnn, CUDA, m) {
-  m.impl("gather", &gather_op);
-  m.impl("gather.out", &gather_out_op);
-  m.impl("pin_", &directgnn::ops::pin);  // says that only CPU memory is pinned
-  m.impl("unpin_", &directgnn::ops::unpin);
-  m.impl("is_pinned", &directgnn::ops::is_pinned);
+  m.impl("gather", directgnn::ops::guarded<&gather_op>);
+  m.impl("gather.out", directgnn::ops::guarded<&gather_out_op>);
+  m.impl("pin_",
+         directgnn::ops::guarded<&directgnn::ops::pin>);  // says that only CPU memory is pinned
+  m.impl("unpin_", directgnn::ops::guarded<&directgnn::ops::unpin>);
+  m.impl("is_pinned", directgnn::ops::guarded<&directgnn::ops::is_pinned>);
   directgnn::ops::impl_gather_many(m);
   directgnn::ops::impl_sampling(m);
 }

@@ -38,7 +38,7 @@ void unpin(const at::Tensor& tensor);
 bool is_pinned(const at::Tensor& tensor);
 
 // "dgl" (each layer draws anew) or "pyg" (each node drawn once): SampleMode.
-SampleMode sample_mode_arg(const std::string& mode, const char* where);
+SampleMode sample_mode_arg(const std::string& mode);
 
 // A sampled minibatch as Python sees it: the input nodes (global ids, seeds first); per
 // layer, outermost first, the block's CSR over local ids (indptr over its destination nodes,

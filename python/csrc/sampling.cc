@@ -8,6 +8,7 @@
 
 #include "classes.h"
 #include "directgnn/error.h"
+#include "errors.h"
 #include "feature/feature_store.h"
 #include "graph/csr_graph.h"
 #include "loader/options.h"
@@ -24,8 +25,7 @@ SampleResult sample_neighbors(const at::Tensor& indptr, const at::Tensor& indice
   CsrGraph graph{indptr.cpu(), indices.cpu()};
   validate_csr(graph, "directgnn.sample_neighbors");
   check_fanouts(fanouts, static_cast<int64_t>(fanouts.size()));
-  const NeighborSampler sampler(graph, std::move(fanouts),
-                                sample_mode_arg(mode, "directgnn.sample_neighbors"));
+  const NeighborSampler sampler(graph, std::move(fanouts), sample_mode_arg(mode));
   return as_result(sampler.sample(seeds.cpu().to(at::kLong), static_cast<uint64_t>(seed)));
 }
 
@@ -42,24 +42,25 @@ SampleResult as_result(const MiniBatch& batch) {
   return {batch.input_nodes, indptrs, indices, edges, batch.hop_nodes, batch.hop_edges};
 }
 
-SampleMode sample_mode_arg(const std::string& mode, const char* where) {
+SampleMode sample_mode_arg(const std::string& mode) {
   if (mode == "dgl") return SampleMode::kFreshPerLayer;
   if (mode == "pyg") return SampleMode::kOncePerNode;
-  fail(where, ": mode '", mode,
-       "' is not 'dgl' (each layer draws its neighbours anew) or 'pyg' (each node's neighbours "
-       "are drawn once and every layer reuses them)");
+  fail_argument("mode", "'", mode,
+                "' is not 'dgl' (each layer draws its neighbours anew) or 'pyg' (each node's "
+                "neighbours are drawn once and every layer reuses them)");
 }
 
 SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<int64_t> fanouts,
                              const std::string& device, const std::string& graph,
                              const std::string& mode)
     : device_(resolve_device(parse_device(device), nullptr)) {
-  const SampleMode sample_mode = sample_mode_arg(mode, "directgnn.NeighborSampler");
+  const SampleMode sample_mode = sample_mode_arg(mode);
   graph_.indptr = std::move(indptr);
   graph_.indices = std::move(indices);
-  DGNN_CHECK(graph_.indptr.is_cpu() && graph_.indices.is_cpu(),
-             "directgnn.NeighborSampler: indptr and indices must be CPU tensors (a GPU sampler "
-             "reads them pinned in place, or copies them with graph='device')");
+  DGNN_CHECK_TYPE(
+      graph_.indptr.is_cpu() && graph_.indices.is_cpu(),
+      "directgnn.NeighborSampler: indptr and indices must be CPU tensors (a GPU sampler "
+      "reads them pinned in place, or copies them with graph='device')");
   validate_csr(graph_, "directgnn.NeighborSampler");
   check_fanouts(fanouts, static_cast<int64_t>(fanouts.size()));
   if (device_.is_cuda()) {
@@ -72,9 +73,9 @@ SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<
 }
 
 SampleResult SamplerHolder::sample(const at::Tensor& seeds_in, int64_t seed) const {
-  DGNN_CHECK(seeds_in.dim() == 1 &&
-                 (seeds_in.scalar_type() == at::kLong || seeds_in.scalar_type() == at::kInt),
-             "directgnn.NeighborSampler.sample: seeds must be a 1-D int64 or int32 tensor");
+  DGNN_CHECK_TYPE(seeds_in.dim() == 1 &&
+                      (seeds_in.scalar_type() == at::kLong || seeds_in.scalar_type() == at::kInt),
+                  "directgnn.NeighborSampler.sample: seeds must be a 1-D int64 or int32 tensor");
   if (sampler_ != nullptr) {
     return as_result(sampler_->sample(seeds_in.cpu().to(at::kLong), static_cast<uint64_t>(seed)));
   }
@@ -83,15 +84,14 @@ SampleResult SamplerHolder::sample(const at::Tensor& seeds_in, int64_t seed) con
   if (seeds.numel() > 0) {
     const auto [lo, hi] = at::aminmax(seeds);
     const int64_t low = lo.item<int64_t>(), high = hi.item<int64_t>();
-    DGNN_CHECK(low >= 0 && high < graph_.num_nodes(),
-               "directgnn.NeighborSampler.sample: seed node ", low < 0 ? low : high,
-               " is out of range for ", graph_.num_nodes(), " nodes");
+    DGNN_CHECK_INDEX(low >= 0 && high < graph_.num_nodes(),
+                     "directgnn.NeighborSampler.sample: seed node ", low < 0 ? low : high,
+                     " is out of range for ", graph_.num_nodes(), " nodes");
   }
   if (seeds.numel() > 1) {
     const at::Tensor sorted = std::get<0>(seeds.sort());
-    DGNN_CHECK(!sorted.slice(0, 1).eq(sorted.slice(0, 0, -1)).any().item<bool>(),
-               "directgnn.NeighborSampler.sample: a seed node appears twice; seeds must be "
-               "distinct");
+    DGNN_CHECK_ARG(!sorted.slice(0, 1).eq(sorted.slice(0, 0, -1)).any().item<bool>(), "seeds",
+                   "a seed node appears twice; seeds must be distinct");
   }
   return as_result(device_sampler_->sample(seeds, static_cast<uint64_t>(seed)));
 }
@@ -102,6 +102,6 @@ void define_sampling(torch::Library& m) {
       "str mode='dgl') -> (Tensor, Tensor[], Tensor[], Tensor?, int[], int[])");
 }
 
-void impl_sampling(torch::Library& m) { m.impl("sample_neighbors", &sample_neighbors); }
+void impl_sampling(torch::Library& m) { m.impl("sample_neighbors", guarded<&sample_neighbors>); }
 
 }  // namespace directgnn::ops

@@ -1,6 +1,7 @@
 """Loads the torch ops library that sits beside this package and registers the shapes of
 its operators for torch.compile."""
 
+import contextlib
 import os
 
 import torch
@@ -14,6 +15,22 @@ torch.ops.load_library(_LIBRARY)
 
 ops = torch.ops.directgnn
 classes = torch.classes.directgnn
+
+# The library's I/O errors reach Python as RuntimeErrors with this mark (python/csrc/errors.h);
+# torch has no OSError of its own. Its other kinds arrive as ValueError, TypeError, IndexError.
+_OS_ERROR_MARK = "[directgnn OSError] "
+
+
+@contextlib.contextmanager
+def os_errors():
+    """Re-raises the library's I/O errors, met inside the block, as OSError."""
+    try:
+        yield
+    except RuntimeError as error:
+        message = str(error)
+        if not message.startswith(_OS_ERROR_MARK):
+            raise
+        raise OSError(message[len(_OS_ERROR_MARK):]) from None
 
 
 @torch.library.register_fake("directgnn::gather")

@@ -2,11 +2,11 @@
 
 import dataclasses
 import os
-from typing import List, Optional
+from typing import Dict, List, Optional, Union
 
 import torch
 
-from ._ops import ops
+from ._ops import ops, os_errors
 
 
 @dataclasses.dataclass
@@ -39,16 +39,16 @@ class Dataset:
     features_path: Optional[str] = None
 
     @property
-    def num_nodes(self):
+    def num_nodes(self) -> int:
         """The number of nodes."""
         return self.indptr.numel() - 1
 
     @property
-    def num_edges(self):
+    def num_edges(self) -> int:
         """The number of stored (directed) edges."""
         return self.indices.numel()
 
-    def split(self, k=0):
+    def split(self, k: int = 0) -> Dict[str, torch.Tensor]:
         """Split ``k`` as a dict of "train", "val" and "test" node ids."""
         if not self.splits:
             raise ValueError(f"directgnn: dataset {self.name!r} has no stored splits")
@@ -57,7 +57,7 @@ class Dataset:
                              f"split {k} does not exist")
         return self.splits[k]
 
-    def random_split(self, seed=0):
+    def random_split(self, seed: int = 0) -> Dict[str, torch.Tensor]:
         """The seeded protocol of ``directgnn train`` for datasets without a split (Shchur et
         al. 2018): 20 labelled nodes per class for training, 500 for validation, 1000 for
         testing, as a dict of "train", "val" and "test" node ids."""
@@ -65,17 +65,17 @@ class Dataset:
         return {"train": train, "val": val, "test": test}
 
     @property
-    def train_idx(self):
+    def train_idx(self) -> torch.Tensor:
         """The training node ids of split 0."""
         return self.split(0)["train"]
 
     @property
-    def val_idx(self):
+    def val_idx(self) -> torch.Tensor:
         """The validation node ids of split 0."""
         return self.split(0)["val"]
 
     @property
-    def test_idx(self):
+    def test_idx(self) -> torch.Tensor:
         """The test node ids of split 0."""
         return self.split(0)["test"]
 
@@ -92,15 +92,18 @@ def _from_tuple(t):
                    features_path or None)
 
 
-def load(path, *, keep_self_loops=False, add_inverse_edges=False):
+def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
+         add_inverse_edges: bool = False) -> Dataset:
     """Reads a dataset with the project's own readers, as ``directgnn train --dataset`` does.
 
     ``path`` is a dataset directory (written by ``directgnn convert``/``generate``; its
     features are memory-mapped, not read), an ``.npz`` file (gnn-benchmark or numpy savez
-    layout) or an OGB raw directory. Bad files raise a RuntimeError naming the file, the field
-    and the fix.
+    layout) or an OGB raw directory. A file that cannot be read raises OSError
+    (FileNotFoundError when it is missing); one whose content is wrong a RuntimeError naming
+    the file, the field and the fix.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"directgnn.load: {path} does not exist")
-    return _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges))
+    with os_errors():
+        return _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges))

@@ -3,11 +3,12 @@
 command."""
 
 from ._ops import ops
-from .data import _from_tuple
+from .data import Dataset, _from_tuple
 
 
-def synthetic(nodes=10000, avg_degree=10.0, feat_dim=32, seed=0, *, num_classes=8,
-              homophily=0.6, train_fraction=0.5, val_fraction=0.25):
+def synthetic(nodes: int = 10000, avg_degree: float = 10.0, feat_dim: int = 32, seed: int = 0, *,
+              num_classes: int = 8, homophily: float = 0.6, train_fraction: float = 0.5,
+              val_fraction: float = 0.25) -> Dataset:
     """A planted-partition graph: ``num_classes`` communities, a ``homophily`` fraction of
     edges inside a node's class, features drawn around class means. The defaults are the
     command's default job; ``synthetic(100000, 20, 128)`` is the 100k benchmark graph."""
@@ -16,8 +17,8 @@ def synthetic(nodes=10000, avg_degree=10.0, feat_dim=32, seed=0, *, num_classes=
                                              float(train_fraction), float(val_fraction)))
 
 
-def rmat(nodes, edge_factor=16.0, feat_dim=128, seed=0, *, num_classes=16, dtype="float32",
-         train_fraction=0.01):
+def rmat(nodes: int, edge_factor: float = 16.0, feat_dim: int = 128, seed: int = 0, *,
+         num_classes: int = 16, dtype: str = "float32", train_fraction: float = 0.01) -> Dataset:
     """An R-MAT power-law graph (a, b, c = 0.57, 0.19, 0.19) with learnable features and a
     papers100M-like split (1% training nodes by default). ``dtype`` is "float32" or
     "float16"."""

@@ -2,10 +2,12 @@
 
 import dataclasses
 import os
+import warnings
+from typing import Iterator, List, Sequence, Tuple, Union
 
 import torch
 
-from ._ops import classes, ops
+from ._ops import classes, ops, os_errors
 
 _allocator_configured = False
 
@@ -19,7 +21,7 @@ def _keep_batch_memory():
         ops.configure_allocator()
     _allocator_configured = True
 from .data import Dataset
-from .sampler import Sample, _fanouts, _mode, _sample
+from .sampler import Block, Sample, _fanouts, _mode, _sample
 from .tensor import _as_tensor
 
 
@@ -42,19 +44,25 @@ class Batch:
     sample: Sample
 
     @property
-    def n_id(self):
+    def n_id(self) -> torch.Tensor:
         """Global ids of every input node, seeds first."""
         return self.sample.node
 
     @property
-    def blocks(self):
+    def blocks(self) -> List[Block]:
         """One :class:`Block` per layer, the outermost first."""
         return self.sample.blocks
 
     @property
-    def batch_size(self):
+    def batch_size(self) -> int:
         """The number of seeds."""
         return self.seeds.numel()
+
+    def __repr__(self):
+        layers = ", ".join(f"{b.num_dst}<-{b.num_src}" for b in self.blocks)
+        return (f"Batch(seeds={self.batch_size}, n_id={self.n_id.numel()}, "
+                f"x={list(self.x.shape)} {self.x.dtype}, y={list(self.y.shape)}, "
+                f"blocks=[{layers}], device={self.x.device})")
 
 
 class Loader:
@@ -95,20 +103,20 @@ class Loader:
     afresh). Set DIRECTGNN_MALLOC=default before to keep glibc's defaults.
     """
 
-    def __init__(self, data, seeds, *, fanouts, batch_size=1024, shuffle=True, device="auto",
-                 features="auto", gather="auto", sampler="auto", graph="pinned", mode="dgl",
-                 prefetch="auto", workers=1, seed=0, disk_io="auto", disk_direct=False,
-                 feature_cache_gib=0.0, feature_cache_rank="presample"):
+    def __init__(self, data: Union[Dataset, Tuple[torch.Tensor, ...]],
+                 seeds: Union[torch.Tensor, Sequence[int]], *, fanouts: Sequence[int],
+                 batch_size: int = 1024, shuffle: bool = True,
+                 device: Union[str, torch.device] = "auto", features: str = "auto",
+                 gather: str = "auto", sampler: str = "auto", graph: str = "pinned",
+                 mode: str = "dgl", prefetch: Union[str, int] = "auto", workers: int = 1,
+                 seed: int = 0, disk_io: str = "auto", disk_direct: bool = False,
+                 feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample"):
         features_path = ""
         if isinstance(data, Dataset):
             indptr, indices, x, y = data.indptr, data.indices, data.x, data.y
             features_path = data.features_path or ""
         else:
             indptr, indices, x, y = (_as_tensor(a) for a in data)
-        if int(batch_size) < 1:
-            raise ValueError(f"directgnn.Loader: batch_size must be positive, got {batch_size}")
-        if (prefetch != "auto" and not 0 <= int(prefetch) <= 64) or not 1 <= int(workers) <= 64:
-            raise ValueError("directgnn.Loader: prefetch must be in 0..64 and workers in 1..64")
         _keep_batch_memory()
         self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
         self.fanouts = _fanouts(fanouts)
@@ -120,30 +128,36 @@ class Loader:
                    "sampler": sampler, "graph": graph, "mode": mode, "disk_io": disk_io,
                    "feature_cache_rank": feature_cache_rank}
         depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
-        self._loader = classes.Loader(indptr, indices, x, y, features_path, choices,
-                                      self.fanouts, self.batch_size, depth, int(workers),
-                                      bool(disk_direct), float(feature_cache_gib))
+        with os_errors():
+            self._loader = classes.Loader(indptr, indices, x, y, features_path, choices,
+                                          self.fanouts, self.batch_size, depth, int(workers),
+                                          bool(disk_direct), float(feature_cache_gib))
+            # A progress line on a terminal (stderr), nothing otherwise.
+            self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
         note = self._loader.note()
         if note:
-            print(f"note: {note}")
-        # A progress line on a terminal (stderr), nothing otherwise.
-        self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
+            warnings.warn(note.removeprefix("note: "), stacklevel=2)
 
     @property
-    def device(self):
+    def device(self) -> torch.device:
         """Where minibatches are delivered."""
         return torch.device(self._loader.device())
 
     @property
-    def mode(self):
+    def mode(self) -> str:
         """Features, gather method and sampler as run, e.g. "pinned/aligned/gpu"."""
         return self._loader.mode()
 
-    def __len__(self):
+    def __repr__(self):
+        return (f"Loader(seeds={self.seeds.numel()}, fanouts={self.fanouts}, "
+                f"batch_size={self.batch_size}, batches={len(self)}, device={self.device}, "
+                f"mode={self.mode!r}, sample_mode={self.sample_mode!r})")
+
+    def __len__(self) -> int:
         return self._loader.steps(self.seeds.numel())
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Batch]:
         order = self.seeds
         if self.shuffle:
             g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
@@ -157,5 +171,6 @@ class Loader:
                                    "iterate one pass at a time (or make a second Loader)")
             if not self._loader.has_next():
                 return
-            seeds, x, y, sample = self._loader.next()
+            with os_errors():
+                seeds, x, y, sample = self._loader.next()
             yield Batch(seeds, x, y, _sample(sample, self.sample_mode))

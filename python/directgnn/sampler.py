@@ -1,7 +1,7 @@
 """Neighbour sampling."""
 
 import dataclasses
-from typing import List, Optional
+from typing import List, Optional, Sequence, Union
 
 import torch
 
@@ -20,7 +20,7 @@ class Block:
     num_dst: int
 
     @property
-    def edge_index(self):
+    def edge_index(self) -> torch.Tensor:
         """The block's edges as PyG's [2, E] (source, destination) local ids."""
         counts = self.indptr[1:] - self.indptr[:-1]
         dst = torch.repeat_interleave(torch.arange(self.num_dst, device=counts.device), counts)
@@ -61,17 +61,17 @@ class Sample:
         return self.blocks[0]
 
     @property
-    def row(self):
+    def row(self) -> torch.Tensor:
         """Local source ids of the sampled edges, hop by hop (PyG's ``row``)."""
         return self._pyg().edge_index[0]
 
     @property
-    def col(self):
+    def col(self) -> torch.Tensor:
         """Local destination ids of the sampled edges, hop by hop (PyG's ``col``)."""
         return self._pyg().edge_index[1]
 
     @property
-    def edge(self):
+    def edge(self) -> torch.Tensor:
         """Each sampled edge's id, its position in the CSR graph (PyG's ``edge``); None when
         the GPU sampler drew them."""
         self._pyg()
@@ -129,8 +129,9 @@ class NeighborSampler:
             reuses them (PyG's ``NeighborSampler``; fills ``row``, ``col`` and ``edge``).
     """
 
-    def __init__(self, indptr, indices, fanouts, *, device="cpu", graph="pinned", seed=0,
-                 mode="dgl"):
+    def __init__(self, indptr: torch.Tensor, indices: torch.Tensor, fanouts: Sequence[int], *,
+                 device: Union[str, torch.device] = "cpu", graph: str = "pinned", seed: int = 0,
+                 mode: str = "dgl"):
         if graph not in ("pinned", "device"):
             raise ValueError(f"directgnn.NeighborSampler: graph {graph!r} is not 'pinned' or "
                              "'device'")
@@ -141,8 +142,14 @@ class NeighborSampler:
                                                 graph, mode)
         self._seed = int(seed)
         self._calls = 0
+        self._nodes = indptr.numel() - 1
 
-    def sample(self, seeds, seed=None):
+    def __repr__(self):
+        return (f"NeighborSampler(nodes={self._nodes}, fanouts={self.fanouts}, "
+                f"device={self.device}, mode={self.mode!r})")
+
+    def sample(self, seeds: Union[torch.Tensor, Sequence[int]],
+               seed: Optional[int] = None) -> Sample:
         """Samples the blocks for ``seeds`` (distinct int64 node ids). ``seed`` fixes this
         call's draw (default: the sampler's seed and a call counter)."""
         if not isinstance(seeds, torch.Tensor):

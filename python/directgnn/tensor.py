@@ -1,6 +1,7 @@
 """The feature gather and the unified tensor."""
 
 import warnings
+from typing import Optional, Union
 
 import numpy as np
 import torch
@@ -36,7 +37,9 @@ def _check_method(method):
             f"{', '.join(GATHER_METHODS)}")
 
 
-def gather(table, ids, *, method="auto", sort_ids=False, max_threads=0, out=None):
+def gather(table: torch.Tensor, ids: torch.Tensor, *, method: str = "auto",
+           sort_ids: bool = False, max_threads: int = 0,
+           out: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Rows ``ids`` of the 2-D ``table``, as a dense tensor on ``ids.device``.
 
     CPU ids gather on the CPU. CUDA ids read a pinned table (``torch.Tensor.pin_memory``, a
@@ -90,7 +93,8 @@ class UnifiedTensor:
         device: the GPU index the pinning is made for (default 0).
     """
 
-    def __init__(self, tensor, *, method="auto", sort_ids=False, max_threads=0, device=0):
+    def __init__(self, tensor: Union[torch.Tensor, np.ndarray], *, method: str = "auto",
+                 sort_ids: bool = False, max_threads: int = 0, device: int = 0):
         t = _as_tensor(tensor)
         if t.device.type != "cpu":
             raise ValueError(f"directgnn.UnifiedTensor: the tensor is on {t.device}; a unified "
@@ -118,16 +122,16 @@ class UnifiedTensor:
         return rows if self._tensor.dim() == 2 else rows.view(-1)
 
     @property
-    def method(self):
+    def method(self) -> str:
         """The gather method for CUDA ids: "auto", "zero-copy", "aligned" or "cpu-copy"."""
         return self._method
 
     @method.setter
-    def method(self, method):
+    def method(self, method: str) -> None:
         self._options = _options(method, self._sort_ids, self._max_threads)
         self._method = method
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._tensor.shape[0]
 
     def __repr__(self):
@@ -141,26 +145,26 @@ class UnifiedTensor:
             "UnifiedTensor in the worker.")
 
     @property
-    def shape(self):
+    def shape(self) -> torch.Size:
         """The tensor's shape."""
         return self._tensor.shape
 
     @property
-    def dtype(self):
+    def dtype(self) -> torch.dtype:
         """The tensor's dtype."""
         return self._tensor.dtype
 
     @property
-    def is_pinned(self):
+    def is_pinned(self) -> bool:
         """True when GPU threads read the rows in place (a GPU is visible and pinning worked)."""
         return self._store.placement() == "pinned"
 
     @property
-    def tensor(self):
+    def tensor(self) -> torch.Tensor:
         """The wrapped CPU tensor (the same memory)."""
         return self._tensor
 
 
-def unified(tensor, **kwargs):
+def unified(tensor: Union[torch.Tensor, np.ndarray], **kwargs) -> "UnifiedTensor":
     """Shorthand for :class:`UnifiedTensor` (``directgnn.unified(t)[ids]``)."""
     return UnifiedTensor(tensor, **kwargs)

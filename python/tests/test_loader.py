@@ -72,11 +72,11 @@ def test_a_tuple_of_tensors_works_and_bad_input_raises(data):
     loader = directgnn.Loader((data.indptr, data.indices, data.x, data.y), torch.arange(10),
                               fanouts=[3], batch_size=4, device="cpu", shuffle=False)
     assert torch.equal(run_epoch(loader, data), torch.arange(10))
-    with pytest.raises(RuntimeError, match="appears twice"):
+    with pytest.raises(ValueError, match="appears twice"):
         list(directgnn.Loader(data, torch.tensor([1, 1]), fanouts=[3], device="cpu"))
-    with pytest.raises(RuntimeError, match="out of range"):
+    with pytest.raises(IndexError, match="out of range"):
         list(directgnn.Loader(data, torch.tensor([3000]), fanouts=[3], device="cpu"))
-    with pytest.raises(RuntimeError, match="features must be"):
+    with pytest.raises(ValueError, match="features must be"):
         directgnn.Loader((data.indptr, data.indices, data.x[:10], data.y), torch.arange(3),
                          fanouts=[3], device="cpu")
     with pytest.raises(ValueError, match="batch_size"):
@@ -128,5 +128,39 @@ def test_disk_features_give_the_rows_of_the_table(data, tmp_path, cache_gib):
 
 
 def test_disk_features_need_a_dataset_directory(data):
-    with pytest.raises(RuntimeError, match="dataset directory"):
+    with pytest.raises(ValueError, match="dataset directory"):
         directgnn.Loader(data, data.train_idx, fanouts=[3], device="cpu", features="disk")
+
+
+# An I/O failure of the library reaches Python as OSError: here rows read from a features.npy
+# that was cut short after the loader opened it.
+def test_a_feature_file_cut_short_raises_oserror(data, tmp_path):
+    import os
+
+    stored = write_dataset_dir(data, tmp_path / "d")
+    loader = directgnn.Loader(stored, stored.train_idx, fanouts=[4], batch_size=64, device="cpu",
+                              features="disk", prefetch=0)
+    os.truncate(stored.features_path, 200)
+    with pytest.raises(OSError, match="short read"):
+        next(iter(loader))
+
+
+def test_reprs_show_the_shapes(data):
+    loader = directgnn.Loader(data, data.train_idx[:100], fanouts=[4, 3], batch_size=64,
+                              device="cpu")
+    assert repr(loader).startswith("Loader(seeds=100, fanouts=[4, 3], batch_size=64, batches=2")
+    batch = next(iter(loader))
+    text = repr(batch)
+    assert text.startswith(f"Batch(seeds=64, n_id={batch.n_id.numel()}, x=[")
+    assert f"{batch.blocks[0].num_dst}<-{batch.blocks[0].num_src}" in text
+    sampler = directgnn.NeighborSampler(data.indptr, data.indices, [2, 2])
+    assert repr(sampler) == (f"NeighborSampler(nodes={data.num_nodes}, fanouts=[2, 2], "
+                             "device=cpu, mode='dgl')")
+
+
+def test_the_cpu_note_is_a_warning_not_a_print(data, capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    with pytest.warns(UserWarning, match="training on the CPU"):
+        directgnn.Loader(data, data.train_idx, fanouts=[3])
+    assert capsys.readouterr().out == ""

@@ -97,7 +97,7 @@ def test_the_stores_keep_tensors_in_place(data):
     colptr, row = gs2.csc_in_place()
     assert colptr.data_ptr() == ds.indptr.data_ptr() and row.data_ptr() == ds.indices.data_ptr()
     assert fs2.remove_tensor(None, "y", None) and fs2.get_tensor_size(None, "y", None) is None
-    with pytest.raises(RuntimeError, match="out of range"):
+    with pytest.raises(IndexError, match="out of range"):
         fs.get_tensor(None, "x", torch.tensor([1500]))
 
 

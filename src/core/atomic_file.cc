@@ -38,8 +38,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   temp_ = path_ + unique_suffix();
   fd_ = open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {
-    fail("cannot write ", path_, ": ", std::strerror(errno),
-         " (check that the directory exists and is writable)");
+    fail_io("cannot write ", path_, ": ", std::strerror(errno),
+            " (check that the directory exists and is writable)");
   }
 }
 
@@ -57,8 +57,8 @@ void AtomicFile::write(std::string_view data) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int saved = n < 0 ? errno : ENOSPC;
-      fail("cannot write ", path_, ": ", std::strerror(saved),
-           saved == ENOSPC ? " (the disk is full; free space and retry)" : "");
+      fail_io("cannot write ", path_, ": ", std::strerror(saved),
+              saved == ENOSPC ? " (the disk is full; free space and retry)" : "");
     }
     written += static_cast<size_t>(n);
   }
@@ -68,10 +68,10 @@ void AtomicFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (fsync(fd) != 0 || close(fd) != 0) {
-    fail("cannot flush ", path_, ": ", std::strerror(errno));
+    fail_io("cannot flush ", path_, ": ", std::strerror(errno));
   }
   if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    fail("cannot rename ", temp_, " to ", path_, ": ", std::strerror(errno));
+    fail_io("cannot rename ", temp_, " to ", path_, ": ", std::strerror(errno));
   }
   committed_ = true;
   sync_directory(parent_of(path_));
@@ -110,7 +110,7 @@ void TempDir::commit() {
   }
   sync_directory(temp_path_);
   if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
-    fail("cannot rename ", temp_path_, " to ", final_path_, ": ", std::strerror(errno));
+    fail_io("cannot rename ", temp_path_, " to ", final_path_, ": ", std::strerror(errno));
   }
   committed_ = true;
   sync_directory(parent_of(final_path_));

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace directgnn {
 
@@ -19,17 +20,21 @@ void request_stop(int signal);
 // Forgets a recorded stop (tests).
 void clear_stop();
 
-// Thrown once work has stopped cleanly on a signal; the front end prints `message` and exits
-// with exit_code() (130 for SIGINT, 143 for SIGTERM).
+// Thrown once work has stopped cleanly on a signal; the front end prints `message`, says how
+// to resume from state_dir() where the work saved its state there, and exits with exit_code()
+// (130 for SIGINT, 143 for SIGTERM).
 class Interrupted : public std::runtime_error {
  public:
-  Interrupted(int signal, const std::string& message)
-      : std::runtime_error(message), signal_(signal) {}
+  Interrupted(int signal, const std::string& message, std::string state_dir = {})
+      : std::runtime_error(message), signal_(signal), state_dir_(std::move(state_dir)) {}
   int signal() const { return signal_; }
   int exit_code() const { return 128 + signal_; }
+  // Where the training state was saved, or empty.
+  const std::string& state_dir() const { return state_dir_; }
 
  private:
   int signal_;
+  std::string state_dir_;
 };
 
 }  // namespace directgnn

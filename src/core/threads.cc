@@ -18,7 +18,8 @@ int g_num_threads = 0;  // 0: never configured (a library user's process)
 }  // namespace
 
 void configure_threads(int num_threads) {
-  DGNN_CHECK(num_threads >= 0, "--threads must be 0 (all cores) or positive, got ", num_threads);
+  DGNN_CHECK_ARG(num_threads >= 0, "threads", "must be 0 (all cores) or positive, got ",
+                 num_threads);
   if (num_threads == 0)
     num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   g_num_threads = num_threads;

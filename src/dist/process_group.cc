@@ -111,11 +111,11 @@ DistBackend agree_on_backend(const DistEnv& env, c10d::Store& store, const DistO
   if (options.backend == DistBackend::kAuto) return DistBackend::kGloo;
   std::string list;
   for (int r : without) list += (list.empty() ? "" : ", ") + std::to_string(r);
-  fail("--dist-backend nccl: rank(s) ", list, " have no GPU of their own (this rank sees ", gpus,
-       " GPU(s) for ", env.local_world_size,
-       " ranks on its machine, and trains on --device auto|cuda: ",
-       options.gpu_by_rank ? "yes" : "no",
-       "); NCCL needs one GPU per rank: use --dist-backend gloo or auto");
+  fail_argument("dist_backend", "nccl: rank(s) ", list,
+                " have no GPU of their own (this rank sees ", gpus, " GPU(s) for ",
+                env.local_world_size, " ranks on its machine, and trains on device auto or cuda: ",
+                options.gpu_by_rank ? "yes" : "no",
+                "); NCCL needs one GPU per rank: use gloo or auto");
 }
 
 }  // namespace
@@ -166,11 +166,11 @@ void run(const DistEnv& env, std::chrono::seconds timeout, const char* what, Op&
     op()->wait(timeout);
   } catch (const c10::Error& e) {
     fail("rank ", env.rank, " of ", env.world_size, ": ", what,
-         " failed (another rank has stopped or is unreachable; the limit is --dist-timeout ",
+         " failed (another rank has stopped or is unreachable; the limit, dist_timeout, is ",
          timeout.count(), " s): ", e.what_without_backtrace());
   } catch (const std::exception& e) {
     fail("rank ", env.rank, " of ", env.world_size, ": ", what,
-         " failed (another rank has stopped or is unreachable; the limit is --dist-timeout ",
+         " failed (another rank has stopped or is unreachable; the limit, dist_timeout, is ",
          timeout.count(), " s): ", e.what());
   }
 }

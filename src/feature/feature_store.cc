@@ -18,8 +18,9 @@ void check_range(const Id* ids, int64_t count, int64_t num_rows) {
   const int64_t i = first_index_where(count, 1 << 16, [&](int64_t k) {
     return ids[k] < 0 || static_cast<int64_t>(ids[k]) >= num_rows;
   });
-  DGNN_CHECK(i < 0, "feature gather: ids[", i, "] = ", i < 0 ? 0 : static_cast<int64_t>(ids[i]),
-             " is out of range for a table of ", num_rows, " rows");
+  DGNN_CHECK_INDEX(i < 0, "feature gather: ids[", i,
+                   "] = ", i < 0 ? 0 : static_cast<int64_t>(ids[i]),
+                   " is out of range for a table of ", num_rows, " rows");
 }
 
 void check_range_on_device(const at::Tensor& ids, int64_t num_rows) {
@@ -27,8 +28,8 @@ void check_range_on_device(const at::Tensor& ids, int64_t num_rows) {
   const at::Tensor bad = at::logical_or(ids < 0, ids >= num_rows);
   if (!bad.any().item<bool>()) return;
   const int64_t i = bad.nonzero().min().item<int64_t>();
-  fail("feature gather: ids[", i, "] = ", ids[i].item<int64_t>(),
-       " is out of range for a table of ", num_rows, " rows");
+  fail_index("feature gather: ids[", i, "] = ", ids[i].item<int64_t>(),
+             " is out of range for a table of ", num_rows, " rows");
 }
 
 }  // namespace
@@ -38,7 +39,7 @@ Placement parse_placement(const std::string& name) {
   if (name == "pinned") return Placement::kPinned;
   if (name == "device") return Placement::kDevice;
   if (name == "disk") return Placement::kDisk;
-  fail("--features '", name, "' is not a placement (use host, pinned, device or disk)");
+  fail_argument("features", "'", name, "' is not a placement (use host, pinned, device or disk)");
 }
 
 std::string placement_name(Placement placement) {
@@ -60,7 +61,8 @@ GatherMethod parse_gather_method(const std::string& name) {
   if (name == "cpu-copy") return GatherMethod::kCpuCopy;
   if (name == "zero-copy") return GatherMethod::kZeroCopy;
   if (name == "aligned") return GatherMethod::kAligned;
-  fail("--gather '", name, "' is not a gather method (use auto, cpu-copy, zero-copy or aligned)");
+  fail_argument("gather", "'", name,
+                "' is not a gather method (use auto, cpu-copy, zero-copy or aligned)");
 }
 
 std::string gather_method_name(GatherMethod method) {
@@ -84,9 +86,9 @@ GatherMethod default_gather_method(Placement placement) {
 }
 
 void check_ids_in_range(const at::Tensor& ids, int64_t num_rows) {
-  DGNN_CHECK(ids.dim() == 1, "feature gather: ids must be 1-D, got ", ids.dim(), " dimensions");
-  DGNN_CHECK(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong,
-             "feature gather: ids have dtype ", ids.scalar_type(), "; use int32 or int64");
+  DGNN_CHECK_ARG(ids.dim() == 1, "ids", "must be 1-D, got ", ids.dim(), " dimensions");
+  DGNN_CHECK_TYPE(ids.scalar_type() == at::kInt || ids.scalar_type() == at::kLong,
+                  "feature gather: ids have dtype ", ids.scalar_type(), "; use int32 or int64");
   if (!ids.device().is_cpu()) return check_range_on_device(ids, num_rows);
   DGNN_CHECK(ids.is_contiguous(), "feature gather: ids must be contiguous");
   if (ids.scalar_type() == at::kInt) {
@@ -98,36 +100,36 @@ void check_ids_in_range(const at::Tensor& ids, int64_t num_rows) {
 
 FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_index)
     : table_(std::move(table)), placement_(placement), device_index_(device_index) {
-  DGNN_CHECK(table_.defined() && table_.dim() == 2, "feature table must be a 2-D tensor");
+  DGNN_CHECK_ARG(table_.defined() && table_.dim() == 2, "table", "must be a 2-D tensor");
   if (!table_.is_contiguous()) table_ = table_.contiguous();
   if (table_.is_cuda()) {
     // Already on a GPU: kept where it is (no copy), at whatever address it starts.
-    DGNN_CHECK(placement_ == Placement::kDevice, "feature table on ", table_.device().str(),
-               ": a table already on a GPU can only be placed 'device' (it stays where it is), "
-               "not '",
-               placement_name(placement_), "'; move it to the CPU with .cpu() first");
+    DGNN_CHECK_ARG(placement_ == Placement::kDevice, "features", "a table already on ",
+                   table_.device().str(),
+                   " can only be placed 'device' (it stays where it is), "
+                   "not '",
+                   placement_name(placement_), "'; move it to the CPU with .cpu() first");
     device_index_ = table_.device().index();
     device_table_ = table_;
     device_rows_ = device_table_.data_ptr();
     return;
   }
-  DGNN_CHECK(table_.device().is_cpu(), "feature table on ", table_.device().str(),
-             ": use a CPU or CUDA tensor");
-  DGNN_CHECK(placement_ != Placement::kDisk,
-             "--features disk reads rows from a .npy file: build the store with "
-             "FeatureStore::on_disk (from a dataset directory)");
+  DGNN_CHECK_TYPE(table_.device().is_cpu(), "feature table on ", table_.device().str(),
+                  ": use a CPU or CUDA tensor");
+  DGNN_CHECK_ARG(placement_ != Placement::kDisk, "features",
+                 "disk reads rows from a .npy file: build the store with FeatureStore::on_disk "
+                 "(from a dataset directory)");
   if (placement_ == Placement::kHost) return;
   const int64_t bytes = table_.numel() * table_.element_size();
   if (placement_ == Placement::kPinned) {
-    gpu::check_pinnable(bytes, "--features pinned: the feature table",
-                        "use --features host (the CPU gathers from the memory-mapped table), or "
-                        "halve it with convert --feat-dtype float16");
+    gpu::check_pinnable(bytes, "features", "pinned: the feature table",
+                        "set features to host (the CPU gathers from the memory-mapped table), or "
+                        "halve the table with float16 features (directgnn convert writes them)");
   }
-  DGNN_CHECK(gpu::available(), "--features ", placement_name(placement_), " needs a GPU, but ",
-             gpu::unavailable_reason(), "; use --features host");
-  DGNN_CHECK(device_index_ >= 0 && device_index_ < gpu::device_count(), "--features ",
-             placement_name(placement_), ": device ", device_index_, " does not exist (this ",
-             "machine has ", gpu::device_count(), " GPU(s))");
+  DGNN_CHECK_ARG(gpu::available(), "features", placement_name(placement_), " needs a GPU, but ",
+                 gpu::unavailable_reason(), "; set features to host");
+  DGNN_CHECK_ARG(device_index_ >= 0 && device_index_ < gpu::device_count(), "device", device_index_,
+                 " does not exist (this machine has ", gpu::device_count(), " GPU(s))");
   if (placement_ == Placement::kPinned) {
     if (bytes > 0) {
       pin_ = gpu::pin_host_memory(table_.data_ptr(), static_cast<size_t>(bytes), device_index_);
@@ -136,28 +138,28 @@ FeatureStore::FeatureStore(at::Tensor table, Placement placement, int device_ind
     return;
   }
   // The table and room for training (activations, the model, the sampler) must fit.
-  gpu::check_fits_on_device(bytes, device_index_, "--features device: the feature table",
-                            "use --features pinned to read it from host memory (zero-copy), or "
-                            "halve it with convert --feat-dtype float16");
+  gpu::check_fits_on_device(bytes, device_index_, "features", "device: the feature table",
+                            "set features to pinned to read it from host memory (zero-copy), or "
+                            "halve the table with float16 features");
   try {
     device_table_ =
         table_.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device_index_)));
   } catch (const std::exception& e) {
-    fail("--features device: copying the feature table (", gib_text(bytes),
-         ") to cuda:", device_index_,
-         " failed; use --features pinned to read it from host memory. (", e.what(), ")");
+    fail_argument("features", "device: copying the feature table (", gib_text(bytes),
+                  ") to cuda:", device_index_,
+                  " failed; set features to pinned to read it from host memory. (", e.what(), ")");
   }
   device_rows_ = device_table_.data_ptr();
 }
 
 FeatureStore FeatureStore::as_is(at::Tensor table, int device_index, bool detect_pinned) {
-  DGNN_CHECK(table.defined() && table.dim() == 2, "feature table must be a 2-D tensor");
-  DGNN_CHECK(table.is_contiguous(),
-             "feature table is not contiguous; the gather reads rows in place, so pass "
-             "table.contiguous() once (a copy) and gather from that");
+  DGNN_CHECK_ARG(table.defined() && table.dim() == 2, "table", "must be a 2-D tensor");
+  DGNN_CHECK_ARG(table.is_contiguous(), "table",
+                 "not contiguous; the gather reads rows in place, so pass table.contiguous() "
+                 "once (a copy) and gather from that");
   if (table.is_cuda()) return FeatureStore(std::move(table), Placement::kDevice);
-  DGNN_CHECK(table.device().is_cpu(), "feature table on ", table.device().str(),
-             ": use a CPU or CUDA tensor");
+  DGNN_CHECK_TYPE(table.device().is_cpu(), "feature table on ", table.device().str(),
+                  ": use a CPU or CUDA tensor");
   FeatureStore store;
   store.table_ = std::move(table);
   store.device_index_ = device_index;
@@ -178,8 +180,8 @@ FeatureStore FeatureStore::as_is(at::Tensor table, int device_index, bool detect
 
 FeatureStore FeatureStore::on_disk(at::Tensor table, const std::string& path,
                                    const disk::RowFileOptions& options, int device_index) {
-  DGNN_CHECK(table.defined() && table.dim() == 2 && table.device().is_cpu(),
-             "--features disk: the feature table must be a 2-D CPU tensor");
+  DGNN_CHECK_TYPE(table.defined() && table.dim() == 2 && table.device().is_cpu(),
+                  "features disk: the feature table must be a 2-D CPU tensor");
   auto file = std::make_shared<const disk::RowFile>(path, options);
   DGNN_CHECK(file->num_rows() == table.size(0) && file->dim() == table.size(1) &&
                  file->dtype() == table.scalar_type(),
@@ -196,10 +198,9 @@ FeatureStore FeatureStore::on_disk(at::Tensor table, const std::string& path,
 
 void FeatureStore::cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
                                   const std::function<void(int64_t, int64_t)>& progress) {
-  DGNN_CHECK(disk_ != nullptr,
-             "--feature-cache-gib caches rows of a table read from disk; the "
-             "table is ",
-             placement_name(placement_), ": add --features disk, or drop the cache");
+  DGNN_CHECK_ARG(disk_ != nullptr, "feature_cache_gib",
+                 "the cache keeps rows of a table read from disk; the table is ",
+                 placement_name(placement_), ": set features to disk, or drop the cache");
   cache_.reset();  // the old one's memory goes before the new one is filled
   cache_ = std::make_shared<const disk::RowCache>(*disk_, ranked, bytes, progress);
 }
@@ -222,9 +223,10 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
                                 const GatherOptions& options) const {
   const at::Tensor ids = ids_in.contiguous();
   if (device.is_cpu()) {
-    DGNN_CHECK(options.method == GatherMethod::kAuto || options.method == GatherMethod::kCpuCopy,
-               "feature gather: method '", gather_method_name(options.method),
-               "' gathers onto a GPU, but the target device is the CPU");
+    DGNN_CHECK_ARG(
+        options.method == GatherMethod::kAuto || options.method == GatherMethod::kCpuCopy, "gather",
+        gather_method_name(options.method),
+        " gathers onto a GPU, but the target device is the CPU");
     if (placement_ == Placement::kDevice) {
       check_ids_in_range(ids, num_rows());
       return device_table_.index_select(0, ids.to(device_table_.device())).cpu();
@@ -243,15 +245,16 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
              " for cuda:", device_index_, "; gather onto that device");
   const GatherMethod method =
       options.method == GatherMethod::kAuto ? default_gather_method(placement_) : options.method;
-  DGNN_CHECK(method == GatherMethod::kCpuCopy || placement_ != Placement::kHost,
-             "feature gather: method '", gather_method_name(method),
-             "' has GPU threads read the table, which needs it pinned (--features pinned; "
-             "from Python a UnifiedTensor or pin_memory()) or on the GPU (--features device); "
-             "the table is in plain host memory");
-  DGNN_CHECK(method != GatherMethod::kCpuCopy || placement_ != Placement::kDevice,
-             "feature gather: method 'cpu-copy' copies from host memory, but the table is on "
-             "the GPU; use zero-copy, aligned or auto");
-  DGNN_CHECK(options.max_threads >= 0, "feature gather: max_threads must be >= 0");
+  DGNN_CHECK_ARG(method == GatherMethod::kCpuCopy || placement_ != Placement::kHost, "gather",
+                 gather_method_name(method),
+                 " has GPU threads read the table, which needs it pinned (features pinned; "
+                 "from Python a UnifiedTensor or pin_memory()) or on the GPU (features "
+                 "device); the table is in plain host memory");
+  DGNN_CHECK_ARG(method != GatherMethod::kCpuCopy || placement_ != Placement::kDevice, "gather",
+                 "cpu-copy copies from host memory, but the table is on the GPU; use zero-copy, "
+                 "aligned or auto");
+  DGNN_CHECK_ARG(options.max_threads >= 0, "max_threads", "must be >= 0, got ",
+                 options.max_threads);
   check_ids_in_range(ids, num_rows());
   gpu::GatherSource source;
   source.host_table = table_;

@@ -8,7 +8,7 @@ namespace {
 
 [[noreturn]] void no_cuda(const char* what) {
   fail(what, " needs a GPU, but ", unavailable_reason(),
-       ". Use --features host (CPU gather), or rebuild against a CUDA build of PyTorch "
+       ". Set features to host (CPU gather), or rebuild against a CUDA build of PyTorch "
        "(see bench/gpu/run.sh)");
 }
 

@@ -9,7 +9,7 @@ namespace {
   fail(what,
        " needs a GPU, but this build of directgnn has no CUDA (DIRECTGNN_CUDA=OFF, or a "
        "CPU-only torch); "
-       "use --device cpu, or build against a CUDA torch (docs/gather.md)");
+       "use device cpu, or build against a CUDA torch (docs/gather.md)");
 }
 
 }  // namespace

@@ -104,8 +104,8 @@ void draw_edges(const RmatOptions& o, int scale, const Relabel& relabel, int64_t
 void check_rmat_options(const RmatOptions& o) {
   DGNN_CHECK(o.num_nodes >= 2 && o.num_nodes <= (int64_t{1} << 40),
              "rmat: the graph needs between 2 and 2^40 nodes (got ", o.num_nodes, ")");
-  DGNN_CHECK(o.edge_factor > 0 && std::isfinite(o.edge_factor),
-             "rmat: --edge-factor must be positive (got ", o.edge_factor, ")");
+  DGNN_CHECK_ARG(o.edge_factor > 0 && std::isfinite(o.edge_factor), "edge_factor",
+                 "must be positive (got ", o.edge_factor, ")");
   DGNN_CHECK(o.a > 0 && o.b >= 0 && o.c >= 0 && o.a + o.b + o.c < 1,
              "rmat: quadrant probabilities need a > 0, b, c >= 0 and a + b + c < 1 (got a=", o.a,
              ", b=", o.b, ", c=", o.c, ")");
@@ -145,8 +145,8 @@ RmatGraph generate_rmat(const RmatOptions& o) {
 void add_rmat_labels_and_split(const RmatDatasetOptions& o, const at::Tensor& rmat_id,
                                Dataset& ds) {
   const int64_t n = rmat_id.numel(), classes = o.num_classes;
-  DGNN_CHECK(classes >= 2 && classes <= n, "rmat: --classes must be in [2, nodes] (got ", classes,
-             ")");
+  DGNN_CHECK_ARG(classes >= 2 && classes <= n, "num_classes", "must be in [2, nodes] (got ",
+                 classes, ")");
   const double f_train = o.train_fraction, f_val = o.val_fraction, f_test = o.test_fraction;
   DGNN_CHECK(f_train > 0 && f_val > 0 && f_test > 0 && f_train + f_val + f_test <= 1,
              "rmat: split fractions must be positive and sum to at most 1 (got ", f_train, ", ",
@@ -175,7 +175,7 @@ void add_rmat_labels_and_split(const RmatDatasetOptions& o, const at::Tensor& rm
 }
 
 at::Tensor make_rmat_features(const RmatDatasetOptions& o, const at::Tensor& labels) {
-  DGNN_CHECK(o.feat_dim > 0, "rmat: --feat-dim must be positive");
+  DGNN_CHECK_ARG(o.feat_dim > 0, "feat_dim", "must be positive");
   DGNN_CHECK(o.feat_dtype == at::kFloat || o.feat_dtype == at::kHalf,
              "rmat: features are float32 or float16, not ", o.feat_dtype);
   const int64_t n = labels.numel();
@@ -197,7 +197,7 @@ at::Tensor make_rmat_features(const RmatDatasetOptions& o, const at::Tensor& lab
 }
 
 Dataset make_rmat_dataset(const RmatDatasetOptions& o) {
-  DGNN_CHECK(o.feat_dim > 0, "rmat: --feat-dim must be positive");
+  DGNN_CHECK_ARG(o.feat_dim > 0, "feat_dim", "must be positive");
   RmatGraph g = generate_rmat(o.graph);
   Dataset ds;
   ds.name = "rmat";

@@ -60,13 +60,13 @@ ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t
 
 ChosenSplit choose_split(const Dataset& dataset, int64_t index, uint64_t seed) {
   if (dataset.splits.empty()) {
-    DGNN_CHECK(index == 0, dataset.source, ": has no stored splits, so --split ", index,
-               " does not exist (omit --split to use a seeded random split)");
+    DGNN_CHECK_ARG(index == 0, "split", dataset.source, " has no stored splits, so split ", index,
+                   " does not exist (leave split at 0 to use a seeded random split)");
     return random_split(dataset.labels, dataset.num_classes, seed);
   }
   const auto count = static_cast<int64_t>(dataset.splits.size());
-  DGNN_CHECK(index >= 0 && index < count, dataset.source, ": --split ", index,
-             " is out of range; the dataset has ", count, " split(s): use 0..", count - 1);
+  DGNN_CHECK_ARG(index >= 0 && index < count, "split", index, " is out of range; ", dataset.source,
+                 " has ", count, " split(s): use 0..", count - 1);
   ChosenSplit out;
   out.split = dataset.splits[index];
   out.description = "dataset split " + std::to_string(index) + " of " + std::to_string(count) +

@@ -40,7 +40,7 @@ size_t find_column(const std::vector<std::string>& header, const std::string& na
 
 size_t id_column(const std::vector<std::string>& header, const std::string& name,
                  const std::string& where) {
-  if (!name.empty()) return find_column(header, name, "--id-column", where);
+  if (!name.empty()) return find_column(header, name, "id_column", where);
   for (size_t c = 0; c < header.size(); ++c) {
     if (trimmed(header[c]) == "id") return c;
   }
@@ -83,10 +83,10 @@ Row parse_row(const CsvRecord& record, size_t id_col, size_t label_col,
   const std::string here = where + " line " + std::to_string(record.line) + ": ";
   DGNN_CHECK(parse_int(id_text, row.node) && row.node >= 0, here, "'", id_text, "' in column '",
              header[id_col], "' is not a node id (a non-negative integer as in the edge list); ",
-             "pick the id column with --id-column");
+             "pick the id column with id_column");
   DGNN_CHECK(row.node < num_nodes, here, "node ", row.node,
              " is not in the graph (its nodes are 0 to ", num_nodes - 1,
-             "); remove the row, or give --features with one row per node");
+             "); remove the row, or give features with one row per node");
   DGNN_CHECK(!row.name.empty(), here, "node ", row.node, " has no label in column '",
              header[label_col], "'; remove the row to leave the node unlabelled");
   DGNN_CHECK(is_valid_utf8(row.name), here, "the label in column '", header[label_col],
@@ -105,10 +105,9 @@ NamedLabels read_csv_labels(const TextSource& source, int64_t num_nodes,
   DGNN_CHECK(reader.next(header), where,
              ": is empty; expected a header line naming the columns, then one row per node");
   DGNN_CHECK(!columns.label.empty(), where,
-             ": give the column holding the classes with "
-             "--label-column NAME (columns: ",
+             ": name the column holding the classes with label_column (columns: ",
              column_list(header.fields), ")");
-  const size_t label_col = find_column(header.fields, columns.label, "--label-column", where);
+  const size_t label_col = find_column(header.fields, columns.label, "label_column", where);
   const size_t id_col = id_column(header.fields, columns.id, where);
   std::vector<Row> rows;
   std::vector<int64_t> first_line(static_cast<size_t>(num_nodes), 0);

@@ -21,7 +21,8 @@ at::Tensor check_ids(const at::Tensor& ids, int64_t num_nodes, const at::Tensor&
   DGNN_CHECK(ids.scalar_type() == at::kLong || ids.scalar_type() == at::kInt, where, ": ", field,
              " has dtype ", ids.scalar_type(), "; node ids must be int32 or int64");
   DGNN_CHECK(ids.numel() > 0, where, ": ", field,
-             " is empty; every split needs at least one node (pick another --split or split)");
+             " is empty; every split needs at least one node (pick another split, or split the "
+             "dataset anew)");
   at::Tensor out = ids.to(at::kLong).contiguous();
   const int64_t* p = out.data_ptr<int64_t>();
   const int64_t* lab = labels.data_ptr<int64_t>();

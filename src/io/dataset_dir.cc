@@ -48,7 +48,7 @@ void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string
   const bool overflow = part.scalar_type() == at::kHalf && std::isinf(value);
   fail(path, ": features row ", begin + row, " column ", col, " is ", value,
        overflow ? " once stored as float16, which holds at most +-65504; keep float32 "
-                  "(--feat-dtype float32) or scale the features"
+                  "features or scale them"
                 : "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
 }
 

@@ -287,11 +287,11 @@ std::vector<std::string> npy_strings(const uint8_t* data, size_t size, const std
 
 MappedFile::MappedFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("cannot open ", path, ": ", std::strerror(errno));
+  if (fd < 0) fail_io("cannot open ", path, ": ", std::strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     close(fd);
-    fail("cannot stat ", path, ": ", std::strerror(errno));
+    fail_io("cannot stat ", path, ": ", std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
@@ -309,7 +309,7 @@ MappedFile::MappedFile(const std::string& path) {
   close(fd);
   if (data_ == MAP_FAILED) {
     data_ = nullptr;
-    fail("cannot memory-map ", path, ": ", std::strerror(saved));
+    fail_io("cannot memory-map ", path, ": ", std::strerror(saved));
   }
 }
 

@@ -201,7 +201,7 @@ bool labels_are_csv(const ImportOptions& options) {
   const std::string& p = options.labels_path;
   if (ends_with(p, ".npy")) {
     DGNN_CHECK(options.label_column.empty() && options.id_column.empty(), p,
-               ": --label-column and --id-column are for CSV labels; a .npy holds one integer "
+               ": label_column and id_column are for CSV labels; a .npy holds one integer "
                "per node");
     return false;
   }
@@ -287,8 +287,8 @@ Dataset import_ogb(const std::string& dir, const ImportOptions& options) {
 
 Dataset import_edge_list(const std::string& path, const ImportOptions& options) {
   DGNN_CHECK(!options.labels_path.empty(), path,
-             ": an edge list carries no labels; give them with --labels LABELS.npy (one integer "
-             "per node, -1 for unlabelled) or --labels TABLE.csv --label-column NAME");
+             ": an edge list carries no labels; give them as labels: a LABELS.npy (one integer "
+             "per node, -1 for unlabelled) or a TABLE.csv with its label_column");
   auto [src, dst] = parse_edge_lines(path, true);
   DGNN_CHECK(src.numel() > 0, path, ": no edges found");
   Dataset ds;

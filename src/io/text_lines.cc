@@ -27,7 +27,7 @@ class GzFile {
       return;
     }
     file_ = gzopen(path_.c_str(), "rb");
-    if (file_ == nullptr) fail(path_, ": cannot open (", std::strerror(errno), ")");
+    if (file_ == nullptr) fail_io(path_, ": cannot open (", std::strerror(errno), ")");
     gzbuffer(file_, 1 << 20);
   }
   ~GzFile() {

@@ -88,9 +88,9 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
   const auto bytes = static_cast<int64_t>(wanted);
   const int64_t cache_bytes = bytes / row_bytes * row_bytes;
   const HostMemory memory = host_memory();
-  DGNN_CHECK(memory.available == 0 || cache_bytes < memory.available, "--feature-cache-gib ",
-             options.gib, " asks for ", gib_text(cache_bytes), " of RAM, but only ",
-             gib_text(memory.available), " are available; give a smaller --feature-cache-gib");
+  DGNN_CHECK_ARG(memory.available == 0 || cache_bytes < memory.available, "feature_cache_gib",
+                 options.gib, " asks for ", gib_text(cache_bytes), " of RAM, but only ",
+                 gib_text(memory.available), " are available; give a smaller cache");
   std::string how = "by in-degree";
   at::Tensor ranked;
   if (options.ranking == disk::CacheRanking::kDegree) {

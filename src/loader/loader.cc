@@ -23,12 +23,12 @@ double seconds_since(Clock::time_point start) {
 // Settings made by hand (tests, or a field set after resolve_loader), checked before anything
 // is built from them.
 LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
-  DGNN_CHECK(s.batch_size >= 1, "--batch-size must be positive, got ", s.batch_size);
-  DGNN_CHECK(s.prefetch >= 0 && s.prefetch <= 64, "--prefetch must be in 0..64, got ", s.prefetch);
-  DGNN_CHECK(s.workers >= 1 && s.workers <= 64, "--sampler-workers must be in 1..64, got ",
-             s.workers);
-  DGNN_CHECK(!s.gpu_sampler || s.device.is_cuda(),
-             "--sampler gpu samples on a GPU, but minibatches go to the CPU");
+  DGNN_CHECK_ARG(s.batch_size >= 1, "batch_size", "must be positive, got ", s.batch_size);
+  DGNN_CHECK_ARG(s.prefetch >= 0 && s.prefetch <= 64, "prefetch", "must be in 0..64, got ",
+                 s.prefetch);
+  DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
+  DGNN_CHECK_ARG(!s.gpu_sampler || s.device.is_cuda(), "sampler",
+                 "gpu samples on a GPU, but minibatches go to the CPU");
   DGNN_CHECK(!s.sources_in_place || can_read_sources_in_place(dataset, s),
              "loader: sources_in_place reads a host table on the CPU only, a contiguous "
              "float32 matrix");
@@ -56,12 +56,11 @@ void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
 FeatureStore make_store(const Dataset& ds, const LoaderSettings& o) {
   const int index = o.device.is_cuda() ? std::max<int>(0, o.device.index()) : 0;
   if (o.features != Placement::kDisk) return FeatureStore(ds.features, o.features, index);
-  DGNN_CHECK(!ds.features_path.empty(),
-             "--features disk reads feature rows from a dataset "
-             "directory's features.npy, but ",
-             ds.source.empty() ? "this dataset" : ds.source,
-             " is not one; write one with: directgnn convert ",
-             ds.source.empty() ? "IN" : ds.source, " DIR");
+  DGNN_CHECK_ARG(!ds.features_path.empty(), "features",
+                 "disk reads feature rows from a dataset directory's features.npy, but ",
+                 ds.source.empty() ? "this dataset" : ds.source,
+                 " was not loaded from one; write one (directgnn convert SOURCE DIR) and load "
+                 "that");
   return FeatureStore::on_disk(ds.features, ds.features_path, o.disk, index);
 }
 

@@ -14,12 +14,12 @@ DeviceChoice parse_device(const std::string& text) {
   if (text == "cpu") return DeviceChoice::cpu();
   if (text == "cuda") return DeviceChoice::cuda();
   if (text.rfind("cuda:", 0) == 0) {
-    DGNN_CHECK(
+    DGNN_CHECK_ARG(
         text.size() > 5 && text.size() < 9 && std::all_of(text.begin() + 5, text.end(), ::isdigit),
-        "--device '", text, "': use cuda or cuda:N");
+        "device", "'", text, "' is not a device; use cuda or cuda:N");
     return DeviceChoice::cuda(std::stoi(text.substr(5)));
   }
-  fail("--device '", text, "': use auto, cpu, cuda or cuda:N");
+  fail_argument("device", "'", text, "' is not a device; use auto, cpu, cuda or cuda:N");
 }
 
 std::string device_choice_name(const DeviceChoice& choice) {
@@ -38,7 +38,7 @@ SamplerChoice parse_sampler(const std::string& text) {
   if (text == "auto") return SamplerChoice::kAuto;
   if (text == "cpu") return SamplerChoice::kCpu;
   if (text == "gpu") return SamplerChoice::kGpu;
-  fail("--sampler '", text, "': use auto, cpu or gpu");
+  fail_argument("sampler", "'", text, "' is not a sampler; use auto, cpu or gpu");
 }
 
 std::string sampler_name(SamplerChoice choice) {
@@ -63,18 +63,18 @@ std::optional<int> parse_prefetch(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  DGNN_CHECK(used == text.size() && !text.empty() && depth >= 0 && depth <= 64, "--prefetch '",
-             text, "': give auto or a number of minibatches in 0..64");
+  DGNN_CHECK_ARG(used == text.size() && !text.empty() && depth >= 0 && depth <= 64, "prefetch", "'",
+                 text, "': give auto or a number of minibatches in 0..64");
   return static_cast<int>(depth);
 }
 
 namespace {
 
-// With --device auto on a machine without a GPU, options that only make sense on a GPU name
+// With device auto on a machine without a GPU, options that only make sense on a GPU name
 // the missing GPU, not a mismatch.
 void check_gpu_only_choices(const LoaderOptions& c) {
   struct Wants {
-    const char* flag;
+    const char* parameter;
     std::string value;
     bool gpu;
   };
@@ -82,45 +82,44 @@ void check_gpu_only_choices(const LoaderOptions& c) {
   const bool gpu_gather =
       c.gather.method != GatherMethod::kAuto && c.gather.method != GatherMethod::kCpuCopy;
   for (const Wants& w :
-       {Wants{"--features", feature_placement_name(c.features), gpu_table},
-        Wants{"--gather", gather_method_name(c.gather.method), gpu_gather},
-        Wants{"--sampler", sampler_name(c.sampler), c.sampler == SamplerChoice::kGpu}}) {
-    DGNN_CHECK(!w.gpu, w.flag, " ", w.value, " needs a GPU, but ", gpu::unavailable_reason(),
-               "; leave it out to train on the CPU");
+       {Wants{"features", feature_placement_name(c.features), gpu_table},
+        Wants{"gather", gather_method_name(c.gather.method), gpu_gather},
+        Wants{"sampler", sampler_name(c.sampler), c.sampler == SamplerChoice::kGpu}}) {
+    DGNN_CHECK_ARG(!w.gpu, w.parameter, w.value, " needs a GPU, but ", gpu::unavailable_reason(),
+                   "; leave ", w.parameter, " at auto to train on the CPU");
   }
 }
 
 void check_counts(const LoaderOptions& o) {
   check_fanouts(o.fanouts, static_cast<int64_t>(o.fanouts.size()));
-  DGNN_CHECK(o.batch_size >= 1, "--batch-size must be positive, got ", o.batch_size);
-  DGNN_CHECK(!o.prefetch || (*o.prefetch >= 0 && *o.prefetch <= 64),
-             "--prefetch must be in 0..64, got ", o.prefetch.value_or(0));
-  DGNN_CHECK(o.workers >= 1 && o.workers <= 64, "--sampler-workers must be in 1..64, got ",
-             o.workers);
-  DGNN_CHECK(o.cache.gib >= 0, "--feature-cache-gib must not be negative, got ", o.cache.gib);
+  DGNN_CHECK_ARG(o.batch_size >= 1, "batch_size", "must be positive, got ", o.batch_size);
+  DGNN_CHECK_ARG(!o.prefetch || (*o.prefetch >= 0 && *o.prefetch <= 64), "prefetch",
+                 "must be in 0..64, got ", o.prefetch.value_or(0));
+  DGNN_CHECK_ARG(o.workers >= 1 && o.workers <= 64, "workers", "must be in 1..64, got ", o.workers);
+  DGNN_CHECK_ARG(o.cache.gib >= 0, "feature_cache_gib", "must not be negative, got ", o.cache.gib);
 }
 
 // The placement, gather method and sampler of `s` (its device resolved) from `o`.
 void resolve_data_path(const LoaderOptions& o, const Dataset& ds, LoaderSettings& s) {
   s.features = resolve_feature_placement(o.features, ds.features, s.gpu());
-  DGNN_CHECK(s.gpu() || s.features == Placement::kHost || s.features == Placement::kDisk,
-             "--features ", placement_name(s.features),
-             " keeps the table for a GPU to read, but training runs on the CPU: use --features "
-             "host or disk, or --device cuda");
-  DGNN_CHECK(o.cache.gib == 0 || s.features == Placement::kDisk,
-             "--feature-cache-gib keeps hot rows of a table read from disk in RAM; add "
-             "--features disk (other placements hold the whole table already)");
-  DGNN_CHECK(s.gpu() || o.gather.method == GatherMethod::kAuto ||
-                 o.gather.method == GatherMethod::kCpuCopy,
-             "--gather ", gather_method_name(o.gather.method),
-             " gathers onto a GPU, but training runs on the CPU");
+  DGNN_CHECK_ARG(s.gpu() || s.features == Placement::kHost || s.features == Placement::kDisk,
+                 "features", placement_name(s.features),
+                 " keeps the table for a GPU to read, but training runs on the CPU: set "
+                 "features to host or disk, or device to cuda");
+  DGNN_CHECK_ARG(o.cache.gib == 0 || s.features == Placement::kDisk, "feature_cache_gib",
+                 "the cache keeps hot rows of a table read from disk in RAM; set features to "
+                 "disk (other placements hold the whole table already)");
+  DGNN_CHECK_ARG(s.gpu() || o.gather.method == GatherMethod::kAuto ||
+                     o.gather.method == GatherMethod::kCpuCopy,
+                 "gather", gather_method_name(o.gather.method),
+                 " gathers onto a GPU, but training runs on the CPU");
   s.gather = o.gather;
   if (s.gather.method == GatherMethod::kAuto) {
     s.gather.method = s.gpu() ? default_gather_method(s.features) : GatherMethod::kCpuCopy;
   }
-  DGNN_CHECK(s.gpu() || o.sampler != SamplerChoice::kGpu,
-             "--sampler gpu samples on a GPU, but training runs on the CPU: use "
-             "--sampler cpu, or --device cuda");
+  DGNN_CHECK_ARG(s.gpu() || o.sampler != SamplerChoice::kGpu, "sampler",
+                 "gpu samples on a GPU, but training runs on the CPU: set sampler to cpu, or "
+                 "device to cuda");
   s.gpu_sampler =
       o.sampler == SamplerChoice::kGpu || (o.sampler == SamplerChoice::kAuto && s.gpu());
 }
@@ -133,8 +132,8 @@ c10::Device resolve_device(const DeviceChoice& choice, const ProcessGroup* group
   if (device.kind == DeviceChoice::Kind::kAuto) {
     if (!gpu::available()) {
       if (note != nullptr) {
-        *note = "note: training on the CPU: " + gpu::unavailable_reason() +
-                " (--device cuda needs one)";
+        *note =
+            "note: training on the CPU: " + gpu::unavailable_reason() + " (device cuda needs one)";
       }
       return c10::Device(c10::kCPU);
     }
@@ -142,13 +141,13 @@ c10::Device resolve_device(const DeviceChoice& choice, const ProcessGroup* group
   }
   if (device.kind == DeviceChoice::Kind::kCpu) return c10::Device(c10::kCPU);
   const std::string name = device_choice_name(device);
-  DGNN_CHECK(gpu::available(), "--device ", name, ": ", gpu::unavailable_reason(),
-             "; use --device cpu");
+  DGNN_CHECK_ARG(gpu::available(), "device", name, ": ", gpu::unavailable_reason(),
+                 "; use device cpu");
   // A rank without an explicit index trains on its own GPU where there are enough.
   int index = group != nullptr ? rank_gpu(group->env(), gpu::device_count()) : 0;
   if (device.index >= 0) index = device.index;
-  DGNN_CHECK(index < gpu::device_count(), "--device ", name, ": this machine has ",
-             gpu::device_count(), " GPU(s)");
+  DGNN_CHECK_ARG(index < gpu::device_count(), "device", name, ": this machine has ",
+                 gpu::device_count(), " GPU(s)");
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 

@@ -32,7 +32,7 @@ class Pipeline {
   Pipeline(int64_t begin, int64_t end, int depth, int workers, std::function<T(int64_t)> produce,
            std::function<void()> on_worker_start = {})
       : next_(begin), claimed_(begin), end_(end), depth_(depth), produce_(std::move(produce)) {
-    DGNN_CHECK(depth >= 0, "--prefetch must not be negative, got ", depth);
+    DGNN_CHECK_ARG(depth >= 0, "prefetch", "must not be negative, got ", depth);
     DGNN_CHECK(workers >= 1, "the pipeline needs at least one worker, got ", workers);
     if (depth_ == 0) return;
     const int count = std::min<int64_t>(workers, std::max<int64_t>(int64_t{0}, end - begin));

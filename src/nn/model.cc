@@ -17,23 +17,36 @@
 
 namespace directgnn {
 
+ModelKind parse_model_kind(const std::string& name) {
+  if (name == "sage") return ModelKind::kSage;
+  if (name == "gcn") return ModelKind::kGcn;
+  if (name == "gat") return ModelKind::kGat;
+  fail_argument("model", "'", name, "' is unknown; use sage, gcn or gat");
+}
+
+const char* model_kind_name(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kSage:
+      return "sage";
+    case ModelKind::kGcn:
+      return "gcn";
+    case ModelKind::kGat:
+      return "gat";
+  }
+  return "unknown";
+}
+
 nlohmann::json ModelConfig::to_json() const {
-  return {{"arch", arch},
-          {"in_dim", in_dim},
-          {"hidden", hidden},
-          {"num_classes", num_classes},
-          {"layers", layers},
-          {"dropout", dropout},
-          {"norm", norm_name(norm)},
-          {"residual", residual},
-          {"heads", heads},
+  return {{"arch", model_kind_name(kind)}, {"in_dim", in_dim},     {"hidden", hidden},
+          {"num_classes", num_classes},    {"layers", layers},     {"dropout", dropout},
+          {"norm", norm_name(norm)},       {"residual", residual}, {"heads", heads},
           {"attn_dropout", attn_dropout}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string& where) {
   ModelConfig c;
   try {
-    c.arch = json.at("arch").get<std::string>();
+    c.kind = parse_model_kind(json.at("arch").get<std::string>());
     c.in_dim = json.at("in_dim").get<int64_t>();
     c.hidden = json.at("hidden").get<int64_t>();
     c.num_classes = json.at("num_classes").get<int64_t>();
@@ -53,14 +66,12 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& json, const std::string
 }
 
 void ModelConfig::validate() const {
-  DGNN_CHECK(arch == "sage" || arch == "gcn" || arch == "gat", "--model '", arch,
-             "' is unknown; use sage, gcn or gat");
-  DGNN_CHECK(layers >= 1, "--layers must be at least 1, got ", layers);
-  DGNN_CHECK(hidden >= 1, "--hidden must be positive, got ", hidden);
-  DGNN_CHECK(dropout >= 0.0 && dropout < 1.0, "--dropout must be in [0, 1), got ", dropout);
-  DGNN_CHECK(heads >= 1, "--heads must be at least 1, got ", heads);
-  DGNN_CHECK(attn_dropout >= 0.0 && attn_dropout < 1.0, "--attn-dropout must be in [0, 1), got ",
-             attn_dropout, "; use 0 for no attention dropout");
+  DGNN_CHECK_ARG(layers >= 1, "layers", "must be at least 1, got ", layers);
+  DGNN_CHECK_ARG(hidden >= 1, "hidden", "must be positive, got ", hidden);
+  DGNN_CHECK_ARG(dropout >= 0.0 && dropout < 1.0, "dropout", "must be in [0, 1), got ", dropout);
+  DGNN_CHECK_ARG(heads >= 1, "heads", "must be at least 1, got ", heads);
+  DGNN_CHECK_ARG(attn_dropout >= 0.0 && attn_dropout < 1.0, "attn_dropout",
+                 "must be in [0, 1), got ", attn_dropout, "; use 0 for no attention dropout");
   DGNN_CHECK(in_dim >= 1 && num_classes >= 2, "model needs an input dimension and >= 2 classes");
 }
 
@@ -71,9 +82,9 @@ GnnModel::GnnModel(const ModelConfig& config) : config_(config) {
     const int64_t in = l == 0 ? config_.in_dim : config_.hidden_width();
     const int64_t out = last ? config_.num_classes : config_.hidden_width();
     std::shared_ptr<torch::nn::Module> conv;
-    if (config_.arch == "sage") {
+    if (config_.kind == ModelKind::kSage) {
       conv = std::make_shared<SAGEConv>(in, out);
-    } else if (config_.arch == "gcn") {
+    } else if (config_.kind == ModelKind::kGcn) {
       conv = std::make_shared<GCNConv>(in, out);
     } else if (last) {
       conv = std::make_shared<GATConv>(in, out, 1, false, config_.attn_dropout);
@@ -102,16 +113,16 @@ GnnModel::GnnModel(const ModelConfig& config) : config_(config) {
 at::Tensor GnnModel::layer(size_t l, const Block& block, const at::Tensor& x_src,
                            const at::Tensor& x_dst) {
   at::Tensor h;
-  if (config_.arch == "sage") {
+  if (config_.kind == ModelKind::kSage) {
     h = static_cast<SAGEConv&>(*convs_[l]).forward(block, x_src, x_dst);
-  } else if (config_.arch == "gcn") {
+  } else if (config_.kind == ModelKind::kGcn) {
     h = static_cast<GCNConv&>(*convs_[l]).forward(block, x_src, x_dst);
   } else {
     h = static_cast<GATConv&>(*convs_[l]).forward(block, x_src, x_dst);
   }
   if (l + 1 < convs_.size()) {
     if (norms_[l]) h = norms_[l]->forward(h);
-    h = config_.arch == "gat" ? at::elu(h) : at::relu(h);
+    h = config_.kind == ModelKind::kGat ? at::elu(h) : at::relu(h);
     h = directgnn::dropout(h, config_.dropout, is_training());
     if (config_.residual) {
       h = h + (skip_weights_[l].defined() ? parallel_linear(x_dst, skip_weights_[l], at::Tensor())
@@ -128,7 +139,7 @@ at::Tensor GnnModel::forward(const std::vector<Block>& blocks, const at::Tensor&
   at::Tensor x = x_in.to(at::kFloat);
   size_t first = 0;
   if (source_table.defined()) {
-    DGNN_CHECK(config_.arch == "sage" || config_.arch == "gcn",
+    DGNN_CHECK(config_.aggregates_sources_first(),
                "forward: only SAGE and GCN read their sources from a table; pass them as x");
     DGNN_CHECK(x.size(0) == blocks[0].num_dst && source_table.scalar_type() == at::kFloat,
                "forward: with a source table, x must hold block 0's ", blocks[0].num_dst,
@@ -224,7 +235,7 @@ at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& featur
     // A float16 table (possibly larger than memory) is never widened as a whole: each chunk
     // reads and widens just the rows its edges touch. GAT projects its sources before
     // aggregating, so it too takes just those rows, not the whole table once per chunk.
-    const bool narrow_table = x.scalar_type() != at::kFloat || config_.arch == "gat";
+    const bool narrow_table = x.scalar_type() != at::kFloat || !config_.aggregates_sources_first();
     const at::Tensor src_degree = in.all ? degree : degree.index_select(0, in.ids);
     for (int64_t lo = 0; lo < count; lo += chunk) {
       const int64_t hi = std::min(count, lo + chunk);

@@ -28,8 +28,14 @@
 
 namespace directgnn {
 
+// The layer type of a model: GraphSAGE (mean), GCN, or GAT (graph attention).
+enum class ModelKind { kSage, kGcn, kGat };
+// "sage", "gcn" or "gat"; anything else throws naming the model parameter.
+ModelKind parse_model_kind(const std::string& name);
+const char* model_kind_name(ModelKind kind);
+
 struct ModelConfig {
-  std::string arch = "sage";  // "sage", "gcn" or "gat"
+  ModelKind kind = ModelKind::kSage;
   int64_t in_dim = 0;
   int64_t hidden = 256;  // per head for gat
   int64_t num_classes = 0;
@@ -40,8 +46,14 @@ struct ModelConfig {
   int64_t heads = 8;          // gat: attention heads of each hidden layer
   double attn_dropout = 0.6;  // gat: dropout on the attention coefficients, while training
 
-  // A hidden layer's output width: hidden, or hidden * heads for gat (heads concatenated).
-  int64_t hidden_width() const { return arch == "gat" ? hidden * heads : hidden; }
+  // What the trainer and the loader ask of a kind:
+  // hidden layers have `heads` attention heads, concatenated (GAT);
+  bool has_heads() const { return kind == ModelKind::kGat; }
+  // layer 0 aggregates its sources before it projects them (SAGE, GCN; GAT projects every
+  // source first), so it can read them from the feature table in place.
+  bool aggregates_sources_first() const { return kind != ModelKind::kGat; }
+  // A hidden layer's output width: hidden, or hidden * heads with heads (concatenated).
+  int64_t hidden_width() const { return has_heads() ? hidden * heads : hidden; }
 
   nlohmann::json to_json() const;
   // Configurations saved before norm, residual, heads and attn_dropout existed load with

@@ -10,7 +10,7 @@ Norm parse_norm(const std::string& name) {
   if (name == "none") return Norm::kNone;
   if (name == "batch") return Norm::kBatch;
   if (name == "layer") return Norm::kLayer;
-  fail("--norm '", name, "' is unknown; use none, batch or layer");
+  fail_argument("norm", "'", name, "' is unknown; use none, batch or layer");
 }
 
 const char* norm_name(Norm norm) {
@@ -39,9 +39,9 @@ at::Tensor FeatureNorm::forward(const at::Tensor& x) {
   DGNN_CHECK(x.dim() == 2 && x.size(1) == weight_.size(0), "norm: x must be [rows, ",
              weight_.size(0), "], got ", x.sizes());
   if (kind_ == Norm::kLayer) return at::layer_norm(x, {x.size(1)}, weight_, bias_, kEps);
-  DGNN_CHECK(!is_training() || x.size(0) != 1,
-             "batch norm needs more than one row per batch while training; use a larger "
-             "--batch-size or --norm layer");
+  DGNN_CHECK_ARG(!is_training() || x.size(0) != 1, "norm",
+                 "batch needs more than one row per batch while training; use a larger "
+                 "batch_size or norm layer");
   if (x.size(0) == 0) return x * weight_ + bias_;
   return at::batch_norm(x, weight_, bias_, running_mean_, running_var_, is_training(), kMomentum,
                         kEps, /*cudnn_enabled=*/true);

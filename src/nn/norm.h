@@ -19,7 +19,7 @@ namespace directgnn {
 
 enum class Norm { kNone, kBatch, kLayer };
 
-// "none", "batch" or "layer"; anything else throws naming --norm.
+// "none", "batch" or "layer"; anything else throws naming the norm parameter.
 Norm parse_norm(const std::string& name);
 const char* norm_name(Norm norm);
 

@@ -14,7 +14,9 @@ namespace directgnn {
 GraphPlacement parse_graph_placement(const std::string& name) {
   if (name == "pinned") return GraphPlacement::kPinned;
   if (name == "device") return GraphPlacement::kDevice;
-  fail("--graph '", name, "': use pinned (the GPU samples the graph in host memory) or device");
+  fail_argument("graph", "'", name,
+                "' is not a graph placement; use pinned (the GPU samples the graph in host "
+                "memory) or device");
 }
 
 std::string graph_placement_name(GraphPlacement placement) {
@@ -42,25 +44,28 @@ std::pair<at::Tensor, at::Tensor> relabel_first_seen(const at::Tensor& ids) {
 DeviceSampler::DeviceSampler(const CsrGraph& graph, std::vector<int64_t> fanouts,
                              c10::Device device, GraphPlacement placement, SampleMode mode)
     : graph_(graph), fanouts_(std::move(fanouts)), device_(device), mode_(mode) {
-  DGNN_CHECK(!fanouts_.empty(), "sampler: at least one fan-out is needed");
+  DGNN_CHECK_ARG(!fanouts_.empty(), "fanouts", "at least one fan-out is needed");
   for (const int64_t f : fanouts_) {
-    DGNN_CHECK(f > 0 || f == -1, "sampler: fan-out ", f, " must be positive or -1 (all)");
+    DGNN_CHECK_ARG(f > 0 || f == -1, "fanouts", "fan-out ", f, " must be positive or -1 (all)");
   }
   DGNN_CHECK(graph.indptr.is_contiguous() && graph.indices.is_contiguous() &&
                  graph.indptr.device().is_cpu(),
              "sampler: the graph must be contiguous CPU tensors");
-  DGNN_CHECK(device_.is_cpu() || device_.is_cuda(), "sampler: device must be the CPU or a GPU");
+  DGNN_CHECK_ARG(device_.is_cpu() || device_.is_cuda(), "device",
+                 "the sampler runs on the CPU "
+                 "or a GPU, not ",
+                 device_.str());
   if (device_.is_cuda()) {
-    DGNN_CHECK(gpu::available(), "--sampler gpu needs a GPU, but ", gpu::unavailable_reason(),
-               "; use --sampler cpu");
+    DGNN_CHECK_ARG(gpu::available(), "sampler", "gpu needs a GPU, but ", gpu::unavailable_reason(),
+                   "; set sampler to cpu");
   }
   degree_ = graph.degrees().to(at::kFloat).to(device_);
   if (device_.is_cpu()) return;
   const int index = device_.index() < 0 ? 0 : device_.index();
   const int64_t bytes = graph.indptr.nbytes() + graph.indices.nbytes();
   if (placement == GraphPlacement::kDevice) {
-    gpu::check_fits_on_device(bytes, index, "--graph device: the graph",
-                              "use --graph pinned (the GPU samples it in host memory)");
+    gpu::check_fits_on_device(bytes, index, "graph", "device: the graph",
+                              "set graph to pinned (the GPU samples it in host memory)");
     indptr_dev_ = graph.indptr.to(device_);
     indices_dev_ = graph.indices.to(device_);
     indptr_ptr_ = indptr_dev_.data_ptr<int64_t>();
@@ -68,8 +73,8 @@ DeviceSampler::DeviceSampler(const CsrGraph& graph, std::vector<int64_t> fanouts
     return;
   }
   // Pinned in place: the kernels read the host arrays through their mapped device addresses.
-  gpu::check_pinnable(bytes, "--sampler gpu --graph pinned: the graph",
-                      "use --sampler cpu (the CPU samples the memory-mapped graph)");
+  gpu::check_pinnable(bytes, "graph", "pinned: the graph",
+                      "set sampler to cpu (the CPU samples the memory-mapped graph)");
   pin_indptr_ = gpu::pin_host_memory(graph.indptr.data_ptr(), graph.indptr.nbytes(), index);
   indptr_ptr_ = static_cast<const int64_t*>(gpu::mapped_device_pointer(graph.indptr.data_ptr()));
   if (graph.indices.nbytes() > 0) {

@@ -106,9 +106,11 @@ NeighborSampler::NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fan
       fanouts_(std::move(fanouts)),
       mode_(mode),
       degree_(graph.degrees().to(at::kFloat)) {
-  DGNN_CHECK(!fanouts_.empty(), "fan-out list is empty; give one value per layer, e.g. 10,10");
+  DGNN_CHECK_ARG(!fanouts_.empty(), "fanouts",
+                 "the list is empty; give one value per layer, e.g. 10,10");
   for (int64_t f : fanouts_) {
-    DGNN_CHECK(f > 0 || f == -1, "fan-out ", f, " is invalid; use a positive count or -1 for all");
+    DGNN_CHECK_ARG(f > 0 || f == -1, "fanouts", f,
+                   " is invalid; use a positive count or -1 for all");
   }
 }
 
@@ -134,7 +136,7 @@ void NeighborSampler::release(std::unique_ptr<Workspace> workspace) const {
 }
 
 MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) const {
-  DGNN_CHECK(seeds_in.dim() == 1, "seed nodes must be a 1-D tensor");
+  DGNN_CHECK_ARG(seeds_in.dim() == 1, "seeds", "must be a 1-D tensor");
   const at::Tensor seeds = seeds_in.to(at::kLong).contiguous();
   const int64_t num_nodes = graph_.num_nodes();
   auto ws = acquire();
@@ -146,9 +148,9 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
     if (v < 0 || v >= num_nodes || local[v] >= 0) {
       for (size_t j = 0; j < i; ++j) local[nodes[j]] = -1;
       release(std::move(ws));
-      DGNN_CHECK(v >= 0 && v < num_nodes, "seed node ", v, " is out of range for ", num_nodes,
-                 " nodes");
-      fail("seed node ", v, " appears twice; seeds must be distinct");
+      DGNN_CHECK_INDEX(v >= 0 && v < num_nodes, "seed node ", v, " is out of range for ", num_nodes,
+                       " nodes");
+      fail_argument("seeds", "node ", v, " appears twice; seeds must be distinct");
     }
     local[v] = static_cast<int32_t>(i);
   }
@@ -206,8 +208,8 @@ std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
     } catch (const std::exception&) {
       used = 0;
     }
-    DGNN_CHECK(used == item.size() && !item.empty(), "--fan-out '", text, "': '", item,
-               "' is not an integer; give a comma-separated list such as 10,10");
+    DGNN_CHECK_ARG(used == item.size() && !item.empty(), "fanouts", "'", text, "': '", item,
+                   "' is not an integer; give a comma-separated list such as 10,10");
     out.push_back(value);
   }
   check_fanouts(out, layers);
@@ -217,11 +219,12 @@ std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
 void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers) {
   const std::string text = fanout_text(fanouts);
   for (const int64_t value : fanouts) {
-    DGNN_CHECK(value > 0 || value == -1, "--fan-out '", text, "': ", value,
-               " is invalid; each fan-out must be positive, or -1 for all neighbours");
+    DGNN_CHECK_ARG(value > 0 || value == -1, "fanouts", "'", text, "': ", value,
+                   " is invalid; each fan-out must be positive, or -1 for all neighbours");
   }
-  DGNN_CHECK(static_cast<int64_t>(fanouts.size()) == layers, "--fan-out '", text, "' has ",
-             fanouts.size(), " value(s) but --layers is ", layers, "; give one fan-out per layer");
+  DGNN_CHECK_ARG(static_cast<int64_t>(fanouts.size()) == layers, "fanouts", "'", text, "' has ",
+                 fanouts.size(), " value(s) but layers is ", layers,
+                 "; give one fan-out per layer");
 }
 
 std::string fanout_text(const std::vector<int64_t>& fanouts) {

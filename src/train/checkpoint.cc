@@ -71,14 +71,14 @@ void write_archive(const std::string& path, torch::serialize::OutputArchive& arc
 // Tensors are loaded onto `device` (checkpoints of GPU runs load on the CPU, and back).
 torch::serialize::InputArchive open_archive(const std::string& path, const std::string& hint,
                                             c10::Device device = c10::Device(c10::kCPU)) {
-  if (!fs::exists(path)) fail(path, ": no checkpoint here (", hint, ")");
+  if (!fs::exists(path)) fail_io(path, ": no checkpoint here (", hint, ")");
   const std::string payload = read_checksummed_file(path);
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(payload.data(), payload.size(), device);
   } catch (const std::exception& e) {
-    fail(path, ": cannot read the checkpoint (corrupt or from another program): ",
-         std::string(e.what()).substr(0, 200));
+    fail_io(path, ": cannot read the checkpoint (corrupt or from another program): ",
+            std::string(e.what()).substr(0, 200));
   }
   return archive;
 }
@@ -147,7 +147,7 @@ void write_checksummed_file(const std::string& path, std::string_view payload) {
 
 std::string read_checksummed_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open (", std::strerror(errno), ")");
+  if (!in) fail_io(path, ": cannot open (", std::strerror(errno), ")");
   std::string header(kCheckpointHeaderBytes, '\0');
   in.read(header.data(), static_cast<std::streamsize>(header.size()));
   if (in.gcount() != static_cast<std::streamsize>(header.size()) ||
@@ -186,14 +186,14 @@ void save_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Opti
 nlohmann::json read_checkpoint_meta(const std::string& dir) {
   const std::string path = checkpoint_path(dir);
   torch::serialize::InputArchive archive =
-      open_archive(path, "train with --checkpoint " + dir + " first");
+      open_archive(path, "train with this checkpoint directory first");
   return read_meta(archive, path);
 }
 
 void load_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Optimizer* optimizer) {
   const std::string path = checkpoint_path(dir);
   torch::serialize::InputArchive archive =
-      open_archive(path, "train with --checkpoint " + dir + " first");
+      open_archive(path, "train with this checkpoint directory first");
   load_model_and_optimizer(archive, path, model, optimizer);
 }
 
@@ -216,8 +216,8 @@ void save_training_state(const std::string& dir, GnnModel& model,
 
 nlohmann::json read_training_state(const std::string& dir) {
   const std::string path = training_state_path(dir);
-  torch::serialize::InputArchive archive =
-      open_archive(path, "a run saves its state here when interrupted, or with --checkpoint-every");
+  torch::serialize::InputArchive archive = open_archive(
+      path, "a run saves its state here when interrupted, or every checkpoint_every steps");
   return read_meta(archive, path);
 }
 

@@ -11,14 +11,14 @@ namespace directgnn {
 namespace {
 
 void check_options(const TrainOptions& o) {
-  DGNN_CHECK(o.epochs >= 1, "--epochs must be at least 1, got ", o.epochs);
-  DGNN_CHECK(o.eval_every >= 1, "--eval-every must be positive, got ", o.eval_every);
-  DGNN_CHECK(o.lr > 0, "--lr must be positive, got ", o.lr);
-  DGNN_CHECK(o.weight_decay >= 0, "--weight-decay must not be negative, got ", o.weight_decay);
-  DGNN_CHECK(o.warmup_epochs >= 0 && o.warmup_epochs < o.epochs,
-             "--warmup-epochs must be in 0..epochs-1 (", o.epochs - 1, "), got ", o.warmup_epochs);
-  DGNN_CHECK(o.checkpoint_every >= 0, "--checkpoint-every must not be negative, got ",
-             o.checkpoint_every);
+  DGNN_CHECK_ARG(o.epochs >= 1, "epochs", "must be at least 1, got ", o.epochs);
+  DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be positive, got ", o.eval_every);
+  DGNN_CHECK_ARG(o.lr > 0, "lr", "must be positive, got ", o.lr);
+  DGNN_CHECK_ARG(o.weight_decay >= 0, "weight_decay", "must not be negative, got ", o.weight_decay);
+  DGNN_CHECK_ARG(o.warmup_epochs >= 0 && o.warmup_epochs < o.epochs, "warmup_epochs",
+                 "must be in 0..epochs-1 (", o.epochs - 1, "), got ", o.warmup_epochs);
+  DGNN_CHECK_ARG(o.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
+                 o.checkpoint_every);
 }
 
 }  // namespace
@@ -26,7 +26,7 @@ void check_options(const TrainOptions& o) {
 Optimizer parse_optimizer(const std::string& text) {
   if (text == "adam") return Optimizer::kAdam;
   if (text == "sgd") return Optimizer::kSgd;
-  fail("--optimizer '", text, "': use adam or sgd");
+  fail_argument("optimizer", "'", text, "' is not an optimizer; use adam or sgd");
 }
 
 std::string optimizer_name(Optimizer optimizer) {
@@ -107,7 +107,7 @@ void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
                                  const std::string& where) {
   try {
     const nlohmann::json& m = j.at("model");
-    o.model.arch = m.at("arch").get<std::string>();
+    o.model.kind = parse_model_kind(m.at("arch").get<std::string>());
     o.model.hidden = m.at("hidden").get<int64_t>();
     o.model.layers = m.at("layers").get<int64_t>();
     o.model.dropout = m.at("dropout").get<double>();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "directgnn/error.h"
 #include "dist/process_group.h"
 #include "io/dataset.h"
 #include "loader/options.h"
@@ -104,8 +105,20 @@ struct TrainReport {
   nlohmann::json to_json() const;
 };
 
-// Where a stopped run without --checkpoint saves its training state.
+// Where a stopped run without a checkpoint directory saves its training state.
 inline constexpr const char* kDefaultStateDir = "directgnn-checkpoint";
+
+// A run that failed on its input (a feature file that shrank, a read error) after saving its
+// training state: once the input is mended it resumes from state_dir() (TrainOptions::resume_dir).
+class StoppedWithState : public Error {
+ public:
+  StoppedWithState(const std::string& message, std::string state_dir)
+      : Error(message), state_dir_(std::move(state_dir)) {}
+  const std::string& state_dir() const { return state_dir_; }
+
+ private:
+  std::string state_dir_;
+};
 
 // The options that shape a run's result, as stored in its training state, and back: every
 // field but the paths, the group and the output switches. Throws naming `where` on a bad field.

@@ -33,14 +33,14 @@ class MetricsLog {
   MetricsLog(const std::string& path, bool append) {
     if (path.empty()) return;
     file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
-    DGNN_CHECK(file_.good(), "--metrics ", path, ": cannot open for writing");
+    DGNN_CHECK_IO(file_.good(), path, ": cannot open the metrics file for writing");
     path_ = path;
   }
   void write(const nlohmann::json& record) {
     if (!file_.is_open()) return;
     file_ << record.dump() << '\n';
     file_.flush();
-    DGNN_CHECK(file_.good(), "--metrics ", path_, ": write failed (disk full?)");
+    DGNN_CHECK_IO(file_.good(), path_, ": writing the metrics failed (disk full?)");
   }
 
  private:
@@ -122,8 +122,7 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds,
   LoaderOptions l = o.loader;
   l.fanouts = std::move(fanouts);
   LoaderSettings s = resolve_loader(l, ds, o.group);
-  const bool aggregates_first = o.model.arch == "sage" || o.model.arch == "gcn";
-  s.sources_in_place = aggregates_first && can_read_sources_in_place(ds, s);
+  s.sources_in_place = o.model.aggregates_sources_first() && can_read_sources_in_place(ds, s);
   return s;
 }
 
@@ -236,7 +235,7 @@ void TrainingRun::resume() {
     fail(where, ": the training state is incomplete or mistyped: ", e.what());
   }
   DGNN_CHECK(start_epoch_ <= o_.epochs, where, ": the run finished all ", start_epoch_ - 1,
-             " epochs; give --epochs N with N > ", start_epoch_ - 1, " to train further");
+             " epochs; set epochs above ", start_epoch_ - 1, " to train further");
   load_training_state(o_.resume_dir, *model_, *optimizer_);
 }
 
@@ -261,9 +260,9 @@ void TrainingRun::print_header() const {
        << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
        << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
        << "Split: " << chosen_.description << "\n"
-       << "Model: " << config_.arch << ", " << config_.layers << " layers, hidden "
+       << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers << " layers, hidden "
        << config_.hidden
-       << (config_.arch == "gat" ? " x " + std::to_string(config_.heads) + " heads" : "")
+       << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")
        << (config_.norm == Norm::kNone ? "" : std::string(", ") + norm_name(config_.norm) + " norm")
        << (config_.residual ? ", residual" : "") << ", fan-out " << fanout_text(run_.fanouts)
        << ", batch " << run_.batch_size << ", features " << loader_->store().description() << ", "
@@ -316,13 +315,12 @@ Minibatch TrainingRun::next_or_save(MinibatchLoader::Epoch& batches, int64_t epo
       ep.cpu_s = clock.cpu_s();
       save_state(epoch, ep);
       message << "Training state saved in " << state_dir_ << " (epoch " << epoch << ", step "
-              << ep.next_step << " of " << steps_
-              << "); once the input is mended, resume with:\n  directgnn train --resume "
-              << state_dir_;
+              << ep.next_step << " of " << steps_ << "); once the input is mended, resume from it";
     } catch (const std::exception& save_error) {
       message << "The training state could not be saved either: " << save_error.what();
+      throw Error(message.str());
     }
-    throw Error(message.str());
+    throw StoppedWithState(message.str(), state_dir_);
   }
 }
 
@@ -364,7 +362,7 @@ void TrainingRun::adapt_threads() {
   configure_threads(threads);
   if (o_.quiet || !leader_) return;
   out_ << "note: other processes keep " << max_threads_ - threads << " of " << max_threads_
-       << " cores busy; training with " << threads << " thread(s) (--threads N fixes it)"
+       << " cores busy; training with " << threads << " thread(s) (a fixed thread count stops this)"
        << std::endl;
 }
 
@@ -435,11 +433,9 @@ void TrainingRun::interrupted(int signal, const std::string& where) {
   if (group_ != nullptr) group_->barrier();  // the leader has written the state
   std::ostringstream message;
   message << "Interrupted by " << signal_name(signal) << " " << where;
-  if (o_.save_state_on_stop) {
-    message << ". Training state saved in " << state_dir_ << "; resume with:\n"
-            << "  directgnn train --resume " << state_dir_;
-  }
-  throw Interrupted(signal, message.str());
+  if (!o_.save_state_on_stop) throw Interrupted(signal, message.str());
+  message << ". Training state saved in " << state_dir_;
+  throw Interrupted(signal, message.str(), state_dir_);
 }
 
 nlohmann::json TrainingRun::epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s,

@@ -57,7 +57,7 @@ TEST(DistBackends, NcclWithoutAGpuOfItsOwnNamesTheRank) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present; NcclGroupOfOne runs instead";
   EXPECT_ERROR_CONTAINS(
       ProcessGroup::create(world_of_one(), with_backend(DistBackend::kNccl, true)),
-      "--dist-backend nccl: rank(s) 0 have no GPU of their own");
+      "dist_backend: nccl: rank(s) 0 have no GPU of their own");
 }
 
 TEST(DistBackends, NcclGroupOfOneOnTheGpu) {

@@ -83,7 +83,7 @@ TEST(DeeperModels, NormAndResidualTrainEvaluateAndResume) {
       << changed.output;
   const CommandResult bad = run("train --norm group");
   EXPECT_EQ(bad.status, 1);
-  EXPECT_NE(bad.output.find("--norm 'group' is unknown"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("--norm: 'group' is unknown"), std::string::npos) << bad.output;
 }
 
 TEST(ConvertAndInfo, WriteADatasetDirectoryAndDescribeIt) {
@@ -158,14 +158,14 @@ TEST(BadInput, ClearErrorsAndNonZeroExits) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"train --dataset " + dir.file("missing.npz"), "no such file or directory"},
       {"train --dataset " + dir.file("bad.npz"), "not a valid zip/.npz archive"},
-      {"train --epochs 0", "--epochs must be at least 1"},
-      {"train --batch-size -5", "--batch-size must be positive"},
-      {"train --lr 0", "--lr must be positive"},
-      {"train --layers 3 --fan-out 10,10", "has 2 value(s) but --layers is 3"},
+      {"train --epochs 0", "--epochs: must be at least 1"},
+      {"train --batch-size -5", "--batch-size: must be positive"},
+      {"train --lr 0", "--lr: must be positive"},
+      {"train --layers 3 --fan-out 10,10", "--fan-out: '10,10' has 2 value(s) but layers is 3"},
       {"train --fan-out 10,0", "0 is invalid"},
-      {"train --hidden 0", "--hidden must be positive"},
+      {"train --hidden 0", "--hidden: must be positive"},
       {"train --split 3", "has 1 split(s)"},
-      {"train --threads -2", "--threads must be 0"},
+      {"train --threads -2", "--threads: must be 0"},
       {"train --features cuda-magic", "not a placement (use host, pinned, device or disk)"},
       {"bench gather --model --row-bytes 0", "widths must be positive"},
       {"generate rmat --scale 10", "give --out DIR"},
@@ -238,7 +238,7 @@ TEST(BenchTrain, ComparesModesAndWritesJsonAndHtml) {
   EXPECT_NE(html.find("class=\"compute\""), std::string::npos);
   for (const auto& run : result["runs"]) {
     if (!run.contains("epoch_time_s")) {
-      EXPECT_NE(run["skipped"].get<std::string>().find("--device cuda"), std::string::npos);
+      EXPECT_NE(run["skipped"].get<std::string>().find("--device: cuda"), std::string::npos);
     }
   }
   // A mode named twice runs once.
@@ -277,7 +277,7 @@ TEST(BenchTrain, AllRunsTheCpuPathWithoutAGpuAndThePageHasItsSetupAndAxis) {
       const std::string line = std::string(mode) + " / " + sampler + " sampler: skipped: ";
       const size_t at = r.output.find(line);
       ASSERT_NE(at, std::string::npos) << line << "\n" << r.output;
-      EXPECT_NE(r.output.find("--device cuda", at), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("--device: cuda", at), std::string::npos) << r.output;
     }
   }
   const std::string html = e2e::read_text(dir.file("b.html"));
@@ -344,8 +344,8 @@ TEST(BenchGather, GpuPathsExplainAMissingGpu) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present";
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
            {"bench gather --ids 1000", "bench gather needs a GPU"},
-           {"train --features pinned --epochs 1", "--features pinned needs a GPU"},
-           {"train --features device --epochs 1", "--features device needs a GPU"}}) {
+           {"train --features pinned --epochs 1", "--features: pinned needs a GPU"},
+           {"train --features device --epochs 1", "--features: device needs a GPU"}}) {
     const CommandResult r = run(args);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;

@@ -122,7 +122,7 @@ TEST(DiskGather, ATruncatedOrResizedFileIsRefusedWhenOpened) {
                         "is 10486 bytes, but its header (100 rows of 64 bytes after a 4096-byte "
                         "header) needs exactly 10496; the file was truncated or resized");
   EXPECT_ERROR_CONTAINS(FeatureStore::on_disk(mapped, dir.file("none.npy"), {}),
-                        "none.npy: cannot open for --features disk");
+                        "none.npy: cannot open for features disk");
 }
 
 TEST(DiskGather, AShortReadAfterOpeningNamesTheFileAndOffset) {
@@ -185,8 +185,8 @@ TEST(DiskCache, RefusesOtherPlacementsAndBadRankings) {
   const at::Tensor table = at::randn({50, 8});
   FeatureStore host(table);
   EXPECT_ERROR_CONTAINS(host.cache_hot_rows(at::arange(50, at::kLong), 1 << 20),
-                        "--feature-cache-gib caches rows of a table read from disk; the table is "
-                        "host: add --features disk");
+                        "feature_cache_gib: the cache keeps rows of a table read from disk; the "
+                        "table is host: set features to disk");
   testing::TempDirectory dir;
   const std::string path = write_table(dir, table, 64);
   FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
@@ -196,13 +196,13 @@ TEST(DiskCache, RefusesOtherPlacementsAndBadRankings) {
                         "the ranking holds id 50 twice or outside the table's rows");
   EXPECT_EQ(disk::parse_cache_ranking("degree"), disk::CacheRanking::kDegree);
   EXPECT_ERROR_CONTAINS(disk::parse_cache_ranking("lru"),
-                        "--feature-cache-rank 'lru' is not a ranking");
+                        "feature_cache_rank: 'lru' is not a ranking");
 }
 
 TEST(DiskGather, BackendNamesParse) {
   EXPECT_EQ(disk::parse_backend("pread"), disk::Backend::kPread);
   EXPECT_EQ(disk::parse_backend("io_uring"), disk::Backend::kIoUring);
-  EXPECT_ERROR_CONTAINS(disk::parse_backend("aio"), "--disk-io 'aio' is not a disk reader");
+  EXPECT_ERROR_CONTAINS(disk::parse_backend("aio"), "disk_io: 'aio' is not a disk reader");
   EXPECT_EQ(parse_placement("disk"), Placement::kDisk);
 }
 

@@ -65,8 +65,8 @@ TEST(FeatureStore, PinningATableLargerThanRamFailsEarlyWithTheSizes) {
   const FeatureStore host(table, Placement::kHost);
   EXPECT_TRUE(host.gather(at::tensor({int64_t{0}, rows - 1})).eq(0).all().item<bool>());
   EXPECT_ERROR_CONTAINS(FeatureStore(table, Placement::kPinned),
-                        "--features pinned: the feature table is " + gib_text(rows * dim * 4));
-  EXPECT_ERROR_CONTAINS(FeatureStore(table, Placement::kPinned), "use --features host");
+                        "features: pinned: the feature table is " + gib_text(rows * dim * 4));
+  EXPECT_ERROR_CONTAINS(FeatureStore(table, Placement::kPinned), "set features to host");
 }
 
 }  // namespace

@@ -223,9 +223,9 @@ TEST(GpuGatherRules, CpuCopyRunsAheadOfItsCopies) {
 TEST(GpuGatherRules, WithoutAGpuEveryGpuPathSaysWhy) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present; the GPU tests above run instead";
   EXPECT_ERROR_CONTAINS(FeatureStore(at::zeros({4, 4}), Placement::kPinned),
-                        "--features pinned needs a GPU");
+                        "features: pinned needs a GPU");
   EXPECT_ERROR_CONTAINS(FeatureStore(at::zeros({4, 4}), Placement::kDevice),
-                        "--features device needs a GPU");
+                        "features: device needs a GPU");
   const FeatureStore host(at::zeros({4, 4}));
   EXPECT_ERROR_CONTAINS(host.gather(at::tensor({0}, at::kLong), c10::Device(c10::kCUDA, 0)),
                         "feature gather onto cuda:0");

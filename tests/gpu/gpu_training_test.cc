@@ -182,7 +182,7 @@ TEST(GpuTraining, GatTrainsCoraLikeTheCpu) {
   REQUIRE_DATASET(path, "cora.npz");
   const Dataset ds = load_dataset(path);
   TrainOptions base = cora_options(60);
-  base.model.arch = "gat";
+  base.model.kind = ModelKind::kGat;
   base.model.hidden = 8;
   base.model.heads = 8;
   base.model.dropout = 0.6;

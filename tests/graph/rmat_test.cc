@@ -127,7 +127,7 @@ TEST(Rmat, RefusesBadOptions) {
   EXPECT_ERROR_CONTAINS(generate_rmat(o), "a + b + c < 1");
   o = small(100);
   o.edge_factor = 0;
-  EXPECT_ERROR_CONTAINS(generate_rmat(o), "--edge-factor must be positive");
+  EXPECT_ERROR_CONTAINS(generate_rmat(o), "edge_factor: must be positive");
 }
 
 }  // namespace

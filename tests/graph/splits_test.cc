@@ -44,7 +44,8 @@ TEST(ChooseSplit, PicksStoredSplitsAndRejectsBadIndices) {
   ds.splits.push_back(
       {at::tensor({3}, at::kLong), at::tensor({4}, at::kLong), at::tensor({5}, at::kLong)});
   EXPECT_EQ(choose_split(ds, 1, 0).split.train.item<int64_t>(), 3);
-  EXPECT_ERROR_CONTAINS(choose_split(ds, 2, 0), "--split 2 is out of range; the dataset has 2");
+  EXPECT_ERROR_CONTAINS(choose_split(ds, 2, 0), "split: 2 is out of range; ");
+  EXPECT_ERROR_CONTAINS(choose_split(ds, 2, 0), " has 2 split(s): use 0..1");
   ds.splits.clear();
   EXPECT_ERROR_CONTAINS(choose_split(ds, 1, 0), "has no stored splits");
 }

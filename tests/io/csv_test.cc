@@ -134,11 +134,11 @@ TEST(CsvLabels, ErrorsNameTheLineAndTheFix) {
                         "line 3: the label in column 'label' is not valid UTF-8");
   EXPECT_ERROR_CONTAINS(labels("id,name\n0,a\n", 5, c),
                         "targets.csv: has no column 'label' (columns: id, name); choose one with "
-                        "--label-column");
+                        "label_column");
   EXPECT_ERROR_CONTAINS(labels("id,label\n0,a\n", 5, {"label", "node"}),
-                        "has no column 'node' (columns: id, label); choose one with --id-column");
+                        "has no column 'node' (columns: id, label); choose one with id_column");
   EXPECT_ERROR_CONTAINS(labels("id,label\n0,a\n", 5, {"", ""}),
-                        "give the column holding the classes with --label-column NAME (columns: "
+                        "name the column holding the classes with label_column (columns: "
                         "id, label)");
   EXPECT_ERROR_CONTAINS(labels("id,label,label\n0,a,b\n", 5, c),
                         "the header has two columns named 'label'");
@@ -185,14 +185,15 @@ TEST(EdgeListImport, CsvLabelOptionsAreChecked) {
   write_text(tmp.file("t.csv"), "id,label\n0,a\n1,b\n7,a\n");
   ImportOptions o;
   o.labels_path = tmp.file("t.csv");
-  EXPECT_ERROR_CONTAINS(load_dataset(tmp.file("edges.txt"), o), "--label-column NAME");
+  EXPECT_ERROR_CONTAINS(load_dataset(tmp.file("edges.txt"), o),
+                        "holding the classes with label_column");
   o.label_column = "label";
   EXPECT_ERROR_CONTAINS(load_dataset(tmp.file("edges.txt"), o),
                         "t.csv line 4: node 7 is not in the graph");
   save_npy(tmp.file("l.npy"), at::tensor({0, 1, 0}, at::kLong));
   o.labels_path = tmp.file("l.npy");
   EXPECT_ERROR_CONTAINS(load_dataset(tmp.file("edges.txt"), o),
-                        "--label-column and --id-column are for CSV labels");
+                        "label_column and id_column are for CSV labels");
 }
 
 }  // namespace

@@ -69,10 +69,10 @@ TEST(MinibatchLoader, StartsAtAGivenStepAndChecksItsOptions) {
   EXPECT_TRUE(epoch.next().seeds.equal(at::arange(700, 800, at::kLong)));
   LoaderSettings bad = cpu_options(2, 1);
   bad.prefetch = 65;
-  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "--prefetch must be in 0..64");
+  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "prefetch: must be in 0..64");
   bad = cpu_options(2, 1);
   bad.gpu_sampler = true;
-  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "--sampler gpu samples on a GPU");
+  EXPECT_ERROR_CONTAINS(MinibatchLoader(ds, bad), "sampler: gpu samples on a GPU");
   EXPECT_ERROR_CONTAINS(loader.epoch(order.to(at::kInt), [](int64_t) { return uint64_t(0); }),
                         "seeds must be a 1-D int64 CPU tensor");
 }
@@ -98,7 +98,7 @@ TEST(MinibatchLoader, SourcesInPlaceGiveTheSameOutputsAndGradients) {
     EXPECT_TRUE(b.source_table.is_same(ds.features));
     for (const std::string arch : {"sage", "gcn"}) {
       ModelConfig c;
-      c.arch = arch;
+      c.kind = parse_model_kind(arch);
       c.in_dim = ds.feat_dim();
       c.hidden = 16;
       c.num_classes = ds.num_classes;
@@ -154,7 +154,7 @@ TEST(LoaderOptions, ParseChoicesAndResolveThemOnTheCpu) {
   EXPECT_EQ(resolve_loader(disk, ds).prefetch, LoaderOptions::kGpuPrefetch)
       << "rows read from disk are prefetched by default";
   cpu.sampler = SamplerChoice::kGpu;
-  EXPECT_ERROR_CONTAINS(resolve_loader(cpu, ds), "--sampler gpu samples on a GPU");
+  EXPECT_ERROR_CONTAINS(resolve_loader(cpu, ds), "sampler: gpu samples on a GPU");
   cpu.sampler = SamplerChoice::kAuto;
   cpu.cache.gib = 1;
   EXPECT_ERROR_CONTAINS(resolve_loader(cpu, ds), "keeps hot rows of a table read from disk");

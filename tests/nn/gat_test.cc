@@ -169,7 +169,7 @@ TEST(EdgeSoftmax, SumsToOnePerDestinationAndHandlesRowsWithoutEdges) {
 
 ModelConfig gat_config() {
   ModelConfig c;
-  c.arch = "gat";
+  c.kind = ModelKind::kGat;
   c.in_dim = 5;
   c.hidden = 3;
   c.heads = 4;
@@ -196,7 +196,7 @@ TEST(GatModel, ConfigRoundTripsAndOldConfigsLoadWithDefaults) {
   c.heads = 2;
   c.attn_dropout = 0.25;
   const ModelConfig back = ModelConfig::from_json(c.to_json(), "m.json");
-  EXPECT_EQ(back.arch, "gat");
+  EXPECT_EQ(back.kind, ModelKind::kGat);
   EXPECT_EQ(back.heads, 2);
   EXPECT_EQ(back.attn_dropout, 0.25);
   nlohmann::json old = c.to_json();
@@ -207,7 +207,7 @@ TEST(GatModel, ConfigRoundTripsAndOldConfigsLoadWithDefaults) {
   EXPECT_EQ(loaded.attn_dropout, ModelConfig().attn_dropout);
   nlohmann::json bad = c.to_json();
   bad["heads"] = 0;
-  EXPECT_ERROR_CONTAINS(ModelConfig::from_json(bad, "meta.json"), "--heads must be at least 1");
+  EXPECT_ERROR_CONTAINS(ModelConfig::from_json(bad, "meta.json"), "heads: must be at least 1");
   bad["heads"] = "two";
   EXPECT_ERROR_CONTAINS(ModelConfig::from_json(bad, "meta.json"), "meta.json");
 }
@@ -215,12 +215,12 @@ TEST(GatModel, ConfigRoundTripsAndOldConfigsLoadWithDefaults) {
 TEST(GatModel, RejectsBadHeadsAndAttentionDropout) {
   ModelConfig c = gat_config();
   c.heads = 0;
-  EXPECT_ERROR_CONTAINS(c.validate(), "--heads must be at least 1, got 0");
+  EXPECT_ERROR_CONTAINS(c.validate(), "heads: must be at least 1, got 0");
   c.heads = 1;
   c.attn_dropout = 1.0;
-  EXPECT_ERROR_CONTAINS(c.validate(), "--attn-dropout must be in [0, 1), got 1");
+  EXPECT_ERROR_CONTAINS(c.validate(), "attn_dropout: must be in [0, 1), got 1");
   c.attn_dropout = -0.1;
-  EXPECT_ERROR_CONTAINS(c.validate(), "--attn-dropout");
+  EXPECT_ERROR_CONTAINS(c.validate(), "attn_dropout");
 }
 
 }  // namespace

@@ -118,7 +118,7 @@ class ModelTest : public ::testing::TestWithParam<std::string> {
   // Two layers over the tiny graph's 5 features and 3 classes, without dropout.
   ModelConfig tiny_config() const {
     ModelConfig c;
-    c.arch = GetParam();
+    c.kind = parse_model_kind(GetParam());
     c.in_dim = 5;
     c.hidden = 6;
     c.num_classes = 3;
@@ -159,17 +159,18 @@ TEST(ModelConfig, RejectsBadValues) {
   ModelConfig c;
   c.in_dim = 4;
   c.num_classes = 3;
-  c.arch = "gin";
-  EXPECT_ERROR_CONTAINS(c.validate(), "--model 'gin' is unknown; use sage, gcn or gat");
-  c.arch = "sage";
+  EXPECT_ERROR_CONTAINS(parse_model_kind("gin"), "model: 'gin' is unknown; use sage, gcn or gat");
+  EXPECT_EQ(parse_model_kind(model_kind_name(ModelKind::kGat)), ModelKind::kGat);
+  EXPECT_FALSE(ModelConfig{ModelKind::kGat}.aggregates_sources_first());
+  EXPECT_TRUE(ModelConfig{ModelKind::kGcn}.aggregates_sources_first());
   c.layers = 0;
-  EXPECT_ERROR_CONTAINS(c.validate(), "--layers must be at least 1");
+  EXPECT_ERROR_CONTAINS(c.validate(), "layers: must be at least 1");
   c.layers = 2;
   c.hidden = -3;
-  EXPECT_ERROR_CONTAINS(c.validate(), "--hidden must be positive");
+  EXPECT_ERROR_CONTAINS(c.validate(), "hidden: must be positive");
   c.hidden = 8;
   c.dropout = 1.5;
-  EXPECT_ERROR_CONTAINS(c.validate(), "--dropout must be in [0, 1)");
+  EXPECT_ERROR_CONTAINS(c.validate(), "dropout: must be in [0, 1)");
 }
 
 }  // namespace

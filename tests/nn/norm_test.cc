@@ -42,7 +42,7 @@ TEST(FeatureNorm, ParsesNamesAtTheBoundary) {
   for (const Norm n : {Norm::kNone, Norm::kBatch, Norm::kLayer}) {
     EXPECT_EQ(parse_norm(norm_name(n)), n);
   }
-  EXPECT_ERROR_CONTAINS(parse_norm("group"), "--norm 'group' is unknown");
+  EXPECT_ERROR_CONTAINS(parse_norm("group"), "norm: 'group' is unknown");
 }
 
 TEST(FeatureNorm, LayerNormForwardAndBackwardEqualTheDenseFormula) {
@@ -123,7 +123,7 @@ Tiny tiny_graph(int64_t n) {
 
 ModelConfig tiny_config(const std::string& arch, Norm norm, bool residual, int64_t layers) {
   ModelConfig c;
-  c.arch = arch;
+  c.kind = parse_model_kind(arch);
   c.in_dim = 5;
   c.hidden = 6;
   c.num_classes = 3;

@@ -114,8 +114,8 @@ TEST_F(SamplerTest, BadSeedsAndFanOuts) {
   EXPECT_ERROR_CONTAINS(sampler.sample(at::tensor({4, 4}, at::kLong), 0), "appears twice");
   // The workspace is left clean after an error.
   EXPECT_EQ(sampler.sample(at::tensor({4}, at::kLong), 0).seeds.numel(), 1);
-  EXPECT_ERROR_CONTAINS(NeighborSampler(graph(), {0}), "fan-out 0 is invalid");
-  EXPECT_ERROR_CONTAINS(parse_fanouts("10,10", 3), "has 2 value(s) but --layers is 3");
+  EXPECT_ERROR_CONTAINS(NeighborSampler(graph(), {0}), "fanouts: 0 is invalid");
+  EXPECT_ERROR_CONTAINS(parse_fanouts("10,10", 3), "has 2 value(s) but layers is 3");
   EXPECT_ERROR_CONTAINS(parse_fanouts("10,x", 2), "'x' is not an integer");
   EXPECT_ERROR_CONTAINS(parse_fanouts("10,-2", 2), "-2 is invalid");
   EXPECT_EQ(parse_fanouts("15,-1,5", 3), (std::vector<int64_t>{15, -1, 5}));

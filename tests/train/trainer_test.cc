@@ -100,7 +100,7 @@ TEST(Trainer, DiskFeaturesTrainBitwiseLikeHostFeatures) {
   }
   // A dataset that is no directory has no file to read from.
   EXPECT_ERROR_CONTAINS(train(small_rmat(), quick_with(Placement::kDisk), std::cout),
-                        "--features disk reads feature rows from a dataset directory's");
+                        "features: disk reads feature rows from a dataset directory's");
 }
 
 // A hot-row cache changes where rows come from, not which rows: the same parameters to the bit.
@@ -143,8 +143,8 @@ TEST(Trainer, DiskFeaturesThroughACacheTrainBitwiseLikeHostAndReportHits) {
   TrainOptions no_disk = quick();
   no_disk.loader.cache.gib = 1;
   EXPECT_ERROR_CONTAINS(train(ds, no_disk, std::cout),
-                        "--feature-cache-gib keeps hot rows of a table read from disk in RAM; add "
-                        "--features disk");
+                        "feature_cache_gib: the cache keeps hot rows of a table read from disk "
+                        "in RAM; set features to disk");
 }
 
 // A features file that shrinks under a running job fails the step naming file and offset, and
@@ -164,13 +164,14 @@ TEST(Trainer, AReadErrorMidRunSavesTheStateToResumeFrom) {
     try {
       run.train_epoch(2);
       ADD_FAILURE() << "expected a read error";
-    } catch (const Error& e) {
+    } catch (const StoppedWithState& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find(features + ": short read at offset "), std::string::npos) << what;
       EXPECT_NE(what.find("Training state saved in " + o.checkpoint_dir + " (epoch 2, step 0 of "),
                 std::string::npos)
           << what;
-      EXPECT_NE(what.find("directgnn train --resume " + o.checkpoint_dir), std::string::npos);
+      // Where to resume from, which the command line turns into its resume command.
+      EXPECT_EQ(e.state_dir(), o.checkpoint_dir);
     }
   }
   const nlohmann::json state = read_training_state(o.checkpoint_dir);
@@ -184,7 +185,7 @@ TEST(Trainer, AReadErrorMidRunSavesTheStateToResumeFrom) {
 TEST(Trainer, GatTrainsAndItsOptionsAreRecorded) {
   const Dataset ds = small_rmat();
   TrainOptions t = quick();
-  t.model.arch = "gat";
+  t.model.kind = ModelKind::kGat;
   t.model.hidden = 8;
   t.model.heads = 4;
   t.model.attn_dropout = 0.3;
@@ -193,7 +194,7 @@ TEST(Trainer, GatTrainsAndItsOptionsAreRecorded) {
   EXPECT_GT(train(ds, t, out).test_acc, 0.4) << "4 balanced classes: chance is 0.25";
   TrainOptions back = quick();
   apply_training_options_json(training_options_json(t), back, "state.json");
-  EXPECT_EQ(back.model.arch, "gat");
+  EXPECT_EQ(back.model.kind, ModelKind::kGat);
   EXPECT_EQ(back.model.heads, 4);
   EXPECT_EQ(back.model.attn_dropout, 0.3);
   nlohmann::json old = training_options_json(t);
@@ -203,10 +204,10 @@ TEST(Trainer, GatTrainsAndItsOptionsAreRecorded) {
   EXPECT_EQ(back.model.heads, ModelConfig().heads);
   EXPECT_EQ(back.model.attn_dropout, ModelConfig().attn_dropout);
   t.model.heads = 0;
-  EXPECT_ERROR_CONTAINS(train(ds, t, out), "--heads must be at least 1");
+  EXPECT_ERROR_CONTAINS(train(ds, t, out), "heads: must be at least 1");
   t.model.heads = 2;
   t.model.attn_dropout = 1.5;
-  EXPECT_ERROR_CONTAINS(train(ds, t, out), "--attn-dropout must be in [0, 1)");
+  EXPECT_ERROR_CONTAINS(train(ds, t, out), "attn_dropout: must be in [0, 1)");
 }
 
 TEST(Trainer, Float16FeaturesAreStoredHalvedAndTrain) {
@@ -227,7 +228,7 @@ TEST(Trainer, Float16InferenceReadsOnlyTheRowsEachChunkNeeds) {
   const at::Tensor half = ds.features.to(at::kHalf);
   for (const char* arch : {"sage", "gcn", "gat"}) {
     ModelConfig c;
-    c.arch = arch;
+    c.kind = parse_model_kind(arch);
     c.in_dim = ds.feat_dim();
     c.hidden = 16;
     c.num_classes = ds.num_classes;
@@ -247,7 +248,7 @@ TEST(Trainer, InferenceOfSomeNodesMatchesInferenceOfAll) {
   for (const int layers : {1, 2, 3}) {
     for (const char* arch : {"sage", "gcn", "gat"}) {
       ModelConfig c;
-      c.arch = arch;
+      c.kind = parse_model_kind(arch);
       c.in_dim = ds.feat_dim();
       c.hidden = 16;
       c.layers = layers;
@@ -289,8 +290,9 @@ TrainReport interrupted_then_resumed(const Dataset& ds, const std::string& dir) 
     ADD_FAILURE() << "expected Interrupted";
   } catch (const Interrupted& e) {
     EXPECT_EQ(e.exit_code(), 143);
-    EXPECT_NE(std::string(e.what()).find("directgnn train --resume " + dir), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("Training state saved in " + dir), std::string::npos)
         << e.what();
+    EXPECT_EQ(e.state_dir(), dir);  // the command line's resume command names it
   }
   clear_stop();
   TrainOptions second = resumable(dir);

@@ -64,7 +64,7 @@ class DeviceResources {
       if (err != cudaSuccess) {
         cudaGetLastError();
         fail("cpu-copy gather: allocating a ", want, "-byte pinned staging buffer failed (",
-             cudaGetErrorString(err), "); use smaller batches or --gather aligned");
+             cudaGetErrorString(err), "); use smaller batches or gather aligned");
       }
       b.bytes = want;
     }
@@ -252,7 +252,7 @@ std::shared_ptr<void> pin_host_memory(void* ptr, size_t bytes, int device, bool 
          " GiB) of host memory with cudaHostRegister failed: ", cudaGetErrorString(err),
          ". Pinned memory must fit in physical RAM and under the locked-memory limit: raise "
          "`ulimit -l` (e.g. `ulimit -l unlimited`, or memlock in /etc/security/limits.conf), "
-         "or keep the table in plain host memory (--features host; in Python a CPU tensor "
+         "or keep the table in plain host memory (features host; in Python a CPU tensor "
          "gathered with method=\"cpu-copy\")");
   }
   static uint64_t next_id = 0;

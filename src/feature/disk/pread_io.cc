@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -13,13 +14,13 @@ namespace directgnn::disk {
 
 void fail_read(const std::string& path, int64_t offset, int64_t wanted, int64_t got, int error) {
   if (error != 0) {
-    fail(path, ": reading ", wanted, " bytes at offset ", offset, " failed: ", std::strerror(error),
-         " (is the disk healthy and the file still there?)");
+    fail_io(path, ": reading ", wanted, " bytes at offset ", offset,
+            " failed: ", std::strerror(error), " (is the disk healthy and the file still there?)");
   }
-  fail(path, ": short read at offset ", offset, ": wanted ", wanted, " bytes, got ", got,
-       "; the file ended early, so it was truncated or replaced after it was opened. Restore "
-       "it (or re-create it with directgnn convert/generate) and resume from the last "
-       "checkpoint");
+  fail_io(path, ": short read at offset ", offset, ": wanted ", wanted, " bytes, got ", got,
+          "; the file ended early, so it was truncated or replaced after it was opened. Restore "
+          "it (or re-create it with directgnn convert/generate) and resume from the last "
+          "checkpoint");
 }
 
 namespace {
@@ -44,14 +45,14 @@ void read_with_pread(const ExtentTarget& target, const std::vector<ReadExtent>& 
   const auto count = static_cast<int64_t>(extents.size());
   std::atomic<int64_t> next{0};
   std::mutex mutex;
-  std::string error;
+  std::exception_ptr error;  // the first failure, rethrown as it was (its kind kept)
   auto work = [&] {
     for (int64_t k = next++; k < count; k = next++) {
       try {
         read_extent(target, extents[static_cast<size_t>(k)]);
-      } catch (const std::exception& e) {
+      } catch (const std::exception&) {
         std::lock_guard<std::mutex> lock(mutex);
-        if (error.empty()) error = e.what();
+        if (!error) error = std::current_exception();
         next = count;  // the others stop after their current read
       }
     }
@@ -61,7 +62,7 @@ void read_with_pread(const ExtentTarget& target, const std::vector<ReadExtent>& 
   for (int64_t t = 1; t < team; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
-  if (!error.empty()) throw Error(error);
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace directgnn::disk

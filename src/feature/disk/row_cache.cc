@@ -27,8 +27,9 @@ void look_up(const Id* ids, int64_t count, const std::vector<int32_t>& slot, int
 CacheRanking parse_cache_ranking(const std::string& name) {
   if (name == "presample") return CacheRanking::kPresample;
   if (name == "degree") return CacheRanking::kDegree;
-  fail("--feature-cache-rank '", name,
-       "' is not a ranking (use presample: rows a pre-sampling pass gathers most, or degree)");
+  fail_argument("feature_cache_rank", "'", name,
+                "' is not a ranking (use presample: rows a pre-sampling pass gathers most, or "
+                "degree)");
 }
 
 std::string cache_ranking_name(CacheRanking ranking) {
@@ -37,13 +38,13 @@ std::string cache_ranking_name(CacheRanking ranking) {
 
 RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
                    const std::function<void(int64_t, int64_t)>& progress) {
-  DGNN_CHECK(bytes >= 0, "--feature-cache-gib must not be negative");
+  DGNN_CHECK_ARG(bytes >= 0, "feature_cache_gib", "must not be negative");
   DGNN_CHECK(ranked.dim() == 1 && ranked.scalar_type() == at::kLong && ranked.is_cpu(),
              "feature cache: the ranking must be a 1-D int64 CPU tensor");
   DGNN_CHECK(file.row_bytes() > 0, file.path(), ": rows of 0 bytes need no cache");
   const int64_t fit = std::min(bytes / file.row_bytes(), ranked.numel());
-  DGNN_CHECK(fit <= std::numeric_limits<int32_t>::max(), "feature cache: ", fit,
-             " rows are more than one cache holds (2^31 - 1); give a smaller --feature-cache-gib");
+  DGNN_CHECK_ARG(fit <= std::numeric_limits<int32_t>::max(), "feature_cache_gib", fit,
+                 " rows are more than one cache holds (2^31 - 1); give a smaller cache");
   // Cached rows are read and kept in file order: the fill then reads the file front to back.
   const at::Tensor ids = std::get<0>(ranked.narrow(0, 0, fit).sort());
   rows_ = at::empty({fit, file.dim()}, at::TensorOptions().dtype(file.dtype()));

@@ -25,8 +25,8 @@ std::string read_exactly(int fd, const std::string& path, int64_t offset, int64_
     const ssize_t n = pread(fd, out.data() + got, static_cast<size_t>(bytes - got), offset + got);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      fail(path, ": cannot read its .npy header (",
-           n < 0 ? std::strerror(errno) : "the file is too short", ")");
+      fail_io(path, ": cannot read its .npy header (",
+              n < 0 ? std::strerror(errno) : "the file is too short", ")");
     got += n;
   }
   return out;
@@ -55,22 +55,22 @@ Layout read_layout(int fd, const std::string& path) {
   const NpyHeader header = read_header(fd, path);
   Layout l;
   l.dtype = npy_scalar_type(header.descr, path);
-  DGNN_CHECK(header.shape.size() == 2 && !header.fortran_order, path,
-             ": --features disk needs a 2-D C-order [N, F] array, got shape of ",
-             header.shape.size(), " dimension(s)");
+  DGNN_CHECK_IO(header.shape.size() == 2 && !header.fortran_order, path,
+                ": features disk needs a 2-D C-order [N, F] array, got shape of ",
+                header.shape.size(), " dimension(s)");
   l.rows = header.shape[0];
   l.dim = header.shape[1];
   l.row_bytes = l.dim * static_cast<int64_t>(c10::elementSize(l.dtype));
   l.data_offset = static_cast<int64_t>(header.data_offset);
   struct stat st {};
-  DGNN_CHECK(fstat(fd, &st) == 0, path, ": cannot stat: ", std::strerror(errno));
+  DGNN_CHECK_IO(fstat(fd, &st) == 0, path, ": cannot stat: ", std::strerror(errno));
   l.file_bytes = static_cast<int64_t>(st.st_size);
   const int64_t expected = l.data_offset + l.rows * l.row_bytes;
-  DGNN_CHECK(l.file_bytes == expected, path, ": is ", l.file_bytes, " bytes, but its header (",
-             l.rows, " rows of ", l.row_bytes, " bytes after a ", l.data_offset,
-             "-byte header) needs exactly ", expected,
-             "; the file was truncated or resized. Re-create it (directgnn convert or "
-             "generate) or restore it from where it came");
+  DGNN_CHECK_IO(l.file_bytes == expected, path, ": is ", l.file_bytes, " bytes, but its header (",
+                l.rows, " rows of ", l.row_bytes, " bytes after a ", l.data_offset,
+                "-byte header) needs exactly ", expected,
+                "; the file was truncated or resized. Re-create it (directgnn convert or "
+                "generate) or restore it from where it came");
   return l;
 }
 
@@ -78,8 +78,8 @@ Layout read_layout(int fd, const std::string& path) {
 int reopen_direct(const std::string& path, int fd) {
   const int direct = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
   if (direct < 0) {
-    fail(path, ": cannot open with O_DIRECT: ", std::strerror(errno),
-         errno == EINVAL ? " (this file system refuses O_DIRECT; drop --disk-direct)" : "");
+    fail_io(path, ": cannot open with O_DIRECT: ", std::strerror(errno),
+            errno == EINVAL ? " (this file system refuses O_DIRECT; turn disk_direct off)" : "");
   }
   close(fd);
   return direct;
@@ -99,7 +99,7 @@ uint8_t* thread_buffer(int64_t bytes) {
     buffer.data = nullptr;
     buffer.size = 0;
     void* data = std::aligned_alloc(kBlockBytes, static_cast<size_t>(bytes));
-    DGNN_CHECK(data != nullptr, "--features disk: cannot allocate a read buffer of ", bytes,
+    DGNN_CHECK(data != nullptr, "features disk: cannot allocate a read buffer of ", bytes,
                " bytes");
     buffer.data = data;
     buffer.size = bytes;
@@ -111,8 +111,8 @@ Backend resolve_backend(Backend asked) {
   if (asked != Backend::kAuto) {
     if (asked == Backend::kIoUring) {
       const std::string why = uring_unavailable_reason();
-      DGNN_CHECK(why.empty(), "--disk-io io_uring: not available here (", why,
-                 "); use --disk-io pread or auto");
+      DGNN_CHECK_ARG(why.empty(), "disk_io", "io_uring is not available here (", why,
+                     "); use pread or auto");
     }
     return asked;
   }
@@ -127,7 +127,7 @@ Backend parse_backend(const std::string& name) {
   if (name == "auto") return Backend::kAuto;
   if (name == "io_uring") return Backend::kIoUring;
   if (name == "pread") return Backend::kPread;
-  fail("--disk-io '", name, "' is not a disk reader (use auto, io_uring or pread)");
+  fail_argument("disk_io", "'", name, "' is not a disk reader (use auto, io_uring or pread)");
 }
 
 std::string backend_name(Backend backend) {
@@ -146,11 +146,11 @@ std::string io_uring_unavailable_reason() { return uring_unavailable_reason(); }
 
 RowFile::RowFile(const std::string& path, const RowFileOptions& options)
     : path_(path), options_(options) {
-  DGNN_CHECK(options.io_threads >= 1 && options.queue_depth >= 1,
-             "--features disk: io_threads and queue_depth must be positive");
+  DGNN_CHECK_ARG(options.io_threads >= 1 && options.queue_depth >= 1, "disk_io",
+                 "io_threads and queue_depth must be positive");
   backend_ = resolve_backend(options.backend);
   fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(path, ": cannot open for --features disk: ", std::strerror(errno));
+  if (fd_ < 0) fail_io(path, ": cannot open for features disk: ", std::strerror(errno));
   try {
     const Layout layout = read_layout(fd_, path);
     dtype_ = layout.dtype;

@@ -1,6 +1,7 @@
 // io_uring reads through liburing. Built without liburing, this file only says so.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <vector>
 
 #include "directgnn/error.h"
@@ -40,15 +41,15 @@ class UringReads {
       : t_(t), extents_(extents), ring_(ring), done_(extents.size(), 0) {}
 
   void run(unsigned depth) {
-    while (finished_ < extents_.size() && (error_.empty() || in_flight_ > 0)) {
-      while (error_.empty() && in_flight_ < depth && next_ < extents_.size()) queue(next_++);
+    while (finished_ < extents_.size() && (!error_ || in_flight_ > 0)) {
+      while (!error_ && in_flight_ < depth && next_ < extents_.size()) queue(next_++);
       const int rc = io_uring_submit_and_wait(ring_.get(), 1);
       if (rc < 0 && rc != -EINTR) {
-        fail(*t_.path, ": io_uring submit failed: ", std::strerror(-rc));
+        fail_io(*t_.path, ": io_uring submit failed: ", std::strerror(-rc));
       }
       reap();
     }
-    if (!error_.empty()) throw Error(error_);
+    if (error_) std::rethrow_exception(error_);
   }
 
  private:
@@ -82,8 +83,8 @@ class UringReads {
       done_[k] += res;
       if (done_[k] < e.needed) return queue(k);
       ++finished_;
-    } catch (const Error& err) {
-      if (error_.empty()) error_ = err.what();
+    } catch (const Error&) {
+      if (!error_) error_ = std::current_exception();  // the first failure, its kind kept
     }
   }
 
@@ -93,7 +94,7 @@ class UringReads {
   std::vector<int64_t> done_;
   size_t next_ = 0, finished_ = 0;
   unsigned in_flight_ = 0;
-  std::string error_;
+  std::exception_ptr error_;
 };
 
 }  // namespace
@@ -103,8 +104,8 @@ void read_with_uring(const ExtentTarget& target, const std::vector<ReadExtent>& 
   if (extents.empty()) return;
   const auto depth = static_cast<unsigned>(std::max(1, queue_depth));
   Ring ring(depth);
-  DGNN_CHECK(ring.status() == 0, *target.path, ": cannot set up io_uring (",
-             std::strerror(-ring.status()), "); use --disk-io pread");
+  DGNN_CHECK_IO(ring.status() == 0, *target.path, ": cannot set up io_uring (",
+                std::strerror(-ring.status()), "); set disk_io to pread");
   UringReads(target, extents, ring).run(depth);
 }
 
@@ -123,7 +124,7 @@ std::string uring_unavailable_reason() {
 void read_with_uring(const ExtentTarget& target, const std::vector<ReadExtent>&, int) {
   fail(*target.path,
        ": this build has no io_uring (liburing was not found when it was "
-       "configured); use --disk-io pread, or install liburing-dev and rebuild");
+       "configured); set disk_io to pread, or install liburing-dev and rebuild");
 }
 
 std::string uring_unavailable_reason() { return "this build has no liburing"; }

@@ -1,0 +1,56 @@
+// Library messages name parameters, never a front end's flags (include/directgnn/error.h): a
+// Python user never typed "--batch-size". Every string literal under src/ is checked.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+std::string without_line_comments(const std::string& text) {
+  std::ostringstream out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    // A `//` outside a string literal starts a comment; literals here never hold one first.
+    bool in_string = false;
+    size_t cut = line.size();
+    for (size_t i = 0; i + 1 < line.size(); ++i) {
+      if (line[i] == '"' && (i == 0 || line[i - 1] != '\\')) in_string = !in_string;
+      if (!in_string && line[i] == '/' && line[i + 1] == '/') {
+        cut = i;
+        break;
+      }
+    }
+    out << line.substr(0, cut) << "\n";
+  }
+  return out.str();
+}
+
+TEST(LibraryMessages, NameNoCommandLineFlag) {
+  const std::filesystem::path src = std::filesystem::path(DIRECTGNN_SOURCE_DIR) / "src";
+  const std::regex literal(R"("(?:[^"\\\n]|\\.)*")");
+  const std::regex flag(R"(--[a-z][a-z0-9-]*)");
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(src)) {
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".cc" && ext != ".h" && ext != ".cu" && ext != ".cuh") continue;
+    ++files;
+    std::ifstream in(entry.path());
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string code = without_line_comments(buffer.str());
+    for (std::sregex_iterator it(code.begin(), code.end(), literal), end; it != end; ++it) {
+      std::smatch m;
+      const std::string text = it->str();
+      EXPECT_FALSE(std::regex_search(text, m, flag))
+          << entry.path() << ": the message " << text << " names the flag " << m.str()
+          << "; name the parameter instead (include/directgnn/error.h)";
+    }
+  }
+  EXPECT_GT(files, 50) << "the sources were not found under " << src;
+}
+
+}  // namespace
