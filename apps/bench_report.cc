@@ -179,11 +179,67 @@ Axis seconds_axis(double longest) {
   return a;
 }
 
+// The breakdown chart's geometry, in SVG pixels.
+constexpr double kLabel = 290, kPlot = 600, kRight = 90, kBar = 18, kGap = 4, kRowGap = 16,
+                 kTop = 10, kAxis = 46;
+
+double bar_x(const Axis& axis, double seconds) {
+  return kLabel + kPlot * std::max(0.0, seconds) / axis.max;
+}
+
+// Grid lines, ticks and the axis title under the bars.
+void breakdown_axis(std::ostream& s, const Axis& axis, double plot_height) {
+  const double axis_y = kTop + plot_height;
+  s << "<g class=\"axis\">\n";
+  const int ticks = static_cast<int>(std::lround(axis.max / axis.step));
+  for (int i = 0; i <= ticks; ++i) {
+    const double value = i * axis.step, tx = bar_x(axis, value);
+    s << "<line class=\"grid\" x1=\"" << fixed(tx, 1) << "\" y1=\"" << kTop << "\" x2=\""
+      << fixed(tx, 1) << "\" y2=\"" << axis_y << "\"/><line class=\"tick\" x1=\"" << fixed(tx, 1)
+      << "\" y1=\"" << axis_y << "\" x2=\"" << fixed(tx, 1) << "\" y2=\"" << axis_y + 5
+      << "\"/><text class=\"tick-label\" x=\"" << fixed(tx, 1) << "\" y=\"" << axis_y + 18
+      << "\" text-anchor=\"middle\">" << fixed(value, axis.digits) << "</text>\n";
+  }
+  s << "<line class=\"tick\" x1=\"" << kLabel << "\" y1=\"" << axis_y << "\" x2=\""
+    << kLabel + kPlot << "\" y2=\"" << axis_y << "\"/>\n<text class=\"axis-title\" x=\""
+    << kLabel + kPlot / 2 << "\" y=\"" << axis_y + 38
+    << "\" text-anchor=\"middle\">seconds per epoch</text>\n</g>\n";
+}
+
+struct Segment {
+  const char* css;
+  const char* name;
+  double seconds;
+};
+
+// One stacked bar at height y: its label, a rectangle per segment (with its value where it
+// fits inside) and the total after it.
+void breakdown_bar(std::ostream& s, const Axis& axis, double y, const char* label,
+                   const std::vector<Segment>& segments) {
+  s << "<text class=\"bar-label\" x=\"" << kLabel - 8 << "\" y=\"" << y + kBar / 2
+    << "\" text-anchor=\"end\" dominant-baseline=\"central\">" << label << "</text>\n";
+  double at = 0;
+  for (const Segment& seg : segments) {
+    const double left = bar_x(axis, at), right = bar_x(axis, at + std::max(0.0, seg.seconds));
+    at += std::max(0.0, seg.seconds);
+    if (right - left <= 0) continue;
+    s << "<rect class=\"" << seg.css << "\" x=\"" << fixed(left, 2) << "\" y=\"" << y
+      << "\" width=\"" << fixed(right - left, 2) << "\" height=\"" << kBar << "\"><title>"
+      << seg.name << ": " << seconds_text(seg.seconds) << " s</title></rect>\n";
+    const std::string value = seconds_text(seg.seconds);
+    if (right - left >= 7.0 * value.size() + 8) {
+      s << "<text class=\"in-bar\" x=\"" << fixed((left + right) / 2, 2) << "\" y=\""
+        << y + kBar / 2 << "\" text-anchor=\"middle\" dominant-baseline=\"central\">" << value
+        << "</text>\n";
+    }
+  }
+  s << "<text class=\"bar-value\" x=\"" << fixed(bar_x(axis, at) + 6, 2) << "\" y=\""
+    << y + kBar / 2 << "\" dominant-baseline=\"central\">" << seconds_text(at) << " s</text>\n";
+}
+
 // Per run two stacked bars in one SVG: the training loop's epoch (compute, waiting for data,
 // the rest) and the workers' time preparing minibatches (sampling, gathering).
 std::string breakdown_svg(const nlohmann::json& runs) {
-  constexpr double kLabel = 290, kPlot = 600, kRight = 90, kBar = 18, kGap = 4, kRowGap = 16,
-                   kTop = 10, kAxis = 46;
   std::vector<const nlohmann::json*> timed;
   double longest = 0;
   for (const auto& run : runs) {
@@ -195,53 +251,10 @@ std::string breakdown_svg(const nlohmann::json& runs) {
   const Axis axis = seconds_axis(longest);
   const double plot_height = timed.size() * (2 * kBar + kGap + kRowGap);
   const double width = kLabel + kPlot + kRight, height = kTop + plot_height + kAxis;
-  auto x = [&](double seconds) { return kLabel + kPlot * std::max(0.0, seconds) / axis.max; };
   std::ostringstream s;
   s << "<svg class=\"breakdown\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
     << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << ' ' << height << "\">\n";
-  // Grid lines and the axis under the bars.
-  const double axis_y = kTop + plot_height;
-  s << "<g class=\"axis\">\n";
-  const int ticks = static_cast<int>(std::lround(axis.max / axis.step));
-  for (int i = 0; i <= ticks; ++i) {
-    const double value = i * axis.step, tx = x(value);
-    s << "<line class=\"grid\" x1=\"" << fixed(tx, 1) << "\" y1=\"" << kTop << "\" x2=\""
-      << fixed(tx, 1) << "\" y2=\"" << axis_y << "\"/><line class=\"tick\" x1=\"" << fixed(tx, 1)
-      << "\" y1=\"" << axis_y << "\" x2=\"" << fixed(tx, 1) << "\" y2=\"" << axis_y + 5
-      << "\"/><text class=\"tick-label\" x=\"" << fixed(tx, 1) << "\" y=\"" << axis_y + 18
-      << "\" text-anchor=\"middle\">" << fixed(value, axis.digits) << "</text>\n";
-  }
-  s << "<line class=\"tick\" x1=\"" << kLabel << "\" y1=\"" << axis_y << "\" x2=\""
-    << kLabel + kPlot << "\" y2=\"" << axis_y << "\"/>\n<text class=\"axis-title\" x=\""
-    << kLabel + kPlot / 2 << "\" y=\"" << axis_y + 38
-    << "\" text-anchor=\"middle\">seconds per epoch</text>\n</g>\n";
-  struct Segment {
-    const char* css;
-    const char* name;
-    double seconds;
-  };
-  auto bar = [&](double y, const char* label, const std::vector<Segment>& segments) {
-    s << "<text class=\"bar-label\" x=\"" << kLabel - 8 << "\" y=\"" << y + kBar / 2
-      << "\" text-anchor=\"end\" dominant-baseline=\"central\">" << label << "</text>\n";
-    double at = 0;
-    for (const Segment& seg : segments) {
-      const double left = x(at), right = x(at + std::max(0.0, seg.seconds));
-      at += std::max(0.0, seg.seconds);
-      if (right - left <= 0) continue;
-      s << "<rect class=\"" << seg.css << "\" x=\"" << fixed(left, 2) << "\" y=\"" << y
-        << "\" width=\"" << fixed(right - left, 2) << "\" height=\"" << kBar << "\"><title>"
-        << seg.name << ": " << seconds_text(seg.seconds) << " s</title></rect>\n";
-      // A segment's own value where it fits inside it.
-      const std::string value = seconds_text(seg.seconds);
-      if (right - left >= 7.0 * value.size() + 8) {
-        s << "<text class=\"in-bar\" x=\"" << fixed((left + right) / 2, 2) << "\" y=\""
-          << y + kBar / 2 << "\" text-anchor=\"middle\" dominant-baseline=\"central\">" << value
-          << "</text>\n";
-      }
-    }
-    s << "<text class=\"bar-value\" x=\"" << fixed(x(at) + 6, 2) << "\" y=\"" << y + kBar / 2
-      << "\" dominant-baseline=\"central\">" << seconds_text(at) << " s</text>\n";
-  };
+  breakdown_axis(s, axis, plot_height);
   double y = kTop + kRowGap / 2;
   for (const nlohmann::json* run : timed) {
     const double epoch = number(*run, "epoch_time_s"), compute = number(*run, "compute_s"),
@@ -251,13 +264,13 @@ std::string breakdown_svg(const nlohmann::json& runs) {
       << html_escape((*run)["mode"].get<std::string>() + " / " +
                      (*run)["sampler"].get<std::string>())
       << "</text>\n";
-    bar(y, "loop",
-        {{"compute", "compute", compute},
-         {"wait", "waiting for data", wait},
-         {"other", "rest", std::max(0.0, epoch - compute - wait)}});
-    bar(y + kBar + kGap, "workers",
-        {{"sample", "sampling", number(*run, "sample_s")},
-         {"gather", "gathering", number(*run, "gather_s")}});
+    breakdown_bar(s, axis, y, "loop",
+                  {{"compute", "compute", compute},
+                   {"wait", "waiting for data", wait},
+                   {"other", "rest", std::max(0.0, epoch - compute - wait)}});
+    breakdown_bar(s, axis, y + kBar + kGap, "workers",
+                  {{"sample", "sampling", number(*run, "sample_s")},
+                   {"gather", "gathering", number(*run, "gather_s")}});
     y += 2 * kBar + kGap + kRowGap;
   }
   s << "</svg>\n";

@@ -16,7 +16,7 @@
 #include "graph/planted_partition.h"
 #include "graph/rmat.h"
 #include "options.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 
 namespace directgnn::cli {
 namespace {

@@ -18,8 +18,8 @@
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "feature/feature_store.h"
-#include "feature/gpu_gather.h"
 #include "feature/pcie_model.h"
+#include "gpu/runtime.h"
 #include "options.h"
 
 namespace directgnn::cli {

@@ -28,7 +28,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 double gib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 30); }
 
-void run_generate(GenerateArgs& a) {
+// Checks the arguments and, before any work, the arrays' sizes against free memory (in
+// memory) or disk.
+void check_generate(GenerateArgs& a) {
   if (a.scale > 0) {
     DGNN_CHECK(a.scale <= 40, "--scale must be at most 40");
     a.o.graph.num_nodes = int64_t{1} << a.scale;
@@ -40,7 +42,6 @@ void run_generate(GenerateArgs& a) {
   DGNN_CHECK(a.o.feat_dim > 0, "--feat-dim must be positive");
   check_rmat_options(a.o.graph);
   const int64_t n = a.o.graph.num_nodes;
-  // Resources, before any work: the arrays' sizes against free memory (in memory) or disk.
   const int64_t drawn_edges = rmat_edges_drawn(a.o.graph);
   const int64_t feat_out_bytes = n * a.o.feat_dim * (a.feat_dtype == "float16" ? 2 : 4);
   // At least: the symmetrised int64 indices, indptr, labels and the feature table.
@@ -60,6 +61,11 @@ void run_generate(GenerateArgs& a) {
                " are free there; choose a directory on a larger disk, --feat-dtype float16, or a "
                "smaller --scale / --feat-dim");
   }
+}
+
+// The graph, labels and split, with a line on how long the graph took.
+Dataset generate_graph(const GenerateArgs& a) {
+  const int64_t n = a.o.graph.num_nodes;
   std::printf(
       "generate rmat: %lld nodes, edge factor %g (a=%g b=%g c=%g), %lld %s features, "
       "%lld classes, seed %llu, %d thread(s)\n",
@@ -68,7 +74,7 @@ void run_generate(GenerateArgs& a) {
       static_cast<long long>(a.o.num_classes), static_cast<unsigned long long>(a.o.graph.seed),
       num_threads());
   std::fflush(stdout);
-  auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   RmatGraph g = generate_rmat(a.o.graph);
   const double graph_s = seconds_since(t0);
   const auto drawn = static_cast<double>(rmat_edges_drawn(a.o.graph));
@@ -87,8 +93,11 @@ void run_generate(GenerateArgs& a) {
       static_cast<double>(ds.graph.num_edges()) / n, graph_s,
       drawn / graph_s / 1e6 / num_threads());
   std::fflush(stdout);
+  return ds;
+}
 
-  t0 = std::chrono::steady_clock::now();
+// The feature table: built in memory, or streamed into the dataset directory with the rest.
+void make_features(GenerateArgs& a, Dataset& ds) {
   if (a.in_memory) {
     a.o.feat_dtype = a.feat_dtype == "float16" ? at::kHalf : at::kFloat;
     ds.features = make_rmat_features(a.o, ds.labels);
@@ -96,14 +105,22 @@ void run_generate(GenerateArgs& a) {
     const ClassFeatures features(a.o.num_classes, a.o.feat_dim, a.o.signal, a.o.graph.seed);
     const int64_t* labels = ds.labels.data_ptr<int64_t>();
     FeatureStream stream;
-    stream.rows = n;
     stream.dim = a.o.feat_dim;
     stream.dtype = a.feat_dtype == "float16" ? at::kHalf : at::kFloat;
     stream.fill = [&](int64_t begin, int64_t end, float* rows) {
       features.fill(labels, begin, end, rows);
     };
+    stream.rows = a.o.graph.num_nodes;
     save_dataset_dir(ds, a.out, stream);
   }
+}
+
+void run_generate(GenerateArgs& a) {
+  check_generate(a);
+  const int64_t n = a.o.graph.num_nodes;
+  Dataset ds = generate_graph(a);
+  const auto t0 = std::chrono::steady_clock::now();
+  make_features(a, ds);
   const double feat_s = seconds_since(t0);
   const int64_t feat_bytes = n * a.o.feat_dim * (a.feat_dtype == "float16" ? 2 : 4);
   const int64_t total_bytes =

@@ -7,11 +7,10 @@
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "dist/process_group.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 #include "graph/planted_partition.h"
 #include "io/text_lines.h"
-#include "sampling/device_sampler.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 
 namespace directgnn::cli {
 

@@ -8,7 +8,7 @@
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "errors.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 #include "loader/feature_cache.h"
 #include "loader/options.h"
 

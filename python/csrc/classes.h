@@ -19,8 +19,7 @@
 #include "io/dataset.h"
 #include "loader/loader.h"
 #include "ops.h"
-#include "sampling/device_sampler.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 
 namespace directgnn::ops {
 
@@ -49,9 +48,7 @@ class SamplerHolder : public torch::CustomClassHolder {
 
  private:
   CsrGraph graph_;
-  c10::Device device_;
-  std::unique_ptr<NeighborSampler> sampler_;
-  std::unique_ptr<DeviceSampler> device_sampler_;
+  std::unique_ptr<Sampler> sampler_;
 };
 
 // One prepared minibatch: seeds, x, y, then the sample as SampleResult has it.

@@ -21,26 +21,11 @@
 #include "directgnn/error.h"
 #include "errors.h"
 #include "feature/feature_store.h"
-#include "feature/gpu_gather.h"
 #include "gpu/placement.h"
+#include "gpu/runtime.h"
 
 namespace directgnn::ops {
 namespace {
-
-// Pins made through pin_(), counted per range: pin_ twice, unpin_ twice. Each entry keeps the
-// tensor's storage alive, so pinned pages are never freed under their registration.
-struct PinCount {
-  std::shared_ptr<void> handle;
-  c10::Storage storage;
-  int64_t count = 0;
-  bool read_only = true;
-};
-using PinKey = std::pair<const void*, int64_t>;  // start, bytes
-std::mutex pins_mutex;
-std::map<PinKey, PinCount>& pins() {
-  static auto* m = new std::map<PinKey, PinCount>;
-  return *m;
-}
 
 int gpu_of(const at::Tensor& table, const at::Tensor& ids) {
   if (ids.is_cuda()) return ids.device().index();
@@ -106,33 +91,19 @@ void pin(const at::Tensor& tensor, bool read_only) {
                  "place, so pass a contiguous tensor (or .contiguous(), which copies)");
   const int64_t bytes = tensor.numel() * tensor.element_size();
   if (bytes == 0) return;
-  std::lock_guard<std::mutex> lock(pins_mutex);
-  const PinKey key{tensor.data_ptr(), bytes};
-  auto it = pins().find(key);
-  if (it == pins().end()) {
-    gpu::check_pinnable(bytes, "self", "the tensor",
-                        "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
-                        "cpu-copy method)");
-    // Read-only unless asked: a writable registration of a private file mapping (np.load's
-    // mmap_mode="c", torch.from_file) copies the whole file into anonymous memory.
-    PinCount entry{
-        gpu::pin_host_memory(tensor.data_ptr(), static_cast<size_t>(bytes), 0, read_only),
-        tensor.storage(), 0, read_only};
-    it = pins().emplace(key, std::move(entry)).first;
-  }
-  DGNN_CHECK_ARG(read_only || !it->second.read_only, "read_only",
-                 "this memory is already pinned read-only; unpin_ it as often as it was pinned, "
-                 "then pin_(tensor, read_only=False)");
-  ++it->second.count;
+  gpu::check_pinnable(bytes, "self", "the tensor",
+                      "keep it unpinned (CPU ids gather it on the CPU; CUDA ids use the "
+                      "cpu-copy method)");
+  // Read-only unless asked: a writable registration of a private file mapping (np.load's
+  // mmap_mode="c", torch.from_file) copies the whole file into anonymous memory. The tensor's
+  // storage stays alive while pinned, so its pages are never freed under the registration.
+  gpu::pin_counted(tensor.data_ptr(), static_cast<size_t>(bytes), read_only,
+                   std::make_shared<c10::Storage>(tensor.storage()));
 }
 
 void unpin(const at::Tensor& tensor) {
-  const int64_t bytes = tensor.numel() * tensor.element_size();
-  if (bytes == 0) return;
-  std::lock_guard<std::mutex> lock(pins_mutex);
-  const auto it = pins().find(PinKey{tensor.data_ptr(), bytes});
-  DGNN_CHECK_ARG(it != pins().end(), "self", "this memory was not pinned by pin_");
-  if (--it->second.count == 0) pins().erase(it);
+  gpu::unpin_counted(tensor.data_ptr(),
+                     static_cast<size_t>(tensor.numel() * tensor.element_size()));
 }
 
 bool is_pinned(const at::Tensor& tensor) {

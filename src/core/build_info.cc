@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 
 namespace directgnn {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "directgnn/error.h"
 #include "dist/nccl_backend.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 
 namespace directgnn {
 namespace {

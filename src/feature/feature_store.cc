@@ -9,6 +9,7 @@
 #include "feature/cpu/gather.h"
 #include "feature/gpu_gather.h"
 #include "gpu/placement.h"
+#include "gpu/runtime.h"
 
 namespace directgnn {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "core/resources.h"
 #include "directgnn/error.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 
 namespace directgnn::gpu {
 

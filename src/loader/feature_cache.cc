@@ -62,7 +62,7 @@ at::Tensor presample_counts(const MinibatchLoader& loader, const CsrGraph& graph
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t start = step * batch;
     const at::Tensor part = seeds.narrow(0, start, std::min(batch, seeds.numel() - start));
-    const at::Tensor inputs = loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes;
+    const at::Tensor inputs = loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes.cpu();
     count_ids(inputs.data_ptr<int64_t>(), inputs.numel(), c);
     if (progress) progress(step + 1, steps);
   }

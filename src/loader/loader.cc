@@ -20,6 +20,15 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+SamplerOptions sampler_options(const LoaderSettings& s) {
+  SamplerOptions o;
+  o.fanouts = s.fanouts;
+  o.mode = s.sample_mode;
+  o.device = s.gpu_sampler ? s.device : c10::Device(c10::kCPU);
+  o.graph = s.graph;
+  return o;
+}
+
 // Settings made by hand (tests, or a field set after resolve_loader), checked before anything
 // is built from them.
 LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
@@ -78,12 +87,8 @@ std::vector<at::Tensor> Minibatch::tensors() const {
 MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderSettings settings)
     : dataset_(dataset),
       settings_(checked(dataset, std::move(settings))),
-      sampler_(dataset.graph, settings_.fanouts, settings_.sample_mode),
+      sampler_(dataset.graph, sampler_options(settings_)),
       store_(make_store(dataset, settings_)) {
-  if (settings_.gpu_sampler) {
-    device_sampler_ = std::make_unique<DeviceSampler>(
-        dataset.graph, settings_.fanouts, settings_.device, settings_.graph, settings_.sample_mode);
-  }
   labels_ = settings_.device.is_cuda() ? dataset.labels.to(settings_.device) : dataset.labels;
 }
 
@@ -148,12 +153,8 @@ Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t samp
   const int index = std::max<int>(0, device.index());
   m.ticket = gpu::run_on_side_stream(index, [&] {
     auto t = Clock::now();
-    if (device_sampler_ != nullptr) {
-      m.batch = device_sampler_->sample(seeds, sample_seed);
-    } else {
-      m.batch = sampler_.sample(seeds, sample_seed);
-      blocks_to(m.batch, device, settings_.sample_mode);
-    }
+    m.batch = sampler_.sample(seeds, sample_seed);
+    if (!settings_.gpu_sampler) blocks_to(m.batch, device, settings_.sample_mode);
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);
     t = Clock::now();

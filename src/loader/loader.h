@@ -20,12 +20,11 @@
 #include <vector>
 
 #include "feature/feature_store.h"
-#include "gpu/device.h"
+#include "gpu/runtime.h"
 #include "io/dataset.h"
 #include "loader/options.h"
 #include "sampling/block.h"
-#include "sampling/device_sampler.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 
 namespace directgnn {
 
@@ -83,7 +82,7 @@ class MinibatchLoader {
   int64_t steps(int64_t num_seeds) const;
   // Prepares minibatch `seeds` now, on the calling thread.
   Minibatch prepare(const at::Tensor& seeds, uint64_t sample_seed) const;
-  // Only samples minibatch `seeds`, with the CPU sampler, on the calling thread.
+  // Only samples minibatch `seeds`, on the calling thread (and on the GPU with the GPU sampler).
   MiniBatch sample(const at::Tensor& seeds, uint64_t sample_seed) const;
   // A `disk` table: keeps the rows `ranked` puts first in RAM (FeatureStore::cache_hot_rows).
   // Not while an epoch runs.
@@ -100,8 +99,7 @@ class MinibatchLoader {
 
   const Dataset& dataset_;
   LoaderSettings settings_;
-  NeighborSampler sampler_;
-  std::unique_ptr<DeviceSampler> device_sampler_;
+  Sampler sampler_;  // on the device with the GPU sampler, else on the CPU
   FeatureStore store_;
   at::Tensor labels_;  // on the device
 };

@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "directgnn/error.h"
-#include "feature/gpu_gather.h"
-#include "sampling/neighbor_sampler.h"
+#include "gpu/runtime.h"
+#include "sampling/sampler.h"
 
 namespace directgnn {
 

@@ -20,7 +20,7 @@
 #include "feature/feature_store.h"
 #include "io/dataset.h"
 #include "sampling/block.h"
-#include "sampling/device_sampler.h"
+#include "sampling/sampler.h"
 
 namespace directgnn {
 

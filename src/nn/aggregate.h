@@ -2,8 +2,10 @@
 //
 // `indptr` int64 [num_dst + 1], `indices` int32/int64 into x_src's rows, `weight` float32
 // [num_edges] or undefined for the mean (1 / row length; rows without edges give 0).
-// x_src is float32 [num_src, F] on the CPU. Differentiable in x_src; the backward pass splits
-// feature columns across threads, so it needs no atomics and is deterministic.
+// x_src is float32 [num_src, F]. On the CPU the parallel kernel of nn/cpu/aggregate.h runs
+// (its backward pass splits feature columns across threads, so it needs no atomics and is
+// deterministic); on other devices csr_aggregate_generic, the tensor-operation twin below.
+// Differentiable in x_src.
 #pragma once
 
 #include <ATen/Tensor.h>

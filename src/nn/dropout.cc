@@ -2,19 +2,15 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 
-#include <algorithm>
 #include <mutex>
 
-#include "core/random.h"
-#include "gpu/device.h"
-#include "nn/dropout_hash.h"
+#include "directgnn/error.h"
+#include "nn/cpu/dropout.h"
+#include "nn/gpu_dropout.h"
 
 namespace directgnn {
 namespace {
-
-constexpr int64_t kGrain = 1 << 15;
 
 uint64_t next_seed() {
   auto gen = at::detail::getDefaultCPUGenerator();
@@ -26,32 +22,12 @@ uint64_t next_seed() {
 
 at::Tensor dropout(const at::Tensor& x, double p, bool training) {
   if (!training || p <= 0) return x;
-  using dropout_hash::draw24;
+  DGNN_CHECK_ARG(p < 1, "dropout", "must be in [0, 1), got ", p);
+  DGNN_CHECK_TYPE(x.scalar_type() == at::kFloat, "dropout: x must be float32, got ",
+                  x.scalar_type());
   const uint64_t seed = next_seed();  // from the CPU generator, on every device
-  if (x.is_cuda()) return x * gpu::dropout_mask(x, seed, p);
-  at::Tensor mask = at::empty(x.sizes(), x.options().requires_grad(false));
-  float* m = mask.data_ptr<float>();
-  const int64_t n = mask.numel();
-  const float scale = static_cast<float>(1.0 / (1.0 - p));
-  // Keep an element when its 24-bit uniform draw is >= p.
-  const uint32_t threshold = dropout_hash::threshold(p);
-  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-    // Split at multiples of 2^32 so the inner loop runs on 32-bit indices.
-    for (int64_t lo = begin; lo < end;) {
-      const int64_t hi = std::min(end, ((lo >> 32) + 1) << 32);
-      const uint32_t key = dropout_hash::slice_key(seed, static_cast<uint64_t>(lo >> 32));
-      const auto base = static_cast<uint32_t>(lo);
-      // Locals, not captured references: the compiler must see they cannot alias `out`.
-      float* out = m + lo;
-      const float keep = scale;
-      const uint32_t cut = threshold;
-      const int64_t len = hi - lo;
-      for (int64_t i = 0; i < len; ++i) {
-        out[i] = draw24(key, base + static_cast<uint32_t>(i)) >= cut ? keep : 0.0f;
-      }
-      lo = hi;
-    }
-  });
+  const at::Tensor mask =
+      x.is_cuda() ? gpu::dropout_mask(x, seed, p) : cpu::dropout_mask(x.contiguous(), seed, p);
   return x * mask;
 }
 

@@ -51,4 +51,22 @@ void set_sources(MiniBatch& batch, const at::Tensor& degree) {
   }
 }
 
+std::pair<at::Tensor, at::Tensor> relabel_first_seen(const at::Tensor& ids) {
+  const auto unique = at::_unique2(ids, /*sorted=*/true, /*return_inverse=*/true,
+                                   /*return_counts=*/true);
+  const at::Tensor& values = std::get<0>(unique);
+  const at::Tensor inverse = std::get<1>(unique).view({-1});
+  const at::Tensor& counts = std::get<2>(unique);
+  // A stable sort of the inverse groups each value's positions in input order: the first of
+  // each group is the value's first appearance.
+  const at::Tensor by_value = std::get<1>(at::sort(inverse, /*stable=*/true, 0, false));
+  const at::Tensor group_start = counts.cumsum(0) - counts;
+  const at::Tensor first = by_value.index_select(0, group_start);
+  const at::Tensor order = std::get<1>(first.sort());
+  const at::Tensor nodes = values.index_select(0, order);
+  at::Tensor rank = at::empty_like(order);
+  rank.index_put_({order}, at::arange(order.numel(), order.options()));
+  return {nodes, rank.index_select(0, inverse)};
+}
+
 }  // namespace directgnn

@@ -9,6 +9,7 @@
 #include <ATen/Tensor.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace directgnn {
@@ -61,5 +62,9 @@ std::vector<Block> prefix_blocks(const std::vector<at::Tensor>& offsets,
 // Sets every block's num_src and degrees from batch.hop_nodes and batch.input_nodes, given each
 // node's degree in the whole graph (float32 [N]).
 void set_sources(MiniBatch& batch, const at::Tensor& degree);
+
+// The nodes of `ids` (int64, any device) in order of first appearance, and each element's
+// position in that list, as tensor operations on the ids' device (the GPU twin's relabelling).
+std::pair<at::Tensor, at::Tensor> relabel_first_seen(const at::Tensor& ids);
 
 }  // namespace directgnn

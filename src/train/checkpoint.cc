@@ -7,6 +7,7 @@
 #include <torch/serialize/output-archive.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -136,6 +137,18 @@ void load_model_and_optimizer(torch::serialize::InputArchive& archive, const std
 }
 
 }  // namespace
+
+std::string parameter_digest(const std::vector<at::Tensor>& params) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (const at::Tensor& p : params) {
+    // Parameters trained on a GPU live there: the host reads a CPU copy.
+    const at::Tensor c = p.detach().cpu().contiguous();
+    crc = crc32(crc, static_cast<const Bytef*>(c.data_ptr()), static_cast<uInt>(c.nbytes()));
+  }
+  char text[16];
+  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
+  return text;
+}
 
 void write_checksummed_file(const std::string& path, std::string_view payload) {
   std::string header(kMagic, sizeof kMagic);

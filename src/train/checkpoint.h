@@ -9,9 +9,12 @@
 //   optimiser, the CPU random generator, and a JSON description of the run and its progress.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace torch::optim {
 class Optimizer;
@@ -46,6 +49,10 @@ void load_training_state(const std::string& dir, GnnModel& model,
 // then the payload. Writing is atomic; reading throws naming `path` when the header, length
 // or checksum does not match.
 constexpr size_t kCheckpointHeaderBytes = 24;
+// CRC-32 (hex) of the parameters' bytes, in order, wherever they live: equal digests mean
+// bitwise-equal models (TrainReport::param_digest).
+std::string parameter_digest(const std::vector<at::Tensor>& params);
+
 void write_checksummed_file(const std::string& path, std::string_view payload);
 std::string read_checksummed_file(const std::string& path);
 

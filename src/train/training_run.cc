@@ -4,7 +4,6 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
-#include <zlib.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,8 +19,7 @@
 #include "core/signals.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
-#include "feature/gpu_gather.h"
-#include "gpu/device.h"
+#include "gpu/runtime.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/fused_adam.h"
@@ -62,18 +60,6 @@ at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
   SplitRng rng(seed);
   for (int64_t i = out.numel() - 1; i > 0; --i) std::swap(p[i], p[rng.below(i + 1)]);
   return out;
-}
-
-std::string digest_of(const std::vector<at::Tensor>& params) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  for (const at::Tensor& p : params) {
-    // Parameters trained on a GPU live there: the host reads a CPU copy.
-    const at::Tensor c = p.detach().cpu().contiguous();
-    crc = crc32(crc, static_cast<const Bytef*>(c.data_ptr()), static_cast<uInt>(c.nbytes()));
-  }
-  char text[16];
-  std::snprintf(text, sizeof text, "%08lx", static_cast<unsigned long>(crc));
-  return text;
 }
 
 // Copies `from`'s parameters into `to` (any devices).
@@ -532,7 +518,7 @@ TrainReport TrainingRun::finish() {
   report.compute_s = totals_.compute_s / epochs;
   report.wait_s = totals_.wait_s / epochs;
   report.cpu_s = totals_.cpu_s / epochs;
-  report.param_digest = digest_of(params_);
+  report.param_digest = parameter_digest(params_);
   if (loader_->store().row_file() != nullptr) {
     const DiskTally disk = DiskTally::of(loader_->store()).since(disk_start_);
     report.disk_bytes_gathered = disk.bytes_gathered;

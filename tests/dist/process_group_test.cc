@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 #include "test_util.h"
 
 namespace directgnn {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "e2e/e2e_util.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 #include "test_util.h"
 
 namespace directgnn {

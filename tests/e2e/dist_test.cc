@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "e2e/e2e_util.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 #include "nn/model.h"
 #include "test_util.h"
 #include "train/checkpoint.h"

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "e2e_util.h"
-#include "feature/gpu_gather.h"
+#include "gpu/runtime.h"
 #include "test_util.h"
 
 namespace directgnn {

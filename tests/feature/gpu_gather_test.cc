@@ -11,6 +11,7 @@
 #include <string>
 
 #include "feature/feature_store.h"
+#include "gpu/runtime.h"
 #include "io/npy.h"
 #include "test_util.h"
 

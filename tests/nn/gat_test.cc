@@ -5,37 +5,17 @@
 
 #include "graph/planted_partition.h"
 #include "model_test_util.h"
-#include "nn/attention.h"
 #include "nn/gat_conv.h"
 #include "nn/model.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 #include "test_util.h"
 
 namespace directgnn {
 namespace {
 
 using testing::param;
-
-struct Sampled {
-  Dataset ds;
-  Block block;
-  at::Tensor x_src;
-};
-
-// A sampled block (fewer destinations than sources) over a planted-partition graph.
-Sampled sampled_block(int64_t fanout, uint64_t seed) {
-  PlantedPartitionOptions o;
-  o.num_nodes = 200;
-  o.num_classes = 3;
-  o.avg_degree = 6;
-  o.feat_dim = 5;
-  Sampled s{make_planted_partition(o), {}, {}};
-  const NeighborSampler sampler(s.ds.graph, {fanout});
-  const MiniBatch batch = sampler.sample(at::arange(30, at::kLong), seed);
-  s.block = batch.blocks[0];
-  s.x_src = s.ds.features.index_select(0, batch.input_nodes);
-  return s;
-}
+using testing::Sampled;
+using testing::sampled_block;
 
 // How many times each source feeds each destination, self loop included: [num_dst, num_src].
 at::Tensor edge_counts(const Block& b) {
@@ -129,42 +109,6 @@ TEST(GATConv, AttentionDropoutOnlyWhileTraining) {
   const at::Tensor b = conv.forward(s.block, s.x_src, x_dst);
   EXPECT_TRUE(b.equal(conv.forward(s.block, s.x_src, x_dst)));
   EXPECT_FALSE(at::allclose(a, b, 1e-3, 1e-3));
-}
-
-// The GPU path's tensor-operation aggregation agrees with the CPU kernel, forward and
-// backward (in both the coefficients and the sources), for int32 and int64 ids.
-TEST(MultiHeadAggregate, GenericPathMatchesTheCpuKernel) {
-  const Sampled s = sampled_block(4, 5);
-  const int64_t heads = 3, width = 3 * 20;  // rows of 60 floats: threads split mid-head
-  at::manual_seed(14);
-  const at::Tensor alpha0 = at::rand({s.block.num_edges(), heads});
-  const at::Tensor h0 = at::randn({s.block.num_src, width});
-  for (const auto id_type : {at::kInt, at::kLong}) {
-    const at::Tensor indices = s.block.indices.to(id_type);
-    at::Tensor aa = alpha0.clone().set_requires_grad(true),
-               ab = alpha0.clone().set_requires_grad(true);
-    at::Tensor ha = h0.clone().set_requires_grad(true), hb = h0.clone().set_requires_grad(true);
-    const at::Tensor ya = multi_head_aggregate(s.block.indptr, indices, aa, ha);
-    const at::Tensor yb = multi_head_aggregate_generic(s.block.indptr, indices, ab, hb);
-    EXPECT_TRUE(at::allclose(ya, yb, 1e-5, 1e-6)) << id_type;
-    const at::Tensor g = at::randn_like(ya);
-    ya.backward(g);
-    yb.backward(g);
-    EXPECT_TRUE(at::allclose(aa.grad(), ab.grad(), 1e-4, 1e-5)) << id_type;
-    EXPECT_TRUE(at::allclose(ha.grad(), hb.grad(), 1e-5, 1e-6)) << id_type;
-  }
-}
-
-TEST(EdgeSoftmax, SumsToOnePerDestinationAndHandlesRowsWithoutEdges) {
-  const at::Tensor indptr = at::tensor({0, 0, 3, 4}, at::kLong);
-  const at::Tensor indices = at::tensor({0, 1, 3, 2}, at::kInt);
-  const at::Tensor src = at::randn({4, 2}) * 50;  // large logits: the maximum keeps exp finite
-  const EdgeAttention a = edge_softmax(indptr, indices, src, src.narrow(0, 0, 3),
-                                       at::randn({3, 2}) * 50, GATConv::kNegativeSlope);
-  EXPECT_TRUE(at::allclose(a.self[0], at::ones({2})));  // row 0: only its self loop
-  const at::Tensor sums = a.self.index_add(0, at::tensor({1, 1, 1, 2}, at::kLong), a.edges);
-  EXPECT_TRUE(at::allclose(sums, at::ones({3, 2}), 1e-5, 1e-6));
-  EXPECT_TRUE(at::isfinite(a.edges).all().item<bool>());
 }
 
 ModelConfig gat_config() {

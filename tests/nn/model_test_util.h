@@ -10,7 +10,55 @@
 #include <functional>
 #include <string>
 
+#include "graph/planted_partition.h"
+#include "sampling/sampler.h"
+
 namespace directgnn::testing {
+
+// A tiny planted-partition graph, its dense adjacency and the full-neighbourhood block over it.
+struct Fixture {
+  Dataset ds;
+  at::Tensor adjacency;  // dense [N, N]
+  Block block;           // full neighbourhood, dst = src = all nodes in order
+};
+
+inline Fixture tiny_graph(int64_t n = 40) {
+  PlantedPartitionOptions o;
+  o.num_nodes = n;
+  o.num_classes = 3;
+  o.avg_degree = 4;
+  o.feat_dim = 5;
+  Fixture f{make_planted_partition(o), {}, {}};
+  const Sampler sampler(f.ds.graph, {{-1}});
+  MiniBatch batch = sampler.sample(at::arange(n, at::kLong), 0);
+  f.block = batch.blocks[0];
+  EXPECT_EQ(f.block.num_src, n);  // every neighbour is already a seed
+  f.adjacency = at::zeros({n, n});
+  const at::Tensor rows = at::repeat_interleave(f.ds.graph.degrees());
+  f.adjacency.index_put_({rows, f.ds.graph.indices.to(at::kLong)}, at::ones({rows.numel()}));
+  return f;
+}
+
+struct Sampled {
+  Dataset ds;
+  Block block;
+  at::Tensor x_src;
+};
+
+// A sampled block (fewer destinations than sources) over a planted-partition graph.
+inline Sampled sampled_block(int64_t fanout, uint64_t seed) {
+  PlantedPartitionOptions o;
+  o.num_nodes = 200;
+  o.num_classes = 3;
+  o.avg_degree = 6;
+  o.feat_dim = 5;
+  Sampled s{make_planted_partition(o), {}, {}};
+  const Sampler sampler(s.ds.graph, {{fanout}});
+  const MiniBatch batch = sampler.sample(at::arange(30, at::kLong), seed);
+  s.block = batch.blocks[0];
+  s.x_src = s.ds.features.index_select(0, batch.input_nodes);
+  return s;
+}
 
 // A parameter of `m` by name, detached.
 inline at::Tensor param(torch::nn::Module& m, const std::string& name) {

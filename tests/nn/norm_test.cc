@@ -9,7 +9,7 @@
 #include "graph/planted_partition.h"
 #include "model_test_util.h"
 #include "nn/model.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
 
@@ -162,7 +162,7 @@ TEST(ResidualModel, SageWithLayerNormEqualsTheDenseReference) {
   const at::Tensor h1 = at::relu(norm(sage(h0, 1), 1)) + h0;
   const at::Tensor expected = sage(h1, 2);
   EXPECT_FALSE(model.named_parameters().contains("skip1_weight"));
-  const NeighborSampler sampler(t.ds.graph, {-1, -1, -1});
+  const Sampler sampler(t.ds.graph, {{-1, -1, -1}});
   const MiniBatch batch = sampler.sample(at::arange(40, at::kLong), 0);
   const at::Tensor got = model.forward(batch.blocks, x.index_select(0, batch.input_nodes));
   EXPECT_TRUE(at::allclose(got.detach(), expected, 1e-4, 1e-5)) << (got - expected).abs().max();
@@ -217,7 +217,7 @@ TEST(ResidualModel, CheckpointKeepsBatchNormStatistics) {
   const ModelConfig config = tiny_config("gcn", Norm::kBatch, true, 3);
   at::manual_seed(6);
   GnnModel a(config);
-  const NeighborSampler sampler(t.ds.graph, {3, 3, 3});
+  const Sampler sampler(t.ds.graph, {{3, 3, 3}});
   const MiniBatch batch = sampler.sample(at::arange(20, at::kLong), 1);
   a.forward(batch.blocks, t.ds.features.index_select(0, batch.input_nodes));  // moves the stats
   EXPECT_FALSE(a.named_buffers()["norm0.running_mean"].equal(at::zeros({6})));
@@ -257,7 +257,7 @@ TEST_P(NormResidualTest, LayerWiseInferenceEqualsBlockForward) {
   const Tiny t = tiny_graph(60);
   at::manual_seed(8);
   GnnModel model(config());
-  const NeighborSampler sampler(t.ds.graph, {-1, -1, -1});
+  const Sampler sampler(t.ds.graph, {{-1, -1, -1}});
   const MiniBatch batch = sampler.sample(at::arange(60, at::kLong), 0);
   const at::Tensor x = t.ds.features.index_select(0, batch.input_nodes);
   model.forward(batch.blocks, x);  // training step: batch norm's running stats move
@@ -276,8 +276,8 @@ TEST_P(NormResidualTest, GradientMatchesFiniteDifferences) {
   const Tiny t = tiny_graph(40);
   at::manual_seed(9);
   GnnModel model(config());
-  const NeighborSampler sampler(t.ds.graph, {4, 4, 4});
-  const MiniBatch batch = sampler.sample(at::arange(12, at::kLong), 2);
+  const Sampler sampler(t.ds.graph, {{4, 4, 4}});
+  const MiniBatch batch = sampler.sample(at::arange(12, at::kLong), 3);
   const at::Tensor x = t.ds.features.index_select(0, batch.input_nodes);
   const at::Tensor labels = t.ds.labels.narrow(0, 0, 12);
   auto loss = [&] { return at::cross_entropy_loss(model.forward(batch.blocks, x), labels); };

@@ -24,6 +24,28 @@ ModelConfig config() {
   return c;
 }
 
+// The digest the bitwise tests compare (TrainReport::param_digest) tells models apart: it changes
+// when one bit of one parameter does, and with the parameters' order, and not otherwise.
+TEST(ParameterDigest, ChangesWithAnyBitOfAnyParameter) {
+  at::manual_seed(4);
+  GnnModel model(config());
+  std::vector<at::Tensor> params = model.parameters();
+  const std::string digest = parameter_digest(params);
+  EXPECT_EQ(digest.size(), 8u);
+  EXPECT_EQ(parameter_digest(model.parameters()), digest) << "the same parameters";
+  for (size_t p = 0; p < params.size(); ++p) {
+    at::Tensor copy = params[p].detach().clone();
+    auto* bits = static_cast<uint32_t*>(copy.data_ptr());
+    bits[copy.numel() - 1] ^= 1u;  // the last float's lowest mantissa bit
+    std::vector<at::Tensor> changed = params;
+    changed[p] = copy;
+    EXPECT_NE(parameter_digest(changed), digest) << "parameter " << p;
+  }
+  std::vector<at::Tensor> swapped = params;
+  std::swap(swapped.front(), swapped.back());
+  EXPECT_NE(parameter_digest(swapped), digest);
+}
+
 TEST(Checkpoint, RoundTripsParametersOptimiserAndDescription) {
   TempDirectory dir;
   GnnModel a(config());

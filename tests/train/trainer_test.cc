@@ -223,9 +223,22 @@ TEST(Trainer, Float16FeaturesAreStoredHalvedAndTrain) {
   EXPECT_GT(r.test_acc, 0.4);
 }
 
+// `nodes` and every node in their neighbour lists, sorted and distinct.
+at::Tensor with_neighbours(const CsrGraph& graph, const at::Tensor& nodes) {
+  std::vector<at::Tensor> parts{nodes};
+  const at::Tensor indices = graph.indices.to(at::kLong);
+  for (int64_t i = 0; i < nodes.numel(); ++i) {
+    const int64_t v = nodes[i].item<int64_t>();
+    const int64_t lo = graph.indptr[v].item<int64_t>(), hi = graph.indptr[v + 1].item<int64_t>();
+    parts.push_back(indices.narrow(0, lo, hi - lo));
+  }
+  return std::get<0>(at::_unique(at::cat(parts)));
+}
+
 TEST(Trainer, Float16InferenceReadsOnlyTheRowsEachChunkNeeds) {
   const Dataset ds = small_rmat();
   const at::Tensor half = ds.features.to(at::kHalf);
+  const at::Tensor targets = at::tensor({5, 700, 1234}, at::kLong);
   for (const char* arch : {"sage", "gcn", "gat"}) {
     ModelConfig c;
     c.kind = parse_model_kind(arch);
@@ -237,6 +250,18 @@ TEST(Trainer, Float16InferenceReadsOnlyTheRowsEachChunkNeeds) {
     const at::Tensor from_half = model.infer(ds.graph, half, 100);
     const at::Tensor widened = model.infer(ds.graph, half.to(at::kFloat), 100);
     EXPECT_TRUE(from_half.equal(widened)) << arch;
+    // Rows outside the targets' two hops are never read: poisoned with NaN, they change
+    // nothing (a layer that widened or projected the whole table would spread the NaNs).
+    at::Tensor poisoned = half.clone();
+    const at::Tensor hop1 = with_neighbours(ds.graph, targets);
+    const at::Tensor near = with_neighbours(ds.graph, hop1);
+    at::Tensor far = at::ones({ds.num_nodes()}, at::kBool);
+    far.index_put_({near}, false);
+    poisoned.index_put_({far}, std::numeric_limits<float>::quiet_NaN());
+    const at::Tensor clean = model.infer_nodes(ds.graph, half, targets, 100);
+    const at::Tensor read = model.infer_nodes(ds.graph, poisoned, targets, 100);
+    EXPECT_GT(far.sum().item<int64_t>(), ds.num_nodes() / 2) << "the test poisons most rows";
+    EXPECT_TRUE(read.equal(clean)) << arch << ": a row outside the targets' hops was read";
   }
 }
 

@@ -1,13 +1,9 @@
-// k-hop uniform neighbour sampling without replacement (the CPU implementation).
-//
-// Fan-outs are in PyG order, seed hop first: {15, 10, 5} takes up to 15 neighbours of each
-// seed, 10 of each node reached at hop 1, 5 at hop 2; -1 takes all neighbours. A node with
-// degree <= fan-out keeps all its neighbours. Output: one Block per hop, returned in layer
-// order (blocks[0] is the outermost hop). SampleMode (sampling/block.h) says whether each
-// layer draws anew (DGL's blocks, the default) or every node is drawn once (PyG's hops).
-// Node ids are relabelled in order of first appearance. The result depends only on (graph,
-// seeds, fan-outs, seed, mode), not on the number of threads: every destination node draws
-// from its own random stream.
+// The CPU twin of the neighbour sampler (sampling/sampler.h is the front door, and says what a
+// sample is). Each frontier node's picks come from sampling/uniform_pick.h, keyed by (seed,
+// hop, node), in parallel; the relabelling to local ids, in order of first appearance, runs
+// serially over a reused global-to-local map. In SampleMode::kOncePerNode it also gives each
+// sampled edge's CSR position (MiniBatch::edge_ids). The result depends only on (graph,
+// seeds, fan-outs, seed, mode), not on the number of threads, and equals the GPU twin's.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -21,7 +17,7 @@
 #include "graph/csr_graph.h"
 #include "sampling/block.h"
 
-namespace directgnn {
+namespace directgnn::cpu {
 
 class NeighborSampler {
  public:
@@ -51,10 +47,4 @@ class NeighborSampler {
   mutable std::vector<std::unique_ptr<Workspace>> free_;
 };
 
-// Parses "15,10,5" into fan-outs, checking the count against `layers` and every value.
-std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers);
-// The same checks on fan-outs given as numbers, and the fan-outs as text ("15,10,5").
-void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers);
-std::string fanout_text(const std::vector<int64_t>& fanouts);
-
-}  // namespace directgnn
+}  // namespace directgnn::cpu

@@ -6,7 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "graph/planted_partition.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/sampler.h"
 
 namespace directgnn {
 namespace {
@@ -27,7 +27,7 @@ void BM_SampleFanout15_10_5(benchmark::State& state) {
   const Dataset& ds = graph_100k();
   at::set_num_threads(threads);
   const auto mode = state.range(1) == 0 ? SampleMode::kFreshPerLayer : SampleMode::kOncePerNode;
-  const NeighborSampler sampler(ds.graph, {15, 10, 5}, mode);
+  const Sampler sampler(ds.graph, {{15, 10, 5}, mode});
   const at::Tensor perm = at::randperm(ds.num_nodes(), at::kLong);
   int64_t edges = 0, step = 0;
   for (auto _ : state) {

@@ -1,15 +1,14 @@
-#include "sampling/neighbor_sampler.h"
+#include "sampling/cpu/neighbor_sampler.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <sstream>
 
-#include "core/random.h"
 #include "directgnn/error.h"
+#include "sampling/uniform_pick.h"
 
-namespace directgnn {
+namespace directgnn::cpu {
 
 // A global-to-local id map over all nodes (-1 = not yet in the batch), reset after each use
 // by walking only the ids the batch touched.
@@ -19,41 +18,30 @@ struct NeighborSampler::Workspace {
 
 namespace {
 
-// Writes the positions of k distinct uniform picks out of d neighbours to out[0..k).
-inline void choose(int64_t d, int64_t k, SplitRng& rng, int64_t* out) {
-  if (k >= d) {
+// Writes the CSR positions (from the node's first edge) of node v's k picks of its d
+// neighbours to out[0..k): the permutation of sampling/uniform_pick.h keyed by (seed, hop, v),
+// the GPU kernel's own arithmetic.
+inline void choose(int64_t d, int64_t k, uint64_t key, int64_t* out) {
+  if (uniform_pick::keeps_all(d, k)) {
     for (int64_t j = 0; j < d; ++j) out[j] = j;
     return;
   }
-  if (k <= 32) {
-    // Floyd's algorithm: k draws, each either a fresh position or the newest one.
-    int64_t* picked = out;
-    for (int64_t j = d - k, n = 0; j < d; ++j, ++n) {
-      const auto t = static_cast<int64_t>(rng.below(j + 1));
-      const bool seen = std::find(picked, picked + n, t) != picked + n;
-      picked[n] = seen ? j : t;
-    }
-    return;
-  }
-  // Selection sampling (Knuth's algorithm S): one pass, no extra memory.
-  int64_t chosen = 0;
-  for (int64_t j = 0; j < d && chosen < k; ++j) {
-    if (rng.below(d - j) < static_cast<uint64_t>(k - chosen)) out[chosen++] = j;
-  }
+  uniform_pick::Permutation(static_cast<uint64_t>(d), key).pick(k, out);
 }
 
 // One hop: row i of the frontier draws offsets[i + 1] - offsets[i] neighbours into `picked`
 // (global ids) and, when `edges` is given, their CSR positions into `edges`.
 template <typename Id>
 void sample_hop(const int64_t* indptr, const Id* indices, const int64_t* frontier, int64_t rows,
-                uint64_t stream, const int64_t* offsets, int64_t* picked, int64_t* edges) {
+                uint64_t seed, uint64_t hop, const int64_t* offsets, int64_t* picked,
+                int64_t* edges) {
   at::parallel_for(0, rows, 256, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t v = frontier[i], first = indptr[v];
       const int64_t k = offsets[i + 1] - offsets[i];
-      SplitRng rng(mix64(stream, static_cast<uint64_t>(i)));
       int64_t* out = picked + offsets[i];
-      choose(indptr[v + 1] - first, k, rng, out);
+      choose(indptr[v + 1] - first, k, uniform_pick::node_key(seed, hop, static_cast<uint64_t>(v)),
+             out);
       for (int64_t j = 0; j < k; ++j) {
         if (edges != nullptr) edges[offsets[i] + j] = first + out[j];
         out[j] = static_cast<int64_t>(indices[first + out[j]]);
@@ -71,7 +59,7 @@ struct HopDraw {
 
 // Draws one hop for `rows` frontier nodes: counts, offsets, then the picks in parallel.
 HopDraw draw_hop(const CsrGraph& graph, const int64_t* frontier, int64_t rows, int64_t fanout,
-                 uint64_t stream, bool with_edges) {
+                 uint64_t seed, uint64_t hop, bool with_edges) {
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
   HopDraw draw;
   draw.offsets = at::empty({rows + 1}, at::kLong);
@@ -79,7 +67,7 @@ HopDraw draw_hop(const CsrGraph& graph, const int64_t* frontier, int64_t rows, i
   offsets[0] = 0;
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t d = indptr[frontier[i] + 1] - indptr[frontier[i]];
-    offsets[i + 1] = offsets[i] + (fanout < 0 ? d : std::min(d, fanout));
+    offsets[i + 1] = offsets[i] + uniform_pick::pick_count(d, fanout);
   }
   draw.picked = at::empty({offsets[rows]}, at::kLong);
   int64_t* edges = nullptr;
@@ -89,11 +77,11 @@ HopDraw draw_hop(const CsrGraph& graph, const int64_t* frontier, int64_t rows, i
   }
   int64_t* picked = draw.picked.data_ptr<int64_t>();
   if (graph.indices.scalar_type() == at::kInt) {
-    sample_hop(indptr, graph.indices.data_ptr<int32_t>(), frontier, rows, stream, offsets, picked,
-               edges);
+    sample_hop(indptr, graph.indices.data_ptr<int32_t>(), frontier, rows, seed, hop, offsets,
+               picked, edges);
   } else {
-    sample_hop(indptr, graph.indices.data_ptr<int64_t>(), frontier, rows, stream, offsets, picked,
-               edges);
+    sample_hop(indptr, graph.indices.data_ptr<int64_t>(), frontier, rows, seed, hop, offsets,
+               picked, edges);
   }
   return draw;
 }
@@ -165,8 +153,8 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
   for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
     // Sampling finishes before relabelling appends to `nodes`, so the pointer stays valid.
     const auto end = static_cast<int64_t>(nodes.size());
-    HopDraw draw = draw_hop(graph_, nodes.data() + row_begin, end - row_begin, fanouts_[hop],
-                            mix64(seed, static_cast<uint64_t>(hop)), once);
+    HopDraw draw = draw_hop(graph_, nodes.data() + row_begin, end - row_begin, fanouts_[hop], seed,
+                            static_cast<uint64_t>(hop), once);
     // Relabel to local ids in order of first appearance (serial: the order is the contract).
     int64_t* picked = draw.picked.data_ptr<int64_t>();
     for (int64_t e = 0; e < draw.picked.numel(); ++e) {
@@ -196,41 +184,4 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
   return batch;
 }
 
-std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    DGNN_CHECK_ARG(used == item.size() && !item.empty(), "fanouts", "'", text, "': '", item,
-                   "' is not an integer; give a comma-separated list such as 10,10");
-    out.push_back(value);
-  }
-  check_fanouts(out, layers);
-  return out;
-}
-
-void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers) {
-  const std::string text = fanout_text(fanouts);
-  for (const int64_t value : fanouts) {
-    DGNN_CHECK_ARG(value > 0 || value == -1, "fanouts", "'", text, "': ", value,
-                   " is invalid; each fan-out must be positive, or -1 for all neighbours");
-  }
-  DGNN_CHECK_ARG(static_cast<int64_t>(fanouts.size()) == layers, "fanouts", "'", text, "' has ",
-                 fanouts.size(), " value(s) but layers is ", layers,
-                 "; give one fan-out per layer");
-}
-
-std::string fanout_text(const std::vector<int64_t>& fanouts) {
-  std::string text;
-  for (const int64_t f : fanouts) text += (text.empty() ? "" : ",") + std::to_string(f);
-  return text;
-}
-
-}  // namespace directgnn
+}  // namespace directgnn::cpu

@@ -1,4 +1,5 @@
-// Pieces shared by the CPU sparse kernels over sampled blocks (aggregate.cc, attention.cc).
+// Pieces shared by the CPU sparse kernels over sampled blocks (cpu/aggregate.cc,
+// cpu/attention.cc).
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -9,7 +10,7 @@
 
 #include "core/threads.h"
 
-namespace directgnn {
+namespace directgnn::cpu {
 
 // Calls fn with a typed pointer to `indices` (int32 or int64).
 template <typename Fn>
@@ -38,4 +39,4 @@ void for_each_column_share(int64_t f, Fn&& fn) {
   });
 }
 
-}  // namespace directgnn
+}  // namespace directgnn::cpu

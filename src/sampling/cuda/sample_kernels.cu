@@ -1,11 +1,10 @@
-// Kernels of the GPU sampler and dropout. The arithmetic lives in headers shared with the CPU
-// (sampling/uniform_pick.h, nn/dropout_hash.h), which the CPU tests exercise.
+// Kernels of the GPU sampler. The pick arithmetic is sampling/uniform_pick.h, which the CPU
+// sampler runs too: the CPU tests exercise it, and the CPU sampler is this one's oracle.
 #include "core/cuda_check.h"
-#include "gpu/cuda/kernels.h"
-#include "nn/dropout_hash.h"
+#include "sampling/cuda/sample_kernels.h"
 #include "sampling/uniform_pick.h"
 
-namespace directgnn::gpu::kernels {
+namespace directgnn::cuda {
 namespace {
 
 constexpr int kThreads = 256;
@@ -43,20 +42,17 @@ __global__ void pick_neighbors_kernel(const int64_t* __restrict__ indptr,
     const int64_t first = indptr[node];
     const int64_t deg = indptr[node + 1] - first;
     const int64_t begin = offsets[i], count = offsets[i + 1] - begin;
-    const uint64_t key = uniform_pick::node_key(seed, hop, static_cast<uint64_t>(node));
-    for (int64_t j = lane; j < count; j += 32) {
-      out[begin + j] =
-          static_cast<int64_t>(indices[first + uniform_pick::pick_offset(deg, fanout, key, j)]);
+    if (uniform_pick::keeps_all(deg, fanout)) {
+      for (int64_t j = lane; j < count; j += 32) {
+        out[begin + j] = static_cast<int64_t>(indices[first + j]);
+      }
+      continue;
     }
-  }
-}
-
-__global__ void dropout_mask_kernel(float* __restrict__ mask, int64_t n, uint64_t seed,
-                                    uint32_t threshold, float keep) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const uint32_t key = dropout_hash::slice_key(seed, static_cast<uint64_t>(i >> 32));
-    mask[i] = dropout_hash::draw24(key, static_cast<uint32_t>(i)) >= threshold ? keep : 0.0f;
+    const uniform_pick::Permutation perm(
+        static_cast<uint64_t>(deg), uniform_pick::node_key(seed, hop, static_cast<uint64_t>(node)));
+    for (int64_t j = lane; j < count; j += 32) {
+      out[begin + j] = static_cast<int64_t>(indices[first + perm(static_cast<uint64_t>(j))]);
+    }
   }
 }
 
@@ -66,7 +62,7 @@ void launch_pick_counts(const int64_t* indptr, const int64_t* frontier, int64_t 
                         int64_t* counts, cudaStream_t stream) {
   if (n == 0) return;
   pick_counts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(indptr, frontier, n, fanout, counts);
-  cuda::check_launch(stream, "pick_counts_kernel", __FILE__, __LINE__);
+  check_launch(stream, "pick_counts_kernel", __FILE__, __LINE__);
 }
 
 void launch_pick_neighbors(const int64_t* indptr, const void* indices, bool indices_int32,
@@ -82,14 +78,7 @@ void launch_pick_neighbors(const int64_t* indptr, const void* indices, bool indi
     pick_neighbors_kernel<<<blocks, kThreads, 0, stream>>>(
         indptr, static_cast<const int64_t*>(indices), frontier, n, fanout, seed, hop, offsets, out);
   }
-  cuda::check_launch(stream, "pick_neighbors_kernel", __FILE__, __LINE__);
+  check_launch(stream, "pick_neighbors_kernel", __FILE__, __LINE__);
 }
 
-void launch_dropout_mask(float* mask, int64_t n, uint64_t seed, uint32_t threshold, float keep,
-                         cudaStream_t stream) {
-  if (n == 0) return;
-  dropout_mask_kernel<<<blocks_for(n), kThreads, 0, stream>>>(mask, n, seed, threshold, keep);
-  cuda::check_launch(stream, "dropout_mask_kernel", __FILE__, __LINE__);
-}
-
-}  // namespace directgnn::gpu::kernels
+}  // namespace directgnn::cuda

@@ -1,0 +1,47 @@
+// Edges per second of the mean aggregation (nn/aggregate.h) over a sampled block, forward and
+// backward, 128-wide float32 rows, per thread count: the CPU twin, and the device-generic twin
+// on the same CPU tensors (the code a GPU runs).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+
+#include "block_fixture.h"
+#include "nn/aggregate.h"
+
+namespace directgnn {
+namespace {
+
+void run(benchmark::State& state, bool generic) {
+  at::set_num_threads(static_cast<int>(state.range(0)));
+  const Block& b = bench::outer_block_100k();
+  at::Tensor x = at::randn({b.num_src, 128}).set_requires_grad(true);
+  const at::Tensor grad = at::randn({b.num_dst, 128});
+  for (auto _ : state) {
+    const at::Tensor y = generic ? csr_aggregate_generic(b.indptr, b.indices, at::Tensor(), x)
+                                 : csr_aggregate(b.indptr, b.indices, at::Tensor(), x);
+    y.backward(grad);
+    benchmark::DoNotOptimize(x.grad().data_ptr());
+    x.mutable_grad().reset();
+  }
+  state.counters["edges/s"] = benchmark::Counter(
+      static_cast<double>(b.num_edges() * state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_CsrAggregate(benchmark::State& state) { run(state, false); }
+void BM_CsrAggregateGeneric(benchmark::State& state) { run(state, true); }
+
+BENCHMARK(BM_CsrAggregate)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_CsrAggregateGeneric)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace directgnn

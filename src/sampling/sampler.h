@@ -1,0 +1,85 @@
+// The neighbour sampler's front door: k-hop uniform sampling without replacement, routed by
+// device to its CPU twin (sampling/cpu/neighbor_sampler.h) or its GPU twin
+// (sampling/gpu_sampler.h; kernels in sampling/cuda/). Both draw each node's neighbours with the
+// one pick of sampling/uniform_pick.h, so for the same seed they give the same blocks.
+//
+// Fan-outs are in PyG order, seed hop first: {15, 10, 5} takes up to 15 neighbours of each
+// seed, 10 of each node reached at hop 1, 5 at hop 2; -1 takes all neighbours. A node with
+// degree <= fan-out keeps all its neighbours, in CSR order. Output: one Block per hop in layer
+// order (blocks[0] is the outermost hop). SampleMode (sampling/block.h) says whether each layer
+// draws anew (DGL's blocks, the default) or every node is drawn once (PyG's hops). Node ids are
+// relabelled in order of first appearance, seeds first. The result depends only on (graph,
+// seeds, fan-outs, seed, mode), not on the device or the number of threads.
+//
+// Where the GPU twin reads the graph: pinned registers the CSR arrays in place and the kernels
+// read them over PCIe (a graph larger than GPU memory samples on the GPU); device copies them
+// to the GPU once. Only the CPU twin gives edge ids (MiniBatch::edge_ids, kOncePerNode).
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/csr_graph.h"
+#include "sampling/block.h"
+
+namespace directgnn {
+
+enum class GraphPlacement { kPinned, kDevice };
+GraphPlacement parse_graph_placement(const std::string& name);
+std::string graph_placement_name(GraphPlacement placement);
+
+struct SamplerOptions {
+  std::vector<int64_t> fanouts;  // per hop, seed hop first; each positive or -1 (all)
+  SampleMode mode = SampleMode::kFreshPerLayer;
+  // Where sampling runs and the blocks are delivered: the CPU or a CUDA device (on its current
+  // stream).
+  c10::Device device{c10::kCPU};
+  GraphPlacement graph = GraphPlacement::kPinned;  // what the GPU twin reads
+};
+
+namespace cpu {
+class NeighborSampler;
+}
+namespace gpu {
+class NeighborSampler;
+}
+
+class Sampler {
+ public:
+  // The graph (contiguous CPU tensors) must outlive the sampler.
+  Sampler(const CsrGraph& graph, SamplerOptions options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // The blocks for `seeds` (distinct int64 or int32 node ids, on any device; checked). Safe to
+  // call from several threads at once.
+  MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
+
+  const SamplerOptions& options() const { return options_; }
+  // float32 [N] on the CPU: each node's degree in the whole graph, as the blocks hold it.
+  const at::Tensor& degrees() const;
+
+ private:
+  const CsrGraph& graph_;
+  SamplerOptions options_;
+  std::unique_ptr<cpu::NeighborSampler> cpu_;
+  std::unique_ptr<gpu::NeighborSampler> gpu_;
+};
+
+// Throws naming the first seed out of [0, num_nodes) (OutOfRange) or one that appears twice
+// (InvalidArgument); `seeds` is 1-D int32 or int64, on any device.
+void check_seeds(const at::Tensor& seeds, int64_t num_nodes);
+
+// Parses "15,10,5" into fan-outs, checking the count against `layers` and every value.
+std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers);
+// The same checks on fan-outs given as numbers, and the fan-outs as text ("15,10,5").
+void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers);
+std::string fanout_text(const std::vector<int64_t>& fanouts);
+
+}  // namespace directgnn
