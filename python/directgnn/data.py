@@ -15,7 +15,8 @@ class Dataset:
 
     Attributes:
         name: the dataset's name.
-        indptr, indices: the CSR graph (row v lists v's neighbours; an undirected graph stores
+        indptr, indices: the graph by destination (row v lists the nodes v receives messages
+            from: an edge src -> dst puts src in dst's row, PyG's CSC; an undirected graph stores
             both directions). ``indptr`` is int64 [N + 1], ``indices`` int32 or int64.
         x: [N, F] node features (float32 or float16; memory-mapped for dataset directories).
         y: int64 [N] labels, -1 for unlabelled nodes.

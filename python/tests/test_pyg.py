@@ -225,3 +225,20 @@ def test_every_gather_method_gives_the_same_batches(data):
         assert len(got) == len(first)
         assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
                    for a, b in zip(first, got)), method
+
+
+# One orientation everywhere: an edge src -> dst carries messages from src to dst (PyG's
+# source_to_target flow), so sampling for dst reaches src and sampling for src does not reach
+# dst; a directgnn dataset's neighbour lists are read the same way (docs/formats.md).
+def test_messages_flow_from_source_to_target():
+    edge_index = torch.tensor([[0, 0, 3], [1, 2, 2]])  # 0 -> 1, 0 -> 2, 3 -> 2
+    d = Data(x=torch.randn(4, 2), y=torch.zeros(4, dtype=torch.long), edge_index=edge_index)
+    sampler = pyg.NeighborSampler(d, [-1])
+    reached = {}
+    for seed in range(4):
+        s = sampler._sampler.sample(torch.tensor([seed]))
+        reached[seed] = set(s.node[1:].tolist())
+    assert reached == {0: set(), 1: {0}, 2: {0, 3}, 3: set()}
+    ds = directgnn.Dataset("tiny", torch.tensor([0, 0, 1, 3, 3]), torch.tensor([0, 0, 3]),
+                           d.x, d.y, 1)
+    assert pyg.stores(ds)[1].csc_in_place()[1].tolist() == [0, 0, 3]

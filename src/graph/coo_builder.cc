@@ -11,13 +11,14 @@
 namespace directgnn {
 namespace {
 
-// Releases `src_t` and `dst_t` once the edges are scattered into rows, so a caller that
+// Edge e goes in row rows_t[e] and lists cols_t[e] (with symmetrize, also the reverse).
+// Releases `rows_t` and `cols_t` once the edges are scattered into rows, so a caller that
 // handed over its only reference never holds the edge list and both CSR arrays at once.
 template <typename Id>
-CsrGraph build(at::Tensor& src_t, at::Tensor& dst_t, int64_t n, const CooBuildOptions& opt) {
-  const int64_t* src = src_t.data_ptr<int64_t>();
-  const int64_t* dst = dst_t.data_ptr<int64_t>();
-  const int64_t m = src_t.numel();
+CsrGraph build(at::Tensor& rows_t, at::Tensor& cols_t, int64_t n, const CooBuildOptions& opt) {
+  const int64_t* src = rows_t.data_ptr<int64_t>();
+  const int64_t* dst = cols_t.data_ptr<int64_t>();
+  const int64_t m = rows_t.numel();
   const bool sym = opt.symmetrize;
   const bool drop_loops = opt.remove_self_loops;
   // Pass 1: row lengths before de-duplication.
@@ -52,8 +53,8 @@ CsrGraph build(at::Tensor& src_t, at::Tensor& dst_t, int64_t n, const CooBuildOp
     }
   });
   cursor_t = at::Tensor();
-  src_t = at::Tensor();
-  dst_t = at::Tensor();
+  rows_t = at::Tensor();
+  cols_t = at::Tensor();
   // Pass 3: sort and de-duplicate every row in place; record the new lengths.
   at::Tensor unique_t = at::zeros({n + 1}, at::kLong);
   int64_t* unique = unique_t.data_ptr<int64_t>();
@@ -105,8 +106,9 @@ CsrGraph build_csr_from_coo(at::Tensor src_in, at::Tensor dst_in, int64_t num_no
   const int64_t m = src.numel();
   check_range(src.data_ptr<int64_t>(), m, num_nodes, "source", where);
   check_range(dst.data_ptr<int64_t>(), m, num_nodes, "destination", where);
-  if (index_type_for(num_nodes) == at::kInt) return build<int32_t>(src, dst, num_nodes, options);
-  return build<int64_t>(src, dst, num_nodes, options);
+  // Rows by destination: edge (u, v) puts u in v's list, the nodes v receives messages from.
+  if (index_type_for(num_nodes) == at::kInt) return build<int32_t>(dst, src, num_nodes, options);
+  return build<int64_t>(dst, src, num_nodes, options);
 }
 
 }  // namespace directgnn

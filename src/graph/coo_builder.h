@@ -1,6 +1,8 @@
-// Builds a CsrGraph from an edge list (COO): optionally adds the reverse of every edge,
-// drops duplicate edges, and optionally drops self-loops. Rows come out sorted, so the
-// result is the same whatever the thread count.
+// Builds a CsrGraph from an edge list (COO) by destination: edge (src, dst) puts src in dst's
+// neighbour list, the nodes dst receives messages from (PyG's source_to_target flow;
+// docs/formats.md). Optionally adds the reverse of every edge, drops duplicate edges, and
+// optionally drops self-loops. Rows come out sorted, so the result is the same whatever the
+// thread count.
 #pragma once
 
 #include <ATen/Tensor.h>

@@ -1,6 +1,7 @@
-// Compressed sparse row graph: row v lists the neighbours of v (for an undirected graph,
-// both directions are stored). `indptr` is int64 [N+1] on the CPU; `indices` is int32 when
-// N < 2^31 (the usual case: half the memory of int64) and int64 otherwise.
+// Compressed sparse row graph: row v lists the nodes v receives messages from. An edge
+// (src, dst) puts src in dst's list (PyG's source_to_target flow; as a PyG user reads it, the
+// graph's CSC); an undirected graph stores both directions. `indptr` is int64 [N+1] on the CPU;
+// `indices` is int32 when N < 2^31 (the usual case: half the memory of int64) and int64 otherwise.
 #pragma once
 
 #include <ATen/Tensor.h>

@@ -223,6 +223,11 @@ TEST(NpzImport, AdjMatrixVariantWithSparseOrDenseFeatures) {
   const Dataset s = load_dataset(tmp.file("sparse.npz"));
   EXPECT_EQ(s.num_nodes(), 4);
   EXPECT_EQ(s.graph.num_edges(), 6);  // symmetrised
+  // Each undirected edge stored once lands in both lists: every node receives from both sides.
+  at::Tensor dense = at::zeros({4, 4}, at::kLong);
+  const at::Tensor rows = at::repeat_interleave(s.graph.degrees());
+  dense.index_put_({rows, s.graph.indices.to(at::kLong)}, at::ones({rows.numel()}, at::kLong));
+  EXPECT_TRUE(dense.equal(dense.t())) << dense;
   EXPECT_TRUE(s.features.equal(
       at::tensor({1.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 2.f, 0.f, 0.f, 0.f, 3.f}).view({4, 3})));
   EXPECT_TRUE(s.labels.equal(at::tensor({0, 1, 1, 0}, at::kLong)));

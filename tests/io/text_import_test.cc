@@ -55,6 +55,25 @@ TEST(OgbImport, ReadsARawDirectory) {
   EXPECT_FALSE(sym.directed);
 }
 
+// The row of node v, as a vector of ids.
+std::vector<int64_t> row_of(const CsrGraph& g, int64_t v) {
+  const at::Tensor ids =
+      g.indices.to(at::kLong).narrow(0, g.indptr[v].item<int64_t>(),
+                                     g.indptr[v + 1].item<int64_t>() - g.indptr[v].item<int64_t>());
+  return std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+}
+
+// A node's list holds the nodes it receives messages from: edge (src, dst) puts src in dst's
+// row (docs/formats.md), for the directed path 0 -> 1 -> 2 -> 3 -> 4.
+TEST(OgbImport, ListsHoldTheSourcesOfEachNodesInEdges) {
+  testing::TempDirectory tmp;
+  const std::string dir = tmp.file("ogbn-tiny");
+  write_ogb(dir);
+  const Dataset ds = load_dataset(dir);
+  EXPECT_TRUE(row_of(ds.graph, 0).empty());
+  for (int64_t v = 1; v < 5; ++v) EXPECT_EQ(row_of(ds.graph, v), std::vector<int64_t>{v - 1}) << v;
+}
+
 TEST(OgbImport, MalformedLinesNameFileAndLine) {
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
       {"raw/edge.csv.gz", "0,1\n1,2\n2;3\n", "edge.csv.gz line 3: expected two node ids"},
@@ -101,6 +120,21 @@ TEST(EdgeListImport, SkipsCommentsAndOneHeader) {
   o.features_path = tmp.file("x.npy");
   save_npy(o.features_path, at::ones({4, 7}));
   EXPECT_EQ(load_dataset(tmp.file("g.csv.gz"), o).feat_dim(), 7);
+}
+
+TEST(EdgeListImport, ListsHoldTheSourcesOfEachNodesInEdges) {
+  testing::TempDirectory tmp;
+  save_npy(tmp.file("labels.npy"), at::tensor({0, 1, 0, 1}, at::kLong));
+  write_text(tmp.file("g.txt"), "0 1\n0 2\n3 2\n");  // 0 -> 1, 0 -> 2, 3 -> 2
+  ImportOptions o;
+  o.labels_path = tmp.file("labels.npy");
+  const Dataset ds = load_dataset(tmp.file("g.txt"), o);
+  EXPECT_TRUE(row_of(ds.graph, 0).empty());
+  EXPECT_EQ(row_of(ds.graph, 1), std::vector<int64_t>{0});
+  EXPECT_EQ(row_of(ds.graph, 2), (std::vector<int64_t>{0, 3}));
+  EXPECT_TRUE(row_of(ds.graph, 3).empty());
+  o.add_inverse_edges = true;
+  EXPECT_EQ(row_of(load_dataset(tmp.file("g.txt"), o).graph, 0), (std::vector<int64_t>{1, 2}));
 }
 
 TEST(EdgeListImport, ClearErrors) {
