@@ -111,11 +111,13 @@ def main():
         put("csv", name, data)
 
     metas = {
-        "meta.json": b'{"name": "cora", "format_version": 1, "num_nodes": 2708, '
+        "meta.json": b'{"name": "cora", "format_version": 2, "num_nodes": 2708, '
                      b'"num_edges": 10556, "feat_dim": 1433, "feat_dtype": "float32", '
                      b'"num_classes": 7, "directed": false, "num_splits": 1}',
         "minimal.json": b'{"format_version": 1, "num_nodes": 1, "num_edges": 0, '
                         b'"feat_dim": 1, "num_classes": 2}',
+        "directed_v1.json": b'{"format_version": 1, "num_nodes": 3, "num_edges": 2, '
+                            b'"feat_dim": 1, "num_classes": 2, "directed": true}',
         "wrong_types.json": b'{"format_version": "1", "num_nodes": 2.5, "directed": "yes"}',
         "array.json": b"[1, 2, 3]",
         "class_names.json": b'{"format_version": 1, "num_nodes": 3, "num_edges": 0, '

@@ -106,7 +106,7 @@ def write_dataset_dir(data, path):
     np.save(path / "labels.npy", data.y.numpy())
     for k in ("train", "val", "test"):
         np.save(path / f"{k}_idx.npy", data.splits[0][k].numpy())
-    json.dump(dict(name="disk", format_version=1, num_nodes=data.num_nodes,
+    json.dump(dict(name="disk", format_version=2, num_nodes=data.num_nodes,
                    num_edges=data.num_edges, feat_dim=data.x.shape[1], feat_dtype="float32",
                    num_classes=data.num_classes, directed=False, num_splits=1),
               open(path / "meta.json", "w"))

@@ -20,7 +20,10 @@ namespace directgnn {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kFormatVersion = 1;
+// Version 2 fixed the orientation of a directed graph's lists (docs/formats.md): node v's list
+// holds the nodes v receives messages from. Version 1 wrote the nodes v's edges point to; for an
+// undirected graph both are the same, so version 1 is still read where `directed` is false.
+constexpr int kFormatVersion = 2;
 
 std::string split_dir(const std::string& root, size_t k) {
   return k == 0 ? root : root + "/split_" + std::to_string(k);
@@ -155,8 +158,8 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
   }
   if (!meta.is_object()) fail(where, ": must hold a JSON object");
   const auto version = field<int64_t>(meta, "format_version", where);
-  DGNN_CHECK(version == kFormatVersion, where, ": format_version ", version,
-             " is not supported (this build reads version ", kFormatVersion, ")");
+  DGNN_CHECK(version == 1 || version == kFormatVersion, where, ": format_version ", version,
+             " is not supported (this build reads versions 1 and ", kFormatVersion, ")");
   DatasetMeta out;
   out.name = optional_field<std::string>(meta, "name", where, "");
   out.num_nodes = field<int64_t>(meta, "num_nodes", where);
@@ -164,6 +167,11 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
   out.feat_dim = field<int64_t>(meta, "feat_dim", where);
   out.num_classes = field<int64_t>(meta, "num_classes", where);
   out.directed = optional_field<bool>(meta, "directed", where, false);
+  DGNN_CHECK(version == kFormatVersion || !out.directed, where,
+             ": a directed graph of format_version 1 lists the nodes each node's edges point to; "
+             "version 2 lists the nodes each node receives messages from (docs/formats.md). "
+             "Convert the source graph again, or store the transposed CSR and set format_version ",
+             kFormatVersion);
   out.num_splits = optional_field<int64_t>(meta, "num_splits", where, -1);
   DGNN_CHECK(out.num_nodes > 0 && out.num_edges >= 0 && out.feat_dim > 0 && out.num_classes >= 2,
              where,

@@ -37,6 +37,11 @@ TEST(DatasetDir, SaveThenLoadGivesTheSameDataset) {
   ASSERT_EQ(b.splits.size(), 1u);
   EXPECT_TRUE(a.splits[0].test.equal(b.splits[0].test));
   EXPECT_EQ(b.graph.indices.scalar_type(), at::kInt);
+  // A directed graph is written in this build's orientation, format_version 2, and read back.
+  Dataset directed = small_dataset();
+  directed.directed = true;
+  save_dataset_dir(directed, dir.file("directed"));
+  EXPECT_TRUE(load_dataset(dir.file("directed")).directed);
 }
 
 TEST(DatasetDir, ConvertRefusesAnExistingOutputAndLeavesNoTemporaries) {

@@ -41,7 +41,7 @@ TEST(TextSource, MemoryMatchesTheFileReaders) {
 
 TEST(DatasetMeta, ParsesAndChecksTypes) {
   const DatasetMeta m = parse_dataset_meta(
-      R"({"format_version": 1, "name": "g", "num_nodes": 3, "num_edges": 2, "feat_dim": 4,
+      R"({"format_version": 2, "name": "g", "num_nodes": 3, "num_edges": 2, "feat_dim": 4,
           "num_classes": 2, "directed": true, "num_splits": 2})",
       "m.json");
   EXPECT_EQ(m.name, "g");
@@ -65,7 +65,23 @@ TEST(DatasetMeta, ParsesAndChecksTypes) {
       parse_dataset_meta("{" + base + R"(, "num_nodes": 3, "num_splits": -2})", "m.json"),
       "num_splits must not be negative");
   EXPECT_ERROR_CONTAINS(parse_dataset_meta("[1]", "m.json"), "m.json: must hold a JSON object");
+  EXPECT_ERROR_CONTAINS(
+      parse_dataset_meta(R"({"format_version": 3, "num_nodes": 3, "num_edges": 2, "feat_dim": 4,
+                             "num_classes": 2})",
+                         "m.json"),
+      "m.json: format_version 3 is not supported (this build reads versions 1 and 2)");
   EXPECT_ERROR_CONTAINS(parse_dataset_meta("{", "m.json"), "m.json: not valid JSON");
+}
+
+TEST(DatasetMeta, Version1IsReadOnlyWhereTheOrientationCannotDiffer) {
+  // Version 1 lists of a directed graph held the nodes each node's edges point to.
+  const std::string v1 =
+      R"({"format_version": 1, "num_nodes": 3, "num_edges": 2, "feat_dim": 4, "num_classes": 2)";
+  EXPECT_FALSE(parse_dataset_meta(v1 + "}", "m.json").directed);
+  EXPECT_FALSE(parse_dataset_meta(v1 + R"(, "directed": false})", "m.json").directed);
+  EXPECT_ERROR_CONTAINS(parse_dataset_meta(v1 + R"(, "directed": true})", "m.json"),
+                        "m.json: a directed graph of format_version 1 lists the nodes each "
+                        "node's edges point to");
 }
 
 TEST(DatasetMeta, ClassNamesAreOneStringPerClass) {
