@@ -2,17 +2,15 @@
 // backward, 128-wide float32 rows, per thread count: the CPU twin, and the device-generic twin
 // on the same CPU tensors (the code a GPU runs).
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-#include <benchmark/benchmark.h>
 
-#include "block_fixture.h"
 #include "nn/aggregate.h"
+#include "nn_bench_util.h"
 
 namespace directgnn {
 namespace {
 
 void run(benchmark::State& state, bool generic) {
-  at::set_num_threads(static_cast<int>(state.range(0)));
+  bench::use_threads(state);
   const Block& b = bench::outer_block_100k();
   at::Tensor x = at::randn({b.num_src, 128}).set_requires_grad(true);
   const at::Tensor grad = at::randn({b.num_dst, 128});
@@ -23,25 +21,14 @@ void run(benchmark::State& state, bool generic) {
     benchmark::DoNotOptimize(x.grad().data_ptr());
     x.mutable_grad().reset();
   }
-  state.counters["edges/s"] = benchmark::Counter(
-      static_cast<double>(b.num_edges() * state.iterations()), benchmark::Counter::kIsRate);
+  bench::report_rate(state, "edges/s", b.num_edges());
 }
 
 void BM_CsrAggregate(benchmark::State& state) { run(state, false); }
 void BM_CsrAggregateGeneric(benchmark::State& state) { run(state, true); }
 
-BENCHMARK(BM_CsrAggregate)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_CsrAggregateGeneric)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_CsrAggregate)->Apply(bench::per_thread_count);
+BENCHMARK(BM_CsrAggregateGeneric)->Apply(bench::per_thread_count);
 
 }  // namespace
 }  // namespace directgnn

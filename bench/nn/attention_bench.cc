@@ -2,11 +2,9 @@
 // backward, 8 heads of 8 channels, per thread count: the edge softmax, and the multi-head
 // aggregation's CPU twin against its device-generic twin on the same CPU tensors.
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
-#include <benchmark/benchmark.h>
 
-#include "block_fixture.h"
 #include "nn/attention.h"
+#include "nn_bench_util.h"
 
 namespace directgnn {
 namespace {
@@ -14,7 +12,7 @@ namespace {
 constexpr int64_t kHeads = 8, kChannels = 8;
 
 void run(benchmark::State& state, bool generic) {
-  at::set_num_threads(static_cast<int>(state.range(0)));
+  bench::use_threads(state);
   const Block& b = bench::outer_block_100k();
   at::Tensor h = at::randn({b.num_src, kHeads * kChannels}).set_requires_grad(true);
   at::Tensor score = at::randn({b.num_src, kHeads}).set_requires_grad(true);
@@ -30,25 +28,14 @@ void run(benchmark::State& state, bool generic) {
     h.mutable_grad().reset();
     score.mutable_grad().reset();
   }
-  state.counters["edges/s"] = benchmark::Counter(
-      static_cast<double>(b.num_edges() * state.iterations()), benchmark::Counter::kIsRate);
+  bench::report_rate(state, "edges/s", b.num_edges());
 }
 
 void BM_Attention(benchmark::State& state) { run(state, false); }
 void BM_AttentionGeneric(benchmark::State& state) { run(state, true); }
 
-BENCHMARK(BM_Attention)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_AttentionGeneric)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_Attention)->Apply(bench::per_thread_count);
+BENCHMARK(BM_AttentionGeneric)->Apply(bench::per_thread_count);
 
 }  // namespace
 }  // namespace directgnn

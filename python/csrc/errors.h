@@ -21,6 +21,16 @@ inline constexpr const char* kOsErrorMark = "[directgnn OSError] ";
 // Inside a catch block: throws the exception being handled as its Python kind.
 [[noreturn]] void rethrow_for_python();
 
+// Runs fn(), throwing its errors as their Python kinds.
+template <typename Fn>
+decltype(auto) translating(Fn&& fn) {
+  try {
+    return std::forward<Fn>(fn)();
+  } catch (const Error&) {
+    rethrow_for_python();
+  }
+}
+
 // Guard<&f>::call has f's signature and throws f's errors as their Python kinds.
 template <auto F>
 struct Guard;
@@ -28,33 +38,21 @@ struct Guard;
 template <typename R, typename... A, R (*F)(A...)>
 struct Guard<F> {
   static R call(A... args) {
-    try {
-      return F(std::forward<A>(args)...);
-    } catch (const Error&) {
-      rethrow_for_python();
-    }
+    return translating([&]() -> R { return F(std::forward<A>(args)...); });
   }
 };
 
 template <typename C, typename R, typename... A, R (C::*F)(A...)>
 struct Guard<F> {
   static R call(const c10::intrusive_ptr<C>& self, A... args) {
-    try {
-      return ((*self).*F)(std::forward<A>(args)...);
-    } catch (const Error&) {
-      rethrow_for_python();
-    }
+    return translating([&]() -> R { return ((*self).*F)(std::forward<A>(args)...); });
   }
 };
 
 template <typename C, typename R, typename... A, R (C::*F)(A...) const>
 struct Guard<F> {
   static R call(const c10::intrusive_ptr<C>& self, A... args) {
-    try {
-      return ((*self).*F)(std::forward<A>(args)...);
-    } catch (const Error&) {
-      rethrow_for_python();
-    }
+    return translating([&]() -> R { return ((*self).*F)(std::forward<A>(args)...); });
   }
 };
 
@@ -66,11 +64,7 @@ constexpr auto guarded = &Guard<F>::call;
 template <typename C, typename... Args>
 auto guarded_init() {
   return torch::init([](Args... args) {
-    try {
-      return c10::make_intrusive<C>(std::move(args)...);
-    } catch (const Error&) {
-      rethrow_for_python();
-    }
+    return translating([&] { return c10::make_intrusive<C>(std::move(args)...); });
   });
 }
 
