@@ -144,12 +144,83 @@ def test_writing_rows_reaches_the_tensor_put():
     fs.put_tensor(t, None, "x", None)
     fs.put_tensor(torch.ones(2, 2), None, "x", torch.tensor([1, 4]))
     assert t[1].tolist() == [1, 1] and t[4].tolist() == [1, 1] and t[0].tolist() == [0, 0]
-    with pytest.raises(KeyError, match="put the whole tensor first"):
-        fs.put_tensor(torch.ones(1, 2), None, "z", torch.tensor([0]))
-    with pytest.raises(ValueError, match="not contiguous"):
-        fs.put_tensor(torch.zeros(4, 6)[:, ::2], None, "w", None)
     with pytest.raises(ValueError, match="method"):
         pyg.FeatureStore("cpu", method="fast")
+
+
+def test_the_stores_follow_pygs_reference_stores():
+    fs = pyg.FeatureStore()
+    # Rows written at an index into a tensor not there yet create it, as far as the index goes.
+    fs.put_tensor(torch.tensor([[1.0], [2.0]]), "paper", "feat", torch.tensor([3, 1]))
+    assert fs.get_tensor("paper", "feat", None).view(-1).tolist() == [0, 2, 0, 1]
+    assert torch.equal(fs["paper", "feat", torch.tensor([3])], torch.tensor([[1.0]]))
+    assert torch.equal(fs["paper"].feat[:], fs.get_tensor("paper", "feat", None))
+    with pytest.raises(KeyError):
+        fs.get_tensor("author", "feat", None)  # group names are part of the key
+    # A tensor that is not contiguous is copied once, with a note.
+    with pytest.warns(UserWarning, match="not contiguous"):
+        fs.put_tensor(torch.arange(12.0).view(4, 3)[:, ::2], None, "w", None)
+    assert fs.get_tensor(None, "w", torch.tensor([1])).tolist() == [[3.0, 5.0]]
+    # Rows come back where the table is when the store has no device of its own.
+    assert fs.get_tensor(None, "w", torch.tensor([0])).device.type == "cpu"
+    gs = pyg.GraphStore()
+    edges = (torch.tensor([0, 1]), torch.tensor([1, 2]))
+    gs.put_edge_index(edges, ("v", "to", "v"), "coo", size=(3, 3))
+    assert gs.get_edge_index(("v", "to", "v"), "coo", size=(3, 3))[0] is edges[0]
+    with pytest.raises(KeyError):  # the size is part of the key
+        gs.get_edge_index(("v", "to", "v"), "coo", size=(4, 4))
+    with pytest.raises(KeyError):
+        gs.get_edge_index(("v", "to", "v"), "coo", is_sorted=True, size=(3, 3))
+    with pytest.raises(NotImplementedError, match="heterogeneous"):
+        gs.csc_in_place()  # a typed edge: stored, but not sampled yet
+
+
+def test_edge_and_graph_attributes_travel_as_in_pyg():
+    edge_index = torch.tensor([[1, 2, 3, 0, 4, 2], [0, 0, 0, 1, 1, 4]])
+    d = Data(x=torch.arange(5.0).view(5, 1), edge_index=edge_index,
+             edge_weight=torch.tensor([10.0, 20, 30, 40, 50, 60]),
+             edge_attr=torch.arange(12.0).view(6, 2), name="toy", scale=torch.tensor([[7.0]]))
+    loader = pyg.NeighborLoader(d, num_neighbors=[-1, -1], batch_size=2,
+                                input_nodes=torch.tensor([0, 1]))
+    batch = next(iter(loader))
+    assert batch.name == "toy" and torch.equal(batch.scale, d.scale)
+    assert torch.equal(batch.edge_weight, d.edge_weight[batch.e_id])
+    assert torch.equal(batch.edge_attr, d.edge_attr[batch.e_id])
+    assert torch.equal(d.edge_index[:, batch.e_id], batch.n_id[batch.edge_index])
+    assert torch.equal(batch.x, d.x[batch.n_id])
+    assert batch.num_nodes == batch.n_id.numel()
+    assert torch.equal(loader.data.x, d.x)  # the loader keeps the user's Data whole
+
+
+def test_a_memory_mapped_x_is_gathered(tmp_path):
+    import numpy as np
+    path = tmp_path / "x.npy"
+    x = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(30, 4))
+    x[:] = np.arange(120, dtype=np.float32).reshape(30, 4)
+    x.flush()
+    d = Data(x=np.load(path, mmap_mode="r"), edge_index=torch.randint(0, 30, (2, 90)))
+    batch = next(iter(pyg.NeighborLoader(d, num_neighbors=[3], batch_size=5)))
+    assert isinstance(batch.x, torch.Tensor)
+    assert torch.equal(batch.x, torch.from_numpy(x[batch.n_id.numpy()]))
+
+
+def test_enums_and_strings_alike_and_any_store_pair(data):
+    from torch_geometric.sampler.base import SubgraphType
+    from torch_geometric.testing import MyFeatureStore, MyGraphStore
+    for subgraph_type in (SubgraphType.directional, "directional"):
+        pyg.NeighborLoader(data, num_neighbors=[2], subgraph_type=subgraph_type)
+    with pytest.raises(NotImplementedError, match="induced"):
+        pyg.NeighborLoader(data, num_neighbors=[2], subgraph_type=SubgraphType.induced)
+    # PyG's reference stores, which directgnn only reads through PyG's interfaces.
+    fs, gs = MyFeatureStore(), MyGraphStore()
+    fs.put_tensor(data.x, group_name=None, attr_name="x", index=None)
+    gs.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo",
+                      size=(data.num_nodes, data.num_nodes))
+    loader = pyg.NeighborLoader((fs, gs), num_neighbors=[3, 2], batch_size=40,
+                                input_nodes=torch.arange(100))
+    for batch in loader:
+        assert torch.equal(batch.x, data.x[batch.n_id])
+        assert torch.equal(data.edge_index[:, batch.e_id], batch.n_id[batch.edge_index])
 
 
 def test_what_is_not_supported_says_so(data):

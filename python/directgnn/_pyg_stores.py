@@ -1,0 +1,285 @@
+"""directgnn's PyG stores: a FeatureStore over tables pinned in place and a GraphStore that keeps
+each edge index as given. They follow PyG's reference stores (torch_geometric.testing's
+MyFeatureStore and MyGraphStore) in what they accept and raise; directgnn.pyg re-exports them.
+"""
+
+import warnings
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, HeteroData
+from torch_geometric.data import FeatureStore as _FeatureStore
+from torch_geometric.data import GraphStore as _GraphStore
+from torch_geometric.data.graph_store import EdgeLayout
+
+from .data import Dataset
+from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor
+
+HETERO = ("directgnn.pyg: heterogeneous graphs (HeteroData, typed nodes or edges) are not "
+          "supported yet; use a homogeneous Data, or PyG's own stores for this graph")
+
+
+def _whole(index):
+    """Whether a TensorAttr index asks for the whole tensor (None or ``:``)."""
+    return index is None or (isinstance(index, slice) and index == slice(None))
+
+
+def _rows_of(index):
+    """How many rows a new tensor written at ``index`` needs."""
+    if isinstance(index, slice):
+        if index.stop is None or index.stop < 0:
+            raise ValueError("directgnn.pyg.FeatureStore: a new tensor written through a slice "
+                             "needs the slice's end, to know how many rows it has")
+        return index.stop
+    index = torch.as_tensor(index)
+    if index.dtype == torch.bool:
+        return index.numel()
+    return int(index.max()) + 1 if index.numel() else 0
+
+
+def contiguous_rows(tensor, what):
+    """``tensor`` itself when contiguous; else one contiguous copy, with a note."""
+    if tensor.is_contiguous():
+        return tensor
+    warnings.warn(f"directgnn.pyg: {what} is not contiguous; it was copied once into a "
+                  "contiguous tensor (pass a contiguous one to keep a single copy)",
+                  stacklevel=4)
+    return tensor.contiguous()
+
+
+class FeatureStore(_FeatureStore):
+    """PyG's ``FeatureStore`` over tables that stay where they are.
+
+    A CPU tensor or numpy array put into the store (a memory map included) is pinned in place (a
+    :class:`directgnn.UnifiedTensor`, never copied; without a GPU it is kept as it is); a tensor
+    that is not contiguous is copied once, with a warning. Rows come back on ``device``, or
+    where each tensor is when ``device`` is None (as PyG's reference store):
+    ``multi_get_tensor``, which PyG's loaders call once per batch, gathers every requested
+    attribute (``x``, ``y``, masks, ...) for the batch's nodes in one call.
+
+    As PyG's reference store: any group name (a node type) and attribute name; writing rows at
+    an index into a tensor that does not exist yet creates it, with as many rows as the index
+    reaches (rows not written are zero); a tensor that is not there raises ``KeyError``.
+
+    Args:
+        device: where gathered rows go: None (where each tensor is), "cpu", or a GPU, whose
+            threads then read rows of CPU tensors from pinned host memory.
+        method: gather method for GPU reads: "auto", "cpu-copy", "zero-copy" or "aligned".
+        max_threads: cap on the GPU threads of one gather (0: no cap).
+    """
+
+    def __init__(self, device=None, *, method="auto", max_threads=0):
+        super().__init__()
+        if method not in GATHER_METHODS:
+            raise ValueError(f"directgnn.pyg.FeatureStore: method {method!r} is not one of "
+                             f"{', '.join(GATHER_METHODS)}")
+        if int(max_threads) < 0:
+            raise ValueError("directgnn.pyg.FeatureStore: max_threads must be >= 0 (0 = no cap)")
+        self.device = None if device is None else torch.device(device)
+        self.method = method
+        self.max_threads = int(max_threads)
+        self._tables = {}  # (group_name, attr_name) -> the tensor put, in place
+        self._pins = {}  # the same keys -> UnifiedTensor keeping a CPU tensor pinned
+
+    @staticmethod
+    def _key(attr):
+        return (attr.group_name, attr.attr_name)
+
+    def _set_table(self, key, tensor):
+        if tensor.dim() == 0:
+            raise ValueError(f"directgnn.pyg.FeatureStore: {key[1]!r} is a scalar; put tensors "
+                             "with one row per node")
+        self._pins.pop(key, None)
+        if tensor.device.type == "cpu":
+            tensor = contiguous_rows(tensor, f"tensor {key[1]!r}")
+            rows = tensor.view(tensor.size(0), -1) if tensor.dim() > 2 else tensor
+            self._pins[key] = UnifiedTensor(rows)
+        self._tables[key] = tensor
+
+    def _put_tensor(self, tensor, attr):
+        key, tensor = self._key(attr), _as_tensor(tensor)
+        if _whole(attr.index):
+            self._set_table(key, tensor)
+            return True
+        table = self._tables.get(key)
+        if table is None:
+            table = tensor.new_zeros((_rows_of(attr.index), *tensor.shape[1:]))
+            table[self._index(attr.index, table.device)] = tensor
+            self._set_table(key, table)
+            return True
+        table[self._index(attr.index, table.device)] = tensor.to(table.device, table.dtype)
+        return True
+
+    @staticmethod
+    def _index(index, device):
+        if isinstance(index, (slice, int)):
+            return index
+        return torch.as_tensor(index).to(device)
+
+    def _ids(self, index, table):
+        ids = torch.as_tensor(index)
+        if ids.dtype == torch.bool:
+            ids = ids.nonzero().view(-1)
+        return ids.to(self.device or table.device, torch.int64)
+
+    def _table(self, attr):
+        table = self._tables.get(self._key(attr))
+        if table is None:
+            raise KeyError(f"directgnn.pyg.FeatureStore: no tensor for '{attr}'")
+        return table
+
+    def _get_tensor(self, attr):
+        table = self._table(attr)
+        if _whole(attr.index):
+            return table
+        if isinstance(attr.index, (slice, int)):
+            return table[attr.index].to(self.device or table.device)
+        return self._gather([table], attr.index)[0]
+
+    def _gather(self, tables, index):
+        return torch.ops.directgnn.gather_many(tables, self._ids(index, tables[0]), method=self.method,
+                                               max_threads=self.max_threads)
+
+    def _multi_get_tensor(self, attrs):
+        """Every attribute for the same node ids in one gather (per row count); others one by
+        one."""
+        if not attrs or not all(isinstance(a.index, torch.Tensor) for a in attrs) or any(
+                a.index is not attrs[0].index for a in attrs):
+            return [self._get_tensor(a) for a in attrs]
+        tables = [self._table(a) for a in attrs]
+        out = [None] * len(tables)
+        for rows in {t.size(0) for t in tables}:
+            which = [i for i, t in enumerate(tables) if t.size(0) == rows]
+            for i, got in zip(which, self._gather([tables[i] for i in which], attrs[0].index)):
+                out[i] = got
+        return out
+
+    def _remove_tensor(self, attr):
+        key = self._key(attr)
+        self._pins.pop(key, None)  # unpinned once nothing else holds the pinning
+        return self._tables.pop(key, None) is not None
+
+    def _get_tensor_size(self, attr):
+        table = self._tables.get(self._key(attr))
+        if table is None:
+            return None
+        return tuple(table.shape) if _whole(attr.index) else tuple(self._get_tensor(attr).shape)
+
+    def is_pinned(self, attr_name, group_name=None):
+        """Whether the tensor ``attr_name`` is pinned for GPU reads."""
+        pin = self._pins.get((group_name, attr_name))
+        return pin is not None and pin.is_pinned
+
+    def get_all_tensor_attrs(self):
+        return [self._tensor_attr_cls.cast(*key) for key in self._tables]
+
+    def __getstate__(self):
+        raise TypeError("directgnn.pyg.FeatureStore cannot be sent to another process (its "
+                        "pinned tables belong to this one); use num_workers=0 (batches are "
+                        "prepared in C++ threads) or build the store in that process")
+
+
+class GraphStore(_GraphStore):
+    """PyG's ``GraphStore`` keeping each edge index as given: CSC ``(row, colptr)``, CSR or COO
+    tensors are stored in place, not copied. As PyG's reference store, an edge index is found
+    by its edge type, layout, ``is_sorted`` and ``size``; another ``size`` raises ``KeyError``.
+    directgnn's samplers read :meth:`csc_in_place`; ``edge_permutation`` maps CSC positions to
+    the original edge order when a COO or CSR index had to be sorted (None otherwise)."""
+
+    def __init__(self):
+        super().__init__()
+        self._edges = {}  # key -> (EdgeAttr, (a, b))
+        self.edge_permutation = None
+
+    @staticmethod
+    def _key(attr):
+        size = None if attr.size is None else tuple(int(s) for s in attr.size)
+        return (attr.edge_type, EdgeLayout(attr.layout), bool(attr.is_sorted), size)
+
+    def _put_edge_index(self, edge_index, edge_attr):
+        self._edges[self._key(edge_attr)] = (edge_attr, tuple(edge_index))
+        return True
+
+    def _get_edge_index(self, edge_attr):
+        entry = self._edges.get(self._key(edge_attr))
+        return None if entry is None else entry[1]
+
+    def _remove_edge_index(self, edge_attr):
+        return self._edges.pop(self._key(edge_attr), None) is not None
+
+    def get_all_edge_attrs(self):
+        return [attr for attr, _ in self._edges.values()]
+
+    def csc_in_place(self):
+        """``(colptr, row)`` of the homogeneous graph: a stored CSC in place, or converted
+        once from another layout (its permutation kept in ``edge_permutation``)."""
+        attrs = self.get_all_edge_attrs()
+        if not attrs:
+            raise ValueError("directgnn.pyg.GraphStore: no edge index has been put")
+        if any(attr.edge_type is not None for attr in attrs):
+            raise NotImplementedError(HETERO)
+        for attr, (row, colptr) in self._edges.values():
+            if attr.layout == EdgeLayout.CSC:  # PyG's CSC is (row, colptr)
+                return colptr, row
+        row, colptr, perm = self.csc()
+        self.edge_permutation = perm
+        return colptr, row
+
+
+def coo_to_csc(edge_index, num_nodes):
+    """``(colptr, row, perm)`` on the CPU of a COO ``edge_index`` sorted by destination
+    (stable)."""
+    edge_index = edge_index.cpu()
+    row, col = edge_index[0].long(), edge_index[1].long()
+    col, perm = torch.sort(col, stable=True)
+    colptr = torch.zeros(num_nodes + 1, dtype=torch.int64)
+    colptr[1:] = torch.cumsum(torch.bincount(col, minlength=num_nodes), 0)
+    return colptr, row[perm].contiguous(), perm
+
+
+def node_features(data):
+    """The node-level tensors and arrays of a ``Data`` that a feature store holds: one row per
+    node along dimension 0."""
+    n = data.num_nodes
+    out = {}
+    for name in data.node_attrs():
+        value = data[name]
+        if (isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim >= 1
+                and value.shape[0] == n and data.__cat_dim__(name, value) == 0):
+            out[name] = value
+    return out
+
+
+def stores(data, device=None, *, method="auto", max_threads=0):
+    """The ``(FeatureStore, GraphStore)`` pair over a PyG ``Data`` or a directgnn
+    :class:`~directgnn.Dataset`.
+
+    Node-level tensors and numpy arrays (``x``, ``y``, masks, memory maps, ...) are put into the
+    feature store in place. A directgnn dataset's CSR graph is its neighbour lists, stored as
+    the CSC in place; a ``Data``'s COO ``edge_index`` is sorted into a CSC once (its permutation
+    kept, so ``e_id`` indexes the original edges). Edge-level and graph-level attributes have no
+    place in a feature store (PyG's loaders read node attributes from it); a
+    :class:`directgnn.pyg.NeighborLoader` over the ``Data`` itself carries them.
+    """
+    if isinstance(data, HeteroData):
+        raise NotImplementedError(HETERO)
+    feature_store = FeatureStore(device, method=method, max_threads=max_threads)
+    graph_store = GraphStore()
+    if isinstance(data, Dataset):
+        n = data.num_nodes
+        feature_store.put_tensor(data.x, group_name=None, attr_name="x", index=None)
+        feature_store.put_tensor(data.y, group_name=None, attr_name="y", index=None)
+        colptr, row = data.indptr, data.indices
+    elif isinstance(data, Data):
+        n = data.num_nodes
+        for name, value in node_features(data).items():
+            feature_store.put_tensor(value, group_name=None, attr_name=name, index=None)
+        colptr, row, graph_store.edge_permutation = coo_to_csc(data.edge_index, n)
+    else:
+        raise TypeError("directgnn.pyg.stores: expected a torch_geometric Data or a directgnn "
+                        f"Dataset, got {type(data).__name__}")
+    graph_store.put_edge_index((row, colptr), edge_type=None, layout="csc", size=(n, n))
+    return feature_store, graph_store
+
+
+__all__ = ["FeatureStore", "GraphStore", "stores"]
