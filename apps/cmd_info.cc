@@ -41,6 +41,12 @@ void register_info(CLI::App& app) {
                 static_cast<long long>(sorted[n / 2].item<int64_t>()),
                 static_cast<long long>(sorted[n - 1].item<int64_t>()),
                 static_cast<long long>(deg.eq(0).sum().item<int64_t>()));
+    if (ds.graph.weights.defined()) {
+      const at::Tensor& w = ds.graph.weights;
+      std::printf("Weights:    min %g, mean %g, max %g, zero %lld (edge_weights.npy)\n",
+                  w.min().item<double>(), w.to(at::kDouble).mean().item<double>(),
+                  w.max().item<double>(), static_cast<long long>(w.eq(0).sum().item<int64_t>()));
+    }
     std::printf("Features:   [%lld, %lld] %s\n", static_cast<long long>(ds.features.size(0)),
                 static_cast<long long>(ds.features.size(1)),
                 ds.features.scalar_type() == at::kHalf ? "float16" : "float32");

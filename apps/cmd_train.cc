@@ -43,6 +43,7 @@ constexpr FixedOption kFixedOptions[] = {
     {"--gather", "options", "/gather"},
     {"--sampler", "options", "/sampler"},
     {"--graph", "options", "/graph"},
+    {"--weighted-sampling", "options", "/weighted_sampling"},
 };
 
 std::string absolute_path(const std::string& path) {

@@ -106,6 +106,9 @@ void add_training_options(CLI::App* c, TrainingArgs* args) {
   c->add_option("--graph", args->graph,
                 "where the GPU sampler reads the graph: pinned (host memory) or device")
       ->default_val("pinned");
+  c->add_flag("--weighted-sampling", o->loader.weighted,
+              "draw neighbours with probability proportional to their edge's weight (the "
+              "dataset directory's edge_weights.npy)");
   c->add_option("--prefetch", args->prefetch,
                 "minibatches sampled and gathered ahead of the one training: auto (" +
                     std::to_string(LoaderOptions::kGpuPrefetch) +
@@ -156,6 +159,7 @@ namespace {
 std::string flag_of(const std::string& parameter) {
   if (parameter == "fanouts") return "--fan-out";
   if (parameter == "workers") return "--sampler-workers";
+  if (parameter == "weighted") return "--weighted-sampling";
   std::string flag = "--" + parameter;
   std::replace(flag.begin(), flag.end(), '_', '-');
   return flag;

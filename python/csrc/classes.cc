@@ -71,6 +71,10 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
       o.graph = parse_graph_placement(value);
     } else if (key == "mode") {
       o.sample_mode = sample_mode_arg(value);
+    } else if (key == "weighted" || key == "edge_ids") {
+      DGNN_CHECK_ARG(value == "true" || value == "false", key, "'", value,
+                     "' is not true or false");
+      (key == "weighted" ? o.weighted : o.edge_ids) = value == "true";
     } else if (key == "disk_io") {
       o.disk.backend = disk::parse_backend(value);
     } else if (key == "feature_cache_rank") {
@@ -83,13 +87,14 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
 }
 
 LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features,
-                           at::Tensor labels, std::string features_path,
-                           c10::Dict<std::string, std::string> choices,
+                           at::Tensor labels, std::optional<at::Tensor> weights,
+                           std::string features_path, c10::Dict<std::string, std::string> choices,
                            std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch,
                            int64_t workers, bool disk_direct, double feature_cache_gib) {
   dataset_.name = "python";
   dataset_.source = "the data given to directgnn.Loader";
-  dataset_.graph = CsrGraph{std::move(indptr), std::move(indices)};
+  dataset_.graph = CsrGraph{std::move(indptr), std::move(indices), {}};
+  if (weights) dataset_.graph.weights = weights->cpu();
   DGNN_CHECK_TYPE(dataset_.graph.indptr.is_cpu() && dataset_.graph.indices.is_cpu(),
                   "directgnn.Loader: the graph (indptr, indices) must be CPU tensors");
   validate_csr(dataset_.graph, "directgnn.Loader");
@@ -154,12 +159,12 @@ void define_classes(torch::Library& m) {
       .def("placement", guarded<&FeatureStoreHolder::placement>);
   m.class_<SamplerHolder>("NeighborSampler")
       .def(guarded_init<SamplerHolder, at::Tensor, at::Tensor, std::vector<int64_t>, std::string,
-                        std::string, std::string>())
+                        std::string, std::string, std::optional<at::Tensor>, bool>())
       .def("sample", guarded<&SamplerHolder::sample>);
   m.class_<LoaderHolder>("Loader")
-      .def(guarded_init<LoaderHolder, at::Tensor, at::Tensor, at::Tensor, at::Tensor, std::string,
-                        c10::Dict<std::string, std::string>, std::vector<int64_t>, int64_t, int64_t,
-                        int64_t, bool, double>())
+      .def(guarded_init<LoaderHolder, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
+                        std::optional<at::Tensor>, std::string, c10::Dict<std::string, std::string>,
+                        std::vector<int64_t>, int64_t, int64_t, int64_t, bool, double>())
       .def("fill_cache", guarded<&LoaderHolder::fill_cache>)
       .def("start", guarded<&LoaderHolder::start>)
       .def("has_next", guarded<&LoaderHolder::has_next>)

@@ -43,7 +43,8 @@ class FeatureStoreHolder : public torch::CustomClassHolder {
 class SamplerHolder : public torch::CustomClassHolder {
  public:
   SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<int64_t> fanouts,
-                const std::string& device, const std::string& graph, const std::string& mode);
+                const std::string& device, const std::string& graph, const std::string& mode,
+                const std::optional<at::Tensor>& weights, bool edge_ids);
   SampleResult sample(const at::Tensor& seeds, int64_t seed) const;
 
  private:
@@ -72,8 +73,10 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
 // features' .npy of a dataset directory (features="disk" reads rows from it), or empty.
 class LoaderHolder : public torch::CustomClassHolder {
  public:
+  // `weights`: the graph's edge weights, for choices weighted=true.
   LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features, at::Tensor labels,
-               std::string features_path, c10::Dict<std::string, std::string> choices,
+               std::optional<at::Tensor> weights, std::string features_path,
+               c10::Dict<std::string, std::string> choices,
                std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch, int64_t workers,
                bool disk_direct, double feature_cache_gib);
   ~LoaderHolder() override;

@@ -3,6 +3,7 @@
 // where the reader maps them).
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,10 +20,11 @@ namespace directgnn::ops {
 namespace {
 
 // name, indptr, indices, x, y, num_classes, directed, then per stored split train, val, test,
-// then the path of the features' .npy file (a dataset directory's; empty otherwise).
+// then the path of the features' .npy file (a dataset directory's; empty otherwise) and the
+// edge weights (when the dataset has them).
 using DatasetTuple = std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
                                 int64_t, bool, std::vector<at::Tensor>, std::vector<at::Tensor>,
-                                std::vector<at::Tensor>, std::string>;
+                                std::vector<at::Tensor>, std::string, std::optional<at::Tensor>>;
 
 DatasetTuple as_tuple(const Dataset& ds) {
   std::vector<at::Tensor> train, val, test;
@@ -31,10 +33,20 @@ DatasetTuple as_tuple(const Dataset& ds) {
     val.push_back(s.val);
     test.push_back(s.test);
   }
-  return {ds.name,     ds.graph.indptr, ds.graph.indices,
-          ds.features, ds.labels,       ds.num_classes,
-          ds.directed, train,           val,
-          test,        ds.features_path};
+  std::optional<at::Tensor> weights;
+  if (ds.graph.weights.defined()) weights = ds.graph.weights;
+  return {ds.name,
+          ds.graph.indptr,
+          ds.graph.indices,
+          ds.features,
+          ds.labels,
+          ds.num_classes,
+          ds.directed,
+          train,
+          val,
+          test,
+          ds.features_path,
+          weights};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges) {
@@ -98,7 +110,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> split(const at::Tensor& labels, i
 
 void define_datasets(torch::Library& m) {
   const std::string fields =
-      " -> (str, Tensor, Tensor, Tensor, Tensor, int, bool, Tensor[], Tensor[], Tensor[], str)";
+      " -> (str, Tensor, Tensor, Tensor, Tensor, int, bool, Tensor[], Tensor[], Tensor[], str, "
+      "Tensor?)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False)")

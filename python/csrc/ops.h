@@ -44,9 +44,11 @@ SampleMode sample_mode_arg(const std::string& mode);
 // layer, outermost first, the block's CSR over local ids (indptr over its destination nodes,
 // indices into its source nodes); the edge ids (mode "pyg" on the CPU, else None); and per
 // hop the nodes first reached and the edges drawn (PyG's num_sampled_nodes and _edges).
+// input nodes, per block (outermost first) indptr, indices and edge ids (an empty list when not
+// asked for), then the nodes and edges first reached per hop.
 using SampleResult =
     std::tuple<at::Tensor, std::vector<at::Tensor>, std::vector<at::Tensor>,
-               std::optional<at::Tensor>, std::vector<int64_t>, std::vector<int64_t>>;
+               std::vector<at::Tensor>, std::vector<int64_t>, std::vector<int64_t>>;
 SampleResult as_result(const MiniBatch& batch);
 
 void define_gather_many(torch::Library& m);

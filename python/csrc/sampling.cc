@@ -13,6 +13,7 @@
 #include "graph/csr_graph.h"
 #include "loader/options.h"
 #include "ops.h"
+#include "sampling/induced.h"
 #include "sampling/sampler.h"
 
 namespace directgnn::ops {
@@ -20,26 +21,38 @@ namespace {
 
 SampleResult sample_neighbors(const at::Tensor& indptr, const at::Tensor& indices,
                               const at::Tensor& seeds, std::vector<int64_t> fanouts, int64_t seed,
-                              const std::string& mode) {
-  CsrGraph graph{indptr.cpu().contiguous(), indices.cpu().contiguous()};
+                              const std::string& mode, const std::optional<at::Tensor>& weights,
+                              bool edge_ids) {
+  CsrGraph graph{indptr.cpu().contiguous(), indices.cpu().contiguous(), {}};
+  if (weights) graph.weights = weights->cpu();
   validate_csr(graph, "directgnn.sample_neighbors");
   SamplerOptions options;
   options.fanouts = std::move(fanouts);
   options.mode = sample_mode_arg(mode);
+  options.weighted = weights.has_value();
+  options.edge_ids = edge_ids;
   const Sampler sampler(graph, std::move(options));
   return as_result(sampler.sample(seeds.cpu(), static_cast<uint64_t>(seed)));
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> induced(const at::Tensor& indptr,
+                                                       const at::Tensor& indices,
+                                                       const at::Tensor& nodes) {
+  CsrGraph graph{indptr.cpu().contiguous(), indices.cpu().contiguous(), {}};
+  validate_csr(graph, "directgnn.induced_subgraph");
+  InducedEdges edges = induced_subgraph(graph, nodes);
+  return {edges.src, edges.dst, edges.edges};
 }
 
 }  // namespace
 
 SampleResult as_result(const MiniBatch& batch) {
-  std::vector<at::Tensor> indptrs, indices;
+  std::vector<at::Tensor> indptrs, indices, edges;
   for (const Block& b : batch.blocks) {
     indptrs.push_back(b.indptr);
     indices.push_back(b.indices);
+    if (b.edge_ids.defined()) edges.push_back(b.edge_ids);
   }
-  std::optional<at::Tensor> edges;
-  if (batch.edge_ids.defined()) edges = batch.edge_ids;
   return {batch.input_nodes, indptrs, indices, edges, batch.hop_nodes, batch.hop_edges};
 }
 
@@ -53,17 +66,21 @@ SampleMode sample_mode_arg(const std::string& mode) {
 
 SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<int64_t> fanouts,
                              const std::string& device, const std::string& graph,
-                             const std::string& mode) {
+                             const std::string& mode, const std::optional<at::Tensor>& weights,
+                             bool edge_ids) {
   SamplerOptions options;
   options.fanouts = std::move(fanouts);
   options.mode = sample_mode_arg(mode);
+  options.weighted = weights.has_value();
+  options.edge_ids = edge_ids;
   options.device = resolve_device(parse_device(device), nullptr);
   options.graph = parse_graph_placement(graph);
   graph_.indptr = std::move(indptr);
   graph_.indices = std::move(indices);
+  if (weights) graph_.weights = *weights;
   DGNN_CHECK_TYPE(
-      graph_.indptr.is_cpu() && graph_.indices.is_cpu(),
-      "directgnn.NeighborSampler: indptr and indices must be CPU tensors (a GPU sampler "
+      graph_.indptr.is_cpu() && graph_.indices.is_cpu() && (!weights || graph_.weights.is_cpu()),
+      "directgnn.NeighborSampler: indptr, indices and weights must be CPU tensors (a GPU sampler "
       "reads them pinned in place, or copies them with graph='device')");
   validate_csr(graph_, "directgnn.NeighborSampler");
   sampler_ = std::make_unique<Sampler>(graph_, std::move(options));
@@ -76,9 +93,15 @@ SampleResult SamplerHolder::sample(const at::Tensor& seeds, int64_t seed) const 
 void define_sampling(torch::Library& m) {
   m.def(
       "sample_neighbors(Tensor indptr, Tensor indices, Tensor seeds, int[] fanouts, int seed=0, "
-      "str mode='dgl') -> (Tensor, Tensor[], Tensor[], Tensor?, int[], int[])");
+      "str mode='dgl', Tensor? weights=None, bool edge_ids=False) -> (Tensor, Tensor[], Tensor[], "
+      "Tensor[], int[], int[])");
+  m.def(
+      "induced_subgraph(Tensor indptr, Tensor indices, Tensor nodes) -> (Tensor, Tensor, Tensor)");
 }
 
-void impl_sampling(torch::Library& m) { m.impl("sample_neighbors", guarded<&sample_neighbors>); }
+void impl_sampling(torch::Library& m) {
+  m.impl("sample_neighbors", guarded<&sample_neighbors>);
+  m.impl("induced_subgraph", guarded<&induced>);
+}
 
 }  // namespace directgnn::ops

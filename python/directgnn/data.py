@@ -27,6 +27,9 @@ class Dataset:
         features_path: the ``features.npy`` of a dataset directory, which
             :class:`directgnn.Loader` reads rows from with ``features="disk"`` (None for
             datasets made in memory or read from other formats).
+        edge_weight: float32 [E] edge weights in the order of ``indices`` (a dataset
+            directory's ``edge_weights.npy``), or None; ``directgnn.Loader(weighted=True)``
+            samples by them.
     """
 
     name: str
@@ -38,6 +41,7 @@ class Dataset:
     directed: bool = False
     splits: List[dict] = dataclasses.field(default_factory=list)
     features_path: Optional[str] = None
+    edge_weight: Optional[torch.Tensor] = None
 
     @property
     def num_nodes(self) -> int:
@@ -87,10 +91,11 @@ class Dataset:
 
 
 def _from_tuple(t):
-    name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path = t
+    (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
+     edge_weight) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
-                   features_path or None)
+                   features_path or None, edge_weight)
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,

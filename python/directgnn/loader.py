@@ -3,7 +3,7 @@
 import dataclasses
 import os
 import warnings
-from typing import Iterator, List, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -97,6 +97,11 @@ class Loader:
             RAM, filled when the loader is made (0: no cache).
         feature_cache_rank: which rows the cache keeps: "presample" (those a sampling pass over
             ``seeds`` gathers most) or "degree".
+        weighted: draw neighbours by edge weight (as :class:`NeighborSampler` with
+            ``weights``): ``edge_weight``, or else the dataset's (``edge_weights.npy``).
+        edge_weight: float32 [E] edge weights in the order of ``indices``.
+        edge_ids: each block carries its edges' ids (``Block.edge_ids``) to index edge
+            attributes with; default: True for mode "pyg" (``batch.sample.edge``), as PyG.
 
     The first loader of a process tells glibc to keep freed batch buffers for reuse (they
     are tens of MB; returning them to the OS makes every minibatch page-fault its memory
@@ -110,13 +115,25 @@ class Loader:
                  gather: str = "auto", sampler: str = "auto", graph: str = "pinned",
                  mode: str = "dgl", prefetch: Union[str, int] = "auto", workers: int = 1,
                  seed: int = 0, disk_io: str = "auto", disk_direct: bool = False,
-                 feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample"):
+                 feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample",
+                 weighted: bool = False, edge_weight: Optional[torch.Tensor] = None,
+                 edge_ids: Optional[bool] = None):
         features_path = ""
         if isinstance(data, Dataset):
             indptr, indices, x, y = data.indptr, data.indices, data.x, data.y
             features_path = data.features_path or ""
+            if edge_weight is None:
+                edge_weight = data.edge_weight
         else:
             indptr, indices, x, y = (_as_tensor(a) for a in data)
+        if weighted and edge_weight is None:
+            raise ValueError("directgnn.Loader: weighted=True draws neighbours by edge weight, "
+                             "but the data has none; pass edge_weight= (one per edge, in the "
+                             "order of indices) or load a dataset directory with "
+                             "edge_weights.npy")
+        weights = _as_tensor(edge_weight) if weighted else None
+        if edge_ids is None:
+            edge_ids = mode == "pyg"
         _keep_batch_memory()
         self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
         self.fanouts = _fanouts(fanouts)
@@ -126,10 +143,12 @@ class Loader:
         self.seed = int(seed)
         choices = {"device": str(device), "features": features, "gather": gather,
                    "sampler": sampler, "graph": graph, "mode": mode, "disk_io": disk_io,
-                   "feature_cache_rank": feature_cache_rank}
+                   "feature_cache_rank": feature_cache_rank,
+                   "weighted": "true" if weighted else "false",
+                   "edge_ids": "true" if edge_ids else "false"}
         depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
         with os_errors():
-            self._loader = classes.Loader(indptr, indices, x, y, features_path, choices,
+            self._loader = classes.Loader(indptr, indices, x, y, weights, features_path, choices,
                                           self.fanouts, self.batch_size, depth, int(workers),
                                           bool(disk_direct), float(feature_cache_gib))
             # A progress line on a terminal (stderr), nothing otherwise.

@@ -29,6 +29,7 @@ except ImportError as error:  # pragma: no cover - depends on the environment
 
 from ._pyg_stores import HETERO as _HETERO
 from ._pyg_stores import FeatureStore, GraphStore, coo_to_csc, node_features, stores
+from ._ops import ops
 from .data import Dataset
 from .sampler import NeighborSampler as _Sampler
 
@@ -65,9 +66,10 @@ class NeighborSampler(BaseSampler):
     """PyG's ``BaseSampler`` running directgnn's sampler with PyG's semantics.
 
     Seeds come first in ``node``; each node's neighbours are drawn once, at the hop that first
-    reaches it (uniformly, without replacement); ``num_sampled_nodes`` and
+    reaches it (uniformly without replacement, or by edge weight); ``num_sampled_nodes`` and
     ``num_sampled_edges`` count them per hop, so ``trim_to_layer`` applies; edges are
-    directed from the neighbour (``row``) to the node it was drawn for (``col``).
+    directed from the neighbour (``row``) to the node it was drawn for (``col``), and ``edge``
+    holds their ids.
 
     Args:
         data: a ``GraphStore`` (directgnn's, read in place, or any other PyG graph store), a
@@ -76,27 +78,37 @@ class NeighborSampler(BaseSampler):
         device: "cpu" (the CPU sampler) or "cuda[:N]" (the GPU sampler).
         graph: where the GPU sampler reads the graph: "pinned" (in place) or "device".
         seed: the base of every draw.
+        weight_attr: the edge attribute holding edge weights (PyG's ``weight_attr``): each
+            neighbour is drawn with probability proportional to its edge's weight.
+        subgraph_type: PyG's: "directional" (the sampled edges), "bidirectional" (those and
+            their reverses, made as PyG makes them) or "induced" (every edge among the sampled
+            nodes, without per-hop counts, as PyG).
     """
 
-    def __init__(self, data, num_neighbors, *, device="cpu", graph="pinned", seed=0):
+    def __init__(self, data, num_neighbors, *, device="cpu", graph="pinned", seed=0,
+                 weight_attr=None, subgraph_type="directional"):
         if isinstance(data, HeteroData) or isinstance(num_neighbors, dict):
             raise NotImplementedError(_HETERO)
         colptr, row, self._perm = _csc(data)
+        self.subgraph_type = SubgraphType(subgraph_type)
+        weights = None if weight_attr is None else _edge_weights(data, weight_attr, self._perm)
         self._args = (colptr, row, list(getattr(num_neighbors, "values", num_neighbors)),
-                      str(device), graph, int(seed))
+                      str(device), graph, int(seed), weights)
         self._build()
 
     def _build(self):
-        colptr, row, fanouts, device, graph, seed = self._args
+        colptr, row, fanouts, device, graph, seed, weights = self._args
         self.num_neighbors = fanouts
         self._sampler = _Sampler(colptr, row, fanouts, device=device, graph=graph, seed=seed,
-                                 mode="pyg")
+                                 mode="pyg", weights=weights,
+                                 edge_ids=self.subgraph_type != SubgraphType.induced)
 
     def __getstate__(self):  # worker processes rebuild the C++ sampler over the same tensors
-        return {"args": self._args, "perm": self._perm}
+        return {"args": self._args, "perm": self._perm, "subgraph_type": self.subgraph_type}
 
     def __setstate__(self, state):
         self._args, self._perm = state["args"], state["perm"]
+        self.subgraph_type = state["subgraph_type"]
         self._build()
 
     @property
@@ -113,35 +125,67 @@ class NeighborSampler(BaseSampler):
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal sampling "
                                       "(input_time, time_attr) is not supported")
         s = self._sampler.sample(index.node)
-        return SamplerOutput(node=s.node, row=s.row, col=s.col, edge=s.edge,
-                             num_sampled_nodes=s.num_sampled_nodes,
-                             num_sampled_edges=s.num_sampled_edges,
-                             metadata=(index.input_id, index.time))
+        metadata = (index.input_id, index.time)
+        if self.subgraph_type == SubgraphType.induced:
+            colptr, row = self._args[:2]
+            src, dst, edge = ops.induced_subgraph(colptr, row, s.node.cpu())
+            device = s.node.device
+            return SamplerOutput(node=s.node, row=src.to(device), col=dst.to(device),
+                                 edge=edge.to(device), metadata=metadata)
+        out = SamplerOutput(node=s.node, row=s.row, col=s.col, edge=s.edge,
+                            num_sampled_nodes=s.num_sampled_nodes,
+                            num_sampled_edges=s.num_sampled_edges, metadata=metadata)
+        if self.subgraph_type == SubgraphType.bidirectional:
+            out = out.to_bidirectional()
+        return out
 
     def sample_from_edges(self, index, neg_sampling=None):
         raise NotImplementedError("directgnn.pyg.NeighborSampler: sampling from edges (link "
                                   "prediction, LinkNeighborLoader) is not supported yet")
 
 
+def _edge_weights(data, weight_attr, perm):
+    """The edge weights named ``weight_attr`` in CSC order (``perm``: CSC position to edge id),
+    from a ``Data`` or a directgnn dataset; PyG offers no weights with a store pair, nor do
+    we."""
+    if isinstance(data, Data):
+        if weight_attr not in data:
+            raise KeyError(f"directgnn.pyg: weight_attr={weight_attr!r} names no attribute of the "
+                           "data")
+        weights = torch.as_tensor(data[weight_attr]).cpu()
+        if weights.dim() != 1 or weights.numel() != data.num_edges:
+            raise ValueError(f"directgnn.pyg: weight_attr={weight_attr!r} has shape "
+                             f"{tuple(weights.shape)}; give one weight per edge "
+                             f"([{data.num_edges}])")
+        return weights if perm is None else weights[perm]
+    if isinstance(data, Dataset):
+        if weight_attr != "edge_weight" or data.edge_weight is None:
+            raise ValueError(f"directgnn.pyg: weight_attr={weight_attr!r}: a directgnn dataset "
+                             "holds weights only as edge_weight (a dataset directory's "
+                             "edge_weights.npy), and this one has "
+                             f"{'none' if data.edge_weight is None else 'only those'}")
+        return data.edge_weight
+    raise NotImplementedError("directgnn.pyg: weight_attr is not supported for "
+                              "(FeatureStore, GraphStore) inputs (nor is it in PyG)")
+
+
 # PyG's sampling options directgnn does not offer yet, with the value that means "off".
-_UNSUPPORTED = {"replace": False, "disjoint": False, "time_attr": None, "weight_attr": None,
-                "input_time": None}
+_UNSUPPORTED = {"replace": False, "disjoint": False, "time_attr": None, "input_time": None}
 
 
 def _check_options(kwargs):
     """Takes PyG's sampling options out of ``kwargs`` (PyG's loader ignores them when given a
-    sampler), refusing the ones directgnn does not offer; enums and strings alike."""
+    sampler), refusing the ones directgnn does not offer, and returns those it offers
+    (``weight_attr``, ``subgraph_type``: enums and strings alike)."""
     for name, off in _UNSUPPORTED.items():
         value = kwargs.pop(name, off)
         if value is None or (isinstance(value, bool) and not value):
             continue
         raise NotImplementedError(f"directgnn.pyg.NeighborLoader: {name}={value!r} is not "
-                                      "supported yet")
-    subgraph_type = SubgraphType(kwargs.pop("subgraph_type", SubgraphType.directional))
-    if subgraph_type != SubgraphType.directional:
-        raise NotImplementedError(f"directgnn.pyg.NeighborLoader: subgraph_type="
-                                  f"{subgraph_type.value!r} is not supported yet")
+                                  "supported yet")
     kwargs.pop("temporal_strategy", None)  # only meaningful with time_attr
+    return {"weight_attr": kwargs.pop("weight_attr", None),
+            "subgraph_type": SubgraphType(kwargs.pop("subgraph_type", "directional"))}
 
 
 def _split_node_features(data, device):
@@ -172,9 +216,9 @@ class NeighborLoader(_NeighborLoader):
     Args:
         data: a PyG ``Data``, a directgnn dataset, or a ``(FeatureStore, GraphStore)`` pair.
         num_neighbors, input_nodes, batch_size, shuffle, subgraph_type, ...: as PyG's
-            ``NeighborLoader``. Not offered yet (``NotImplementedError``): heterogeneous graphs,
-            ``replace``, ``disjoint``, weighted and temporal sampling, and subgraph types other
-            than ``"directional"``.
+            ``NeighborLoader``, ``weight_attr`` and the three subgraph types included. Not
+            offered yet (``NotImplementedError``): heterogeneous graphs, ``replace``,
+            ``disjoint`` and temporal sampling.
         device: where batches are made. None (the default) leaves them where PyG would: with
             the data. A GPU (``"cuda"``) has GPU threads read the feature rows straight from
             pinned host memory, and the rest of the batch is moved there too.
@@ -185,7 +229,7 @@ class NeighborLoader(_NeighborLoader):
 
     def __init__(self, data, num_neighbors, input_nodes=None, *, device=None, sampler="cpu",
                  graph="pinned", seed=0, **kwargs):
-        _check_options(kwargs)
+        options = _check_options(kwargs)
         if isinstance(data, HeteroData) or isinstance(num_neighbors, dict):
             raise NotImplementedError(_HETERO)
         self._device = None if device is None else torch.device(device)
@@ -195,7 +239,7 @@ class NeighborLoader(_NeighborLoader):
         elif isinstance(data, Data):
             self._features, self._rest = _split_node_features(data, device)
         node_sampler = NeighborSampler(data, num_neighbors, device=sampler, graph=graph,
-                                       seed=seed)
+                                       seed=seed, **options)
         if input_nodes is None and isinstance(data, tuple):
             input_nodes = torch.arange(node_sampler.num_nodes)
         super().__init__(data, num_neighbors, input_nodes=input_nodes,

@@ -18,6 +18,9 @@ class Block:
     indices: torch.Tensor
     num_src: int
     num_dst: int
+    edge_ids: Optional[torch.Tensor] = None
+    """int64 [num_edges]: each edge's position in the CSR graph (its edge id, which indexes
+    edge attributes), when the sampler was asked for them."""
 
     @property
     def edge_index(self) -> torch.Tensor:
@@ -53,7 +56,6 @@ class Sample:
     num_sampled_nodes: List[int]
     num_sampled_edges: List[int]
     mode: str = "dgl"
-    edge_ids: Optional[torch.Tensor] = None
 
     def _pyg(self):
         if self.mode != "pyg":
@@ -71,26 +73,25 @@ class Sample:
         return self._pyg().edge_index[1]
 
     @property
-    def edge(self) -> torch.Tensor:
-        """Each sampled edge's id, its position in the CSR graph (PyG's ``edge``); None when
-        the GPU sampler drew them."""
-        self._pyg()
-        return self.edge_ids
+    def edge(self) -> Optional[torch.Tensor]:
+        """Each sampled edge's id, its position in the CSR graph (PyG's ``edge``); None unless
+        the sampler was asked for edge ids."""
+        return self._pyg().edge_ids
 
 
-def _blocks(node, indptrs, indices):
+def _blocks(node, indptrs, indices, edges):
     blocks, num_src = [], node.numel()
-    for p, i in zip(indptrs, indices):
+    for layer, (p, i) in enumerate(zip(indptrs, indices)):
         num_dst = p.numel() - 1
-        blocks.append(Block(p, i, num_src, num_dst))
+        blocks.append(Block(p, i, num_src, num_dst, edges[layer] if edges else None))
         num_src = num_dst
     return blocks
 
 
 def _sample(result, mode):
     node, indptrs, indices, edges, hop_nodes, hop_edges = result
-    return Sample(node, _blocks(node, indptrs, indices), list(hop_nodes), list(hop_edges), mode,
-                  edges)
+    return Sample(node, _blocks(node, indptrs, indices, edges), list(hop_nodes), list(hop_edges),
+                  mode)
 
 
 def _mode(mode, where):
@@ -110,7 +111,8 @@ def _fanouts(fanouts):
 
 
 class NeighborSampler:
-    """Uniform k-hop neighbour sampling without replacement, as ``directgnn train`` samples.
+    """k-hop neighbour sampling without replacement, as ``directgnn train`` samples: uniform,
+    or weighted by the edges' weights.
 
     Fan-outs are in PyG order, seed hop first (``[15, 10, 5]``); -1 takes every neighbour.
     Sampled nodes are relabelled in order of first appearance, seeds first. The result
@@ -127,26 +129,37 @@ class NeighborSampler:
             ``MultiLayerNeighborSampler``, and ``directgnn train``); "pyg": each node's
             neighbours are drawn once, at the hop that first reaches it, and every layer
             reuses them (PyG's ``NeighborSampler``; fills ``row``, ``col`` and ``edge``).
+        weights: float32 [E] edge weights in the order of ``indices`` (finite, >= 0): each
+            draw picks a neighbour with probability proportional to its edge's weight among
+            those left (Efraimidis-Spirakis, as pyg-lib). An edge of weight 0 is never drawn,
+            but a node with no more neighbours than the fan-out keeps them all.
+        edge_ids: give each block's edge ids (``Block.edge_ids``, and ``Sample.edge``);
+            default: True for mode "pyg", as PyG's samplers always give them.
     """
 
     def __init__(self, indptr: torch.Tensor, indices: torch.Tensor, fanouts: Sequence[int], *,
                  device: Union[str, torch.device] = "cpu", graph: str = "pinned", seed: int = 0,
-                 mode: str = "dgl"):
+                 mode: str = "dgl", weights: Optional[torch.Tensor] = None,
+                 edge_ids: Optional[bool] = None):
         if graph not in ("pinned", "device"):
             raise ValueError(f"directgnn.NeighborSampler: graph {graph!r} is not 'pinned' or "
                              "'device'")
         self.fanouts = _fanouts(fanouts)
         self.mode = _mode(mode, "directgnn.NeighborSampler")
         self.device = torch.device(device)
+        self.weighted = weights is not None
+        if weights is not None and not isinstance(weights, torch.Tensor):
+            weights = torch.as_tensor(weights)
+        self.edge_ids = mode == "pyg" if edge_ids is None else bool(edge_ids)
         self._sampler = classes.NeighborSampler(indptr, indices, self.fanouts, str(self.device),
-                                                graph, mode)
+                                                graph, mode, weights, self.edge_ids)
         self._seed = int(seed)
         self._calls = 0
         self._nodes = indptr.numel() - 1
 
     def __repr__(self):
         return (f"NeighborSampler(nodes={self._nodes}, fanouts={self.fanouts}, "
-                f"device={self.device}, mode={self.mode!r})")
+                f"device={self.device}, mode={self.mode!r}, weighted={self.weighted})")
 
     def sample(self, seeds: Union[torch.Tensor, Sequence[int]],
                seed: Optional[int] = None) -> Sample:

@@ -155,7 +155,7 @@ def test_reprs_show_the_shapes(data):
     assert f"{batch.blocks[0].num_dst}<-{batch.blocks[0].num_src}" in text
     sampler = directgnn.NeighborSampler(data.indptr, data.indices, [2, 2])
     assert repr(sampler) == (f"NeighborSampler(nodes={data.num_nodes}, fanouts=[2, 2], "
-                             "device=cpu, mode='dgl')")
+                             "device=cpu, mode='dgl', weighted=False)")
 
 
 def test_the_cpu_note_is_a_warning_not_a_print(data, capsys):

@@ -207,10 +207,11 @@ def test_a_memory_mapped_x_is_gathered(tmp_path):
 def test_enums_and_strings_alike_and_any_store_pair(data):
     from torch_geometric.sampler.base import SubgraphType
     from torch_geometric.testing import MyFeatureStore, MyGraphStore
-    for subgraph_type in (SubgraphType.directional, "directional"):
-        pyg.NeighborLoader(data, num_neighbors=[2], subgraph_type=subgraph_type)
-    with pytest.raises(NotImplementedError, match="induced"):
-        pyg.NeighborLoader(data, num_neighbors=[2], subgraph_type=SubgraphType.induced)
+    for subgraph_type in (SubgraphType.induced, "induced"):
+        loader = pyg.NeighborLoader(data, num_neighbors=[2], subgraph_type=subgraph_type)
+        assert loader.node_sampler.subgraph_type == SubgraphType.induced
+    with pytest.raises(ValueError, match="sideways"):
+        pyg.NeighborLoader(data, num_neighbors=[2], subgraph_type="sideways")
     # PyG's reference stores, which directgnn only reads through PyG's interfaces.
     fs, gs = MyFeatureStore(), MyGraphStore()
     fs.put_tensor(data.x, group_name=None, attr_name="x", index=None)
@@ -228,6 +229,8 @@ def test_what_is_not_supported_says_so(data):
         pyg.stores(HeteroData())
     with pytest.raises(NotImplementedError, match="replace"):
         pyg.NeighborLoader(data, num_neighbors=[2], input_nodes=data.train_mask, replace=True)
+    with pytest.raises(NotImplementedError, match="FeatureStore, GraphStore"):
+        pyg.NeighborLoader(pyg.stores(data), num_neighbors=[2], weight_attr="edge_weight")
     sampler = pyg.NeighborSampler(data, [2])
     with pytest.raises(NotImplementedError, match="link prediction"):
         sampler.sample_from_edges(None)

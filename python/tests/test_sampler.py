@@ -44,7 +44,7 @@ def test_the_class_and_the_operator_draw_the_same(graph):
     a = sampler.sample(seeds, seed=11)
     node, indptrs, indices, edge, hop_nodes, hop_edges = torch.ops.directgnn.sample_neighbors(
         graph.indptr, graph.indices, seeds, [4, 4], 11)
-    assert torch.equal(a.node, node) and edge is None
+    assert torch.equal(a.node, node) and edge == []
     assert a.num_sampled_nodes == hop_nodes and a.num_sampled_edges == hop_edges
     for block, p, i in zip(a.blocks, indptrs, indices):
         assert torch.equal(block.indptr, p) and torch.equal(block.indices, i)
@@ -53,8 +53,8 @@ def test_the_class_and_the_operator_draw_the_same(graph):
     pyg = directgnn.NeighborSampler(graph.indptr, graph.indices, [4, 4], mode="pyg")
     c = pyg.sample(seeds, seed=11)
     _, _, _, edge, _, _ = torch.ops.directgnn.sample_neighbors(graph.indptr, graph.indices, seeds,
-                                                               [4, 4], 11, "pyg")
-    assert torch.equal(c.edge, edge)
+                                                               [4, 4], 11, "pyg", edge_ids=True)
+    assert torch.equal(c.edge, edge[0])
 
 
 def test_every_neighbour_gives_the_full_two_hop_neighbourhood(graph):
@@ -167,10 +167,9 @@ def test_the_gpu_sampler_keeps_pyg_meaning(graph):
                                         mode="pyg")
     seeds = torch.tensor([0, 17, 1999, 400])
     s = sampler.sample(seeds.cuda())
-    assert s.edge is None
-    blocks = [directgnn.Block(b.indptr.cpu(), b.indices.cpu(), b.num_src, b.num_dst)
-              for b in s.blocks]
+    blocks = [directgnn.Block(b.indptr.cpu(), b.indices.cpu(), b.num_src, b.num_dst,
+                              b.edge_ids.cpu()) for b in s.blocks]
     cpu = directgnn.Sample(s.node.cpu(), blocks, s.num_sampled_nodes, s.num_sampled_edges, "pyg")
-    node, row, col = cpu.node, cpu.row, cpu.col
-    edges = edges_of(graph)
-    assert all((d, u) in edges for d, u in zip(node[col].tolist(), node[row].tolist()))
+    check_pyg_fields(graph, seeds, cpu, [5, 3])
+    want = directgnn.NeighborSampler(graph.indptr, graph.indices, [5, 3], mode="pyg").sample(seeds)
+    assert torch.equal(cpu.edge, want.edge)

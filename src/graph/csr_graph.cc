@@ -55,6 +55,24 @@ void validate_csr(CsrGraph& graph, const std::string& where) {
     check_ids(graph.indices.data_ptr<int64_t>());
     if (index_type_for(n) == at::kInt) graph.indices = graph.indices.to(at::kInt);
   }
+  if (graph.weights.defined()) validate_edge_weights(graph, where);
+}
+
+void validate_edge_weights(CsrGraph& graph, const std::string& where) {
+  at::Tensor& w = graph.weights;
+  DGNN_CHECK(w.dim() == 1 && w.numel() == graph.num_edges(), where, ": edge weights have shape ",
+             w.sizes(), "; give one weight per edge, [", graph.num_edges(), "]");
+  DGNN_CHECK(at::isFloatingType(w.scalar_type()), where, ": edge weights have dtype ",
+             w.scalar_type(), "; use float32");
+  if (w.scalar_type() != at::kFloat) w = w.to(at::kFloat);
+  w = w.cpu().contiguous();
+  const float* p = w.data_ptr<float>();
+  const int64_t bad = first_index_where(w.numel(), 1 << 16, [&](int64_t e) {
+    return !(p[e] >= 0.0f && p[e] <= std::numeric_limits<float>::max());
+  });
+  DGNN_CHECK(bad < 0, where, ": edge weight ", bad, " is ", bad < 0 ? 0.0f : p[bad],
+             "; weights must be finite and >= 0 (an edge of weight 0 is drawn only when a node "
+             "keeps all its neighbours)");
 }
 
 }  // namespace directgnn

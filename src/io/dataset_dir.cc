@@ -209,6 +209,10 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.features = load_required(dir, "features.npy");
   ds.features_path = dir + "/features.npy";
   ds.labels = load_required(dir, "labels.npy");
+  if (fs::exists(dir + "/edge_weights.npy")) {
+    ds.graph.weights = load_npy(dir + "/edge_weights.npy");
+    validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
+  }
   DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() - 1 == num_nodes, dir,
              "/indptr.npy: has shape ", ds.graph.indptr.sizes(),
              " but meta.json num_nodes = ", num_nodes, " needs num_nodes + 1 entries");
@@ -266,6 +270,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   const std::string& dir = temp.path();
   save_npy(dir + "/indptr.npy", ds.graph.indptr);
   save_npy(dir + "/indices.npy", ds.graph.indices);
+  if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
   const FileStamp checked = write_features(dir + "/features.npy", features);
   save_npy(dir + "/labels.npy", ds.labels);
   for (size_t k = 0; k < ds.splits.size(); ++k) {

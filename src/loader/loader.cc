@@ -26,6 +26,8 @@ SamplerOptions sampler_options(const LoaderSettings& s) {
   o.mode = s.sample_mode;
   o.device = s.gpu_sampler ? s.device : c10::Device(c10::kCPU);
   o.graph = s.graph;
+  o.weighted = s.weighted;
+  o.edge_ids = s.edge_ids;
   return o;
 }
 
@@ -50,14 +52,17 @@ void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
   const Block& outer = batch.blocks.front();
   const at::Tensor indptr = outer.indptr.to(device), indices = outer.indices.to(device);
   const at::Tensor degree = outer.src_degree.to(device);
+  const at::Tensor edges = outer.edge_ids.defined() ? outer.edge_ids.to(device) : at::Tensor();
   for (Block& b : batch.blocks) {
     const bool prefix = mode == SampleMode::kOncePerNode;
     b.indptr = prefix ? indptr.narrow(0, 0, b.num_dst + 1) : b.indptr.to(device);
     b.indices = prefix ? indices.narrow(0, 0, b.num_edges()) : b.indices.to(device);
+    if (b.edge_ids.defined()) {
+      b.edge_ids = prefix ? edges.narrow(0, 0, b.num_edges()) : b.edge_ids.to(device);
+    }
     b.src_degree = degree.narrow(0, 0, b.num_src);
     b.dst_degree = degree.narrow(0, 0, b.num_dst);
   }
-  if (batch.edge_ids.defined()) batch.edge_ids = batch.edge_ids.to(device);
 }
 
 // The loader's feature store: `disk` reads the dataset's features.npy, the others use the
@@ -77,9 +82,9 @@ FeatureStore make_store(const Dataset& ds, const LoaderSettings& o) {
 
 std::vector<at::Tensor> Minibatch::tensors() const {
   std::vector<at::Tensor> all{seeds, labels, x, batch.seeds, batch.input_nodes};
-  if (batch.edge_ids.defined()) all.push_back(batch.edge_ids);
   for (const Block& b : batch.blocks) {
     all.insert(all.end(), {b.indptr, b.indices, b.src_degree, b.dst_degree});
+    if (b.edge_ids.defined()) all.push_back(b.edge_ids);
   }
   return all;
 }

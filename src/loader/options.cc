@@ -169,6 +169,8 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
   s.batch_size = o.batch_size;
   s.graph = o.graph;
   s.sample_mode = o.sample_mode;
+  s.weighted = o.weighted;
+  s.edge_ids = o.edge_ids;
   s.disk = o.disk;
   s.cache = o.cache;
   s.prefetch = o.prefetch.value_or(

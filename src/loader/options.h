@@ -66,6 +66,8 @@ struct LoaderOptions {
   SamplerChoice sampler = SamplerChoice::kAuto;
   GraphPlacement graph = GraphPlacement::kPinned;  // what the GPU sampler reads
   SampleMode sample_mode = SampleMode::kFreshPerLayer;
+  bool weighted = false;  // draw neighbours by the graph's edge weights (SamplerOptions::weighted)
+  bool edge_ids = false;  // each block carries its edges' ids (Block::edge_ids)
   disk::RowFileOptions disk;  // features disk: how rows are read
   disk::CacheOptions cache;   // features disk: the hot-row cache
   std::optional<int> prefetch;
@@ -82,6 +84,8 @@ struct LoaderSettings {
   bool gpu_sampler = false;
   GraphPlacement graph = GraphPlacement::kPinned;
   SampleMode sample_mode = SampleMode::kFreshPerLayer;
+  bool weighted = false;
+  bool edge_ids = false;
   disk::RowFileOptions disk;
   disk::CacheOptions cache;
   // Minibatches prepared ahead of the one being used (0: each in next(), on the caller's

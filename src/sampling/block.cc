@@ -4,37 +4,38 @@
 
 namespace directgnn {
 
-std::vector<Block> hop_blocks(const std::vector<at::Tensor>& offsets,
-                              const std::vector<at::Tensor>& indices,
-                              const std::vector<int64_t>& row_end) {
-  std::vector<Block> blocks(offsets.size());
-  for (size_t h = 0; h < offsets.size(); ++h) {
-    Block& block = blocks[offsets.size() - 1 - h];
-    block.indptr = offsets[h];
-    block.indices = indices[h];
-    block.num_dst = row_end[h];
+std::vector<Block> hop_blocks(const std::vector<HopCsr>& hops) {
+  std::vector<Block> blocks(hops.size());
+  for (size_t h = 0; h < hops.size(); ++h) {
+    Block& block = blocks[hops.size() - 1 - h];
+    block.indptr = hops[h].offsets;
+    block.indices = hops[h].indices;
+    block.edge_ids = hops[h].edges;
+    block.num_dst = hops[h].row_end;
   }
   return blocks;
 }
 
-std::vector<Block> prefix_blocks(const std::vector<at::Tensor>& offsets,
-                                 const std::vector<at::Tensor>& indices,
-                                 const std::vector<int64_t>& row_end) {
-  std::vector<at::Tensor> indptrs{offsets[0].narrow(0, 0, 1)};
+std::vector<Block> prefix_blocks(const std::vector<HopCsr>& hops) {
+  std::vector<at::Tensor> indptrs{hops[0].offsets.narrow(0, 0, 1)}, indices, edges;
   std::vector<int64_t> edge_end;
   int64_t total = 0;
-  for (size_t h = 0; h < offsets.size(); ++h) {
-    indptrs.push_back(offsets[h].narrow(0, 1, offsets[h].numel() - 1) + total);
-    total += indices[h].numel();
+  for (const HopCsr& hop : hops) {
+    indptrs.push_back(hop.offsets.narrow(0, 1, hop.offsets.numel() - 1) + total);
+    indices.push_back(hop.indices);
+    if (hop.edges.defined()) edges.push_back(hop.edges);
+    total += hop.indices.numel();
     edge_end.push_back(total);
   }
   const at::Tensor indptr = at::cat(indptrs), all = at::cat(indices);
-  std::vector<Block> blocks(offsets.size());
-  for (size_t h = 0; h < offsets.size(); ++h) {
-    Block& block = blocks[offsets.size() - 1 - h];
-    block.indptr = indptr.narrow(0, 0, row_end[h] + 1);
+  const at::Tensor all_edges = edges.empty() ? at::Tensor() : at::cat(edges);
+  std::vector<Block> blocks(hops.size());
+  for (size_t h = 0; h < hops.size(); ++h) {
+    Block& block = blocks[hops.size() - 1 - h];
+    block.indptr = indptr.narrow(0, 0, hops[h].row_end + 1);
     block.indices = all.narrow(0, 0, edge_end[h]);
-    block.num_dst = row_end[h];
+    if (all_edges.defined()) block.edge_ids = all_edges.narrow(0, 0, edge_end[h]);
+    block.num_dst = hops[h].row_end;
   }
   return blocks;
 }

@@ -30,6 +30,9 @@ struct Block {
   at::Tensor indices;     // int32 or int64 [num_edges]: source ids in [0, num_src)
   at::Tensor src_degree;  // float32 [num_src]: each source node's degree in the whole graph
   at::Tensor dst_degree;  // float32 [num_dst]: the same for the destination nodes
+  // int64 [num_edges]: each edge's position in the graph's CSR (its edge id), when the sampler
+  // was asked for them (SamplerOptions::edge_ids); undefined otherwise.
+  at::Tensor edge_ids;
   int64_t num_src = 0;
   int64_t num_dst = 0;
 
@@ -43,22 +46,22 @@ struct MiniBatch {
   // Per hop, seeds first: the nodes first reached there (PyG's num_sampled_nodes, hops + 1
   // entries) and the edges drawn there (num_sampled_edges, one entry per hop).
   std::vector<int64_t> hop_nodes, hop_edges;
-  // kOncePerNode on the CPU: int64 [blocks.front().num_edges()], each edge's position in the
-  // graph's CSR (its edge id); undefined otherwise.
-  at::Tensor edge_ids;
 };
 
-// The blocks, outermost first, from each hop's draw (seed hop first): a CSR over the rows hop
-// h drew, `offsets` and local `indices`, where hop h's destinations are rows [0, row_end[h]).
-// kFreshPerLayer: hop h drew all of those rows, and its CSR is the block.
-std::vector<Block> hop_blocks(const std::vector<at::Tensor>& offsets,
-                              const std::vector<at::Tensor>& indices,
-                              const std::vector<int64_t>& row_end);
+// Each hop's draw (seed hop first): a CSR over the rows it drew, `offsets` and local `indices`,
+// the picks' CSR positions in the graph (`edges`, undefined when not asked for), and `row_end`:
+// hop h's destinations are rows [0, row_end).
+struct HopCsr {
+  at::Tensor offsets, indices, edges;
+  int64_t row_end = 0;
+};
+
+// The blocks, outermost first. kFreshPerLayer: hop h drew all of its destination rows, and its
+// CSR is the block.
+std::vector<Block> hop_blocks(const std::vector<HopCsr>& hops);
 // kOncePerNode: hop h drew only rows [row_end[h - 1], row_end[h]); the hops join into one CSR,
 // and each block is its prefix over rows [0, row_end[h]) (views of the joined tensors).
-std::vector<Block> prefix_blocks(const std::vector<at::Tensor>& offsets,
-                                 const std::vector<at::Tensor>& indices,
-                                 const std::vector<int64_t>& row_end);
+std::vector<Block> prefix_blocks(const std::vector<HopCsr>& hops);
 // Sets every block's num_src and degrees from batch.hop_nodes and batch.input_nodes, given each
 // node's degree in the whole graph (float32 [N]).
 void set_sources(MiniBatch& batch, const at::Tensor& degree);

@@ -30,7 +30,7 @@ class NeighborSampler {
   NeighborSampler& operator=(const NeighborSampler&) = delete;
 
   // Seeds distinct and in range (the front door checks them), on any device. Runs on the
-  // device's current stream; the result is on the device, without edge ids.
+  // device's current stream; the result is on the device, with edge ids when asked.
   MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
 
  private:

@@ -32,8 +32,16 @@ Sampler::Sampler(const CsrGraph& graph, SamplerOptions options)
                   "sampler: the graph must be contiguous CPU tensors");
   DGNN_CHECK_ARG(options_.device.is_cpu() || options_.device.is_cuda(), "device",
                  "the sampler runs on the CPU or a GPU, not ", options_.device.str());
+  DGNN_CHECK_ARG(!options_.weighted || graph.weights.defined(), "weighted",
+                 "weighted sampling draws by edge weights, but the graph has none; give one "
+                 "weight per edge (a dataset directory's edge_weights.npy) or sample uniformly");
+  DGNN_CHECK_TYPE(!graph.weights.defined() || (graph.weights.scalar_type() == at::kFloat &&
+                                               graph.weights.is_contiguous() &&
+                                               graph.weights.device().is_cpu()),
+                  "sampler: edge weights must be a contiguous float32 CPU tensor (validate_csr "
+                  "makes them one)");
   // The CPU twin also gives the degrees (which the GPU twin copies) and the CPU's samples.
-  cpu_ = std::make_unique<cpu::NeighborSampler>(graph, options_.fanouts, options_.mode);
+  cpu_ = std::make_unique<cpu::NeighborSampler>(graph, options_);
   if (options_.device.is_cuda()) {
     if (!options_.device.has_index()) options_.device = c10::Device(c10::kCUDA, 0);
     gpu_ = std::make_unique<gpu::NeighborSampler>(graph, options_, cpu_->degrees());

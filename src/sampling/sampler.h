@@ -5,7 +5,9 @@
 //
 // Fan-outs are in PyG order, seed hop first: {15, 10, 5} takes up to 15 neighbours of each
 // seed, 10 of each node reached at hop 1, 5 at hop 2; -1 takes all neighbours. A node with
-// degree <= fan-out keeps all its neighbours, in CSR order. Output: one Block per hop in layer
+// degree <= fan-out keeps all its neighbours, in CSR order. Weighted sampling
+// (sampling/weighted_pick.h) draws each neighbour with probability proportional to its edge's
+// weight among those left, from the graph's weights. Output: one Block per hop in layer
 // order (blocks[0] is the outermost hop). SampleMode (sampling/block.h) says whether each layer
 // draws anew (DGL's blocks, the default) or every node is drawn once (PyG's hops). Node ids are
 // relabelled in order of first appearance, seeds first. The result depends only on (graph,
@@ -13,7 +15,7 @@
 //
 // Where the GPU twin reads the graph: pinned registers the CSR arrays in place and the kernels
 // read them over PCIe (a graph larger than GPU memory samples on the GPU); device copies them
-// to the GPU once. Only the CPU twin gives edge ids (MiniBatch::edge_ids, kOncePerNode).
+// to the GPU once. Either twin gives each block's edge ids when asked (Block::edge_ids).
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -40,6 +42,8 @@ struct SamplerOptions {
   // stream).
   c10::Device device{c10::kCPU};
   GraphPlacement graph = GraphPlacement::kPinned;  // what the GPU twin reads
+  bool weighted = false;  // draw by the graph's edge weights (CsrGraph::weights, required)
+  bool edge_ids = false;  // give each block's edge ids (Block::edge_ids)
 };
 
 namespace cpu {

@@ -100,7 +100,8 @@ nlohmann::json training_options_json(const TrainOptions& o) {
           {"device", device_choice_name(p.device)},
           {"gather", gather_method_name(p.gather.method)},
           {"sampler", sampler_name(p.sampler)},
-          {"graph", graph_placement_name(p.graph)}};
+          {"graph", graph_placement_name(p.graph)},
+          {"weighted_sampling", p.weighted}};
 }
 
 void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
@@ -129,6 +130,7 @@ void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
     o.loader.gather.method = parse_gather_method(j.value("gather", std::string("auto")));
     o.loader.sampler = parse_sampler(j.value("sampler", std::string("auto")));
     o.loader.graph = parse_graph_placement(j.value("graph", std::string("pinned")));
+    o.loader.weighted = j.value("weighted_sampling", false);
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": training options are incomplete or mistyped: ", e.what());
   } catch (const Error& e) {

@@ -1,4 +1,5 @@
 // End-to-end: runs the real `directgnn` command and reads what it prints and writes.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -7,6 +8,8 @@
 
 #include "e2e/e2e_util.h"
 #include "gpu/runtime.h"
+#include "io/dataset.h"
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -201,6 +204,27 @@ TEST(Generate, WritesAnRmatDatasetThatTrainsAndConvertsToFloat16) {
   const CommandResult m = run("generate rmat --nodes 5000 --feat-dim 8 --in-memory");
   EXPECT_EQ(m.status, 0) << m.output;
   EXPECT_NE(m.output.find("Built in memory"), std::string::npos) << m.output;
+}
+
+// A dataset directory's edge_weights.npy: info describes it, --weighted-sampling draws by it, and
+// asking for weighted sampling without weights says what is missing.
+TEST(Generate, WeightedSamplingReadsTheDirectorysEdgeWeights) {
+  TempDirectory dir;
+  ASSERT_EQ(run("generate rmat --scale 10 --feat-dim 8 --classes 3 --out " + dir.file("g")).status,
+            0);
+  const CommandResult none = run("train --dataset " + dir.file("g") + " --weighted-sampling");
+  EXPECT_NE(none.status, 0);
+  EXPECT_NE(none.output.find("--weighted-sampling: weighted sampling draws by edge weights, but "
+                             "the graph has none"),
+            std::string::npos)
+      << none.output;
+  const int64_t edges = load_dataset_dir(dir.file("g")).graph.num_edges();
+  save_npy(dir.file("g/edge_weights.npy"), at::rand({edges}));
+  const CommandResult info = run("info " + dir.file("g"));
+  EXPECT_NE(info.output.find("Weights:    min"), std::string::npos) << info.output;
+  const CommandResult t =
+      run("train --dataset " + dir.file("g") + " --weighted-sampling --epochs 1");
+  EXPECT_EQ(t.status, 0) << t.output;
 }
 
 // Asking for more memory or disk than there is fails before any work, with the sizes.

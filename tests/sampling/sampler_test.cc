@@ -13,6 +13,8 @@
 
 #include "gpu/runtime.h"
 #include "graph/planted_partition.h"
+#include "sampling/induced.h"
+#include "sampling/sampler_checks.h"
 #include "sampling/uniform_pick.h"
 #include "test_util.h"
 
@@ -104,69 +106,6 @@ class SamplerTest : public ::testing::Test {
 };
 Dataset* SamplerTest::dataset_ = nullptr;
 
-// The hop that drew row i of block l (outermost first).
-size_t hop_of_row(const MiniBatch& batch, SampleMode mode, size_t l, int64_t i) {
-  const size_t layers = batch.blocks.size();
-  if (mode == SampleMode::kFreshPerLayer) return layers - 1 - l;
-  size_t hop = 0;
-  for (int64_t end = batch.hop_nodes[0]; i >= end; end += batch.hop_nodes[hop]) ++hop;
-  return hop;
-}
-
-// Layer l's destinations are the first num_dst of its sources, the next layer's sources are
-// this layer's destinations, and input_nodes, seeds first, holds the outermost sources.
-void expect_chained_blocks(const MiniBatch& batch, const at::Tensor& seeds, size_t layers) {
-  ASSERT_EQ(batch.blocks.size(), layers);
-  EXPECT_TRUE(batch.seeds.cpu().equal(seeds));
-  for (size_t l = 0; l + 1 < layers; ++l) {
-    EXPECT_EQ(batch.blocks[l].num_dst, batch.blocks[l + 1].num_src) << "layer " << l;
-  }
-  EXPECT_EQ(batch.blocks.back().num_dst, seeds.numel());
-  EXPECT_EQ(batch.blocks.front().num_src, batch.input_nodes.numel());
-  const at::Tensor all = batch.input_nodes.cpu();
-  EXPECT_EQ(std::get<0>(at::_unique(all)).numel(), all.numel()) << "input nodes repeat";
-  EXPECT_TRUE(all.narrow(0, 0, seeds.numel()).equal(seeds)) << "seeds must come first";
-  ASSERT_EQ(batch.hop_nodes.size(), layers + 1);
-  EXPECT_EQ(std::accumulate(batch.hop_nodes.begin(), batch.hop_nodes.end(), int64_t{0}),
-            all.numel());
-}
-
-// Every sampled edge exists, each row keeps min(fan-out, degree) distinct neighbours, and the
-// degrees are the graph's.
-void expect_valid_batch(const CsrGraph& graph, const MiniBatch& batch, const at::Tensor& seeds,
-                        const std::vector<int64_t>& fanouts,
-                        SampleMode mode = SampleMode::kFreshPerLayer) {
-  expect_chained_blocks(batch, seeds, fanouts.size());
-  if (::testing::Test::HasFatalFailure()) return;
-  const at::Tensor idx = graph.indices.to(at::kLong), all = batch.input_nodes.cpu();
-  const int64_t* p = graph.indptr.data_ptr<int64_t>();
-  const int64_t* ix = idx.data_ptr<int64_t>();
-  const int64_t* a = all.data_ptr<int64_t>();
-  for (size_t l = 0; l < batch.blocks.size(); ++l) {
-    const Block& b = batch.blocks[l];
-    const at::Tensor bp = b.indptr.cpu(), bi = b.indices.cpu().to(at::kLong);
-    ASSERT_EQ(bp.numel(), b.num_dst + 1);
-    ASSERT_EQ(bi.numel(), bp[-1].item<int64_t>());
-    const int64_t* q = bp.data_ptr<int64_t>();
-    const int64_t* li = bi.data_ptr<int64_t>();
-    const at::Tensor sd = b.src_degree.cpu();
-    for (int64_t i = 0; i < b.num_dst; ++i) {
-      const int64_t u = a[i], deg = p[u + 1] - p[u];
-      const int64_t fanout = fanouts[hop_of_row(batch, mode, l, i)];
-      const std::set<int64_t> nbrs(ix + p[u], ix + p[u + 1]);
-      EXPECT_EQ(q[i + 1] - q[i], uniform_pick::pick_count(deg, fanout)) << "node " << u;
-      std::set<int64_t> picked;
-      for (int64_t e = q[i]; e < q[i + 1]; ++e) {
-        ASSERT_LT(li[e], b.num_src);
-        EXPECT_TRUE(nbrs.count(a[li[e]])) << u << "->" << a[li[e]] << " is no edge";
-        picked.insert(li[e]);
-      }
-      EXPECT_EQ(picked.size(), static_cast<size_t>(q[i + 1] - q[i])) << "repeated pick of " << u;
-      EXPECT_EQ(sd[i].item<float>(), static_cast<float>(deg));
-    }
-  }
-}
-
 TEST_F(SamplerTest, KeepsTheInvariantsInBothModes) {
   const at::Tensor seeds = at::randperm(3000, at::kLong).narrow(0, 0, 100).clone();
   for (const SampleMode mode : {SampleMode::kFreshPerLayer, SampleMode::kOncePerNode}) {
@@ -194,9 +133,8 @@ TEST_F(SamplerTest, DeterministicForASeedWhateverTheThreadCount) {
   EXPECT_FALSE(a.input_nodes.equal(c.input_nodes));
 }
 
-// PyG's hops: every node is drawn once, the blocks are prefixes of one CSR, the edges of hop
-// h reach only nodes first seen by hop h (trim_to_layer's premise), and each edge's id is its
-// position in the graph.
+// PyG's hops: every node is drawn once, the blocks are prefixes of one CSR, and the edges of hop
+// h reach only nodes first seen by hop h (trim_to_layer's premise).
 TEST_F(SamplerTest, OncePerNodeKeepsPygHopSemantics) {
   const at::Tensor seeds = at::randperm(3000, at::kLong).narrow(0, 0, 50).clone();
   const MiniBatch batch = Sampler(graph(), {{6, 4, 3}, SampleMode::kOncePerNode}).sample(seeds, 3);
@@ -211,15 +149,23 @@ TEST_F(SamplerTest, OncePerNodeKeepsPygHopSemantics) {
     edges += batch.hop_edges[h];
     EXPECT_TRUE(drawn.numel() == 0 || drawn.max().item<int64_t>() < nodes) << "hop " << h;
   }
-  ASSERT_EQ(batch.edge_ids.numel(), edges);
-  const at::Tensor targets = graph().indices.to(at::kLong).index_select(0, batch.edge_ids);
-  EXPECT_TRUE(targets.equal(batch.input_nodes.index_select(0, outer.indices)));
-  const at::Tensor counts =
-      outer.indptr.narrow(0, 1, outer.num_dst) - outer.indptr.narrow(0, 0, outer.num_dst);
-  const at::Tensor rows =
-      at::repeat_interleave(batch.input_nodes.narrow(0, 0, outer.num_dst), counts);
-  EXPECT_TRUE(batch.edge_ids.ge(graph().indptr.index_select(0, rows)).all().item<bool>());
-  EXPECT_TRUE(batch.edge_ids.lt(graph().indptr.index_select(0, rows + 1)).all().item<bool>());
+}
+
+// Asked for them, both modes give each block's edge ids, and asking changes no pick.
+TEST_F(SamplerTest, EdgeIdsInBothModes) {
+  const at::Tensor seeds = at::randperm(3000, at::kLong).narrow(0, 0, 60).clone();
+  for (const SampleMode mode : {SampleMode::kFreshPerLayer, SampleMode::kOncePerNode}) {
+    SamplerOptions options{{6, 4, -1}, mode};
+    const MiniBatch plain = Sampler(graph(), options).sample(seeds, 3);
+    EXPECT_FALSE(plain.blocks.front().edge_ids.defined());
+    options.edge_ids = true;
+    const MiniBatch batch = Sampler(graph(), options).sample(seeds, 3);
+    expect_edge_ids(graph(), batch);
+    EXPECT_TRUE(batch.input_nodes.equal(plain.input_nodes));
+    for (size_t l = 0; l < batch.blocks.size(); ++l) {
+      EXPECT_TRUE(batch.blocks[l].indices.equal(plain.blocks[l].indices)) << l;
+    }
+  }
 }
 
 TEST_F(SamplerTest, EveryNeighbourReachesTheSameNodesInBothModes) {
@@ -250,6 +196,31 @@ TEST_F(SamplerTest, BadSeedsAndFanOuts) {
   EXPECT_ERROR_CONTAINS(check_seeds(at::tensor({2, 9, 2}, at::kLong), 10), "node 2 appears twice");
 }
 
+// The induced subgraph holds every edge of the graph between two of the nodes, grouped by
+// destination in the nodes' order, and refuses ids out of range or repeated.
+TEST_F(SamplerTest, InducedSubgraphHoldsEveryEdgeAmongTheNodes) {
+  const at::Tensor nodes = at::randperm(3000, at::kLong).narrow(0, 0, 400).clone();
+  const InducedEdges got = induced_subgraph(graph(), nodes);
+  std::map<int64_t, int64_t> local;
+  for (int64_t i = 0; i < nodes.numel(); ++i) local[nodes[i].item<int64_t>()] = i;
+  const at::Tensor idx = graph().indices.to(at::kLong);
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < nodes.numel(); ++i) {
+    const int64_t v = nodes[i].item<int64_t>();
+    for (int64_t e = graph().indptr[v].item<int64_t>(); e < graph().indptr[v + 1].item<int64_t>();
+         ++e) {
+      if (local.count(idx[e].item<int64_t>())) want.push_back(e);
+    }
+  }
+  ASSERT_EQ(got.edges.numel(), static_cast<int64_t>(want.size()));
+  EXPECT_TRUE(got.edges.equal(at::tensor(want, at::kLong)));
+  EXPECT_TRUE(nodes.index_select(0, got.src).equal(idx.index_select(0, got.edges)));
+  EXPECT_ERROR_CONTAINS(induced_subgraph(graph(), at::tensor({1, 3000}, at::kLong)),
+                        "node 3000 is out of range");
+  EXPECT_ERROR_CONTAINS(induced_subgraph(graph(), at::tensor({4, 1, 4}, at::kLong)),
+                        "node 4 appears twice");
+}
+
 TEST_F(SamplerTest, TheGpuSamplerNeedsAGpu) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present; GpuSampler below runs instead";
   const SamplerOptions on_gpu{{5}, SampleMode::kFreshPerLayer, c10::Device(c10::kCUDA, 0)};
@@ -267,9 +238,13 @@ TEST(GpuSampler, MatchesTheCpuSamplerExactly) {
   const std::vector<int64_t> fanouts = {15, 10, 5};
   const at::Tensor seeds = at::randperm(5000, at::kLong).narrow(0, 0, 512).clone();
   for (const SampleMode mode : {SampleMode::kFreshPerLayer, SampleMode::kOncePerNode}) {
-    const MiniBatch expected = Sampler(ds.graph, {fanouts, mode}).sample(seeds, 9);
+    SamplerOptions options{fanouts, mode};
+    options.edge_ids = true;
+    const MiniBatch expected = Sampler(ds.graph, options).sample(seeds, 9);
     for (const GraphPlacement placement : {GraphPlacement::kPinned, GraphPlacement::kDevice}) {
-      const Sampler gpu_sampler(ds.graph, {fanouts, mode, c10::Device(c10::kCUDA, 0), placement});
+      options.device = c10::Device(c10::kCUDA, 0);
+      options.graph = placement;
+      const Sampler gpu_sampler(ds.graph, options);
       const MiniBatch got = gpu_sampler.sample(seeds, 9);
       expect_valid_batch(ds.graph, got, seeds, fanouts, mode);
       EXPECT_TRUE(got.input_nodes.cpu().equal(expected.input_nodes));
@@ -280,7 +255,9 @@ TEST(GpuSampler, MatchesTheCpuSamplerExactly) {
         EXPECT_TRUE(got.blocks[l].indptr.cpu().equal(expected.blocks[l].indptr)) << l;
         EXPECT_TRUE(got.blocks[l].indices.cpu().equal(expected.blocks[l].indices)) << l;
         EXPECT_TRUE(got.blocks[l].src_degree.cpu().equal(expected.blocks[l].src_degree)) << l;
+        EXPECT_TRUE(got.blocks[l].edge_ids.cpu().equal(expected.blocks[l].edge_ids)) << l;
       }
+      options.device = c10::Device(c10::kCPU);
     }
   }
 }

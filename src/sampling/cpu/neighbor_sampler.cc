@@ -4,9 +4,11 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "directgnn/error.h"
 #include "sampling/uniform_pick.h"
+#include "sampling/weighted_pick.h"
 
 namespace directgnn::cpu {
 
@@ -18,30 +20,65 @@ struct NeighborSampler::Workspace {
 
 namespace {
 
+// What one hop reads: the graph's arrays and the draw's settings.
+struct HopInput {
+  const int64_t* indptr;
+  const float* weights;  // null: uniform
+  const int64_t* frontier;
+  int64_t rows, fanout;
+  uint64_t seed, hop;
+};
+
+// How many edges of weight > 0 among w[0, d).
+inline int64_t positives(const float* w, int64_t d) {
+  int64_t n = 0;
+  for (int64_t j = 0; j < d; ++j) n += w[j] > 0.0f;
+  return n;
+}
+
+// The k largest A-ES keys of sampling/weighted_pick.h among w[0, d), in pick order, as positions
+// from the node's first edge (k <= the number of positive weights; zero weights never drawn).
+void choose_weighted(const float* w, int64_t d, int64_t k, uint64_t key, int64_t* out,
+                     std::vector<std::pair<double, int64_t>>& keys) {
+  keys.clear();
+  for (int64_t j = 0; j < d; ++j) {
+    if (w[j] > 0.0f) keys.emplace_back(weighted_pick::key(key, j, w[j]), j);
+  }
+  const auto first = [](const std::pair<double, int64_t>& a, const std::pair<double, int64_t>& b) {
+    return weighted_pick::before(a.first, a.second, b.first, b.second);
+  };
+  std::partial_sort(keys.begin(), keys.begin() + k, keys.end(), first);
+  for (int64_t j = 0; j < k; ++j) out[j] = keys[j].second;
+}
+
 // Writes the CSR positions (from the node's first edge) of node v's k picks of its d
-// neighbours to out[0..k): the permutation of sampling/uniform_pick.h keyed by (seed, hop, v),
-// the GPU kernel's own arithmetic.
-inline void choose(int64_t d, int64_t k, uint64_t key, int64_t* out) {
+// neighbours to out[0..k): the permutation of sampling/uniform_pick.h keyed by (seed, hop, v)
+// (the GPU kernel's own arithmetic), or the weighted pick when `w` (the node's weights) is given.
+inline void choose(int64_t d, int64_t k, uint64_t key, const float* w, int64_t* out,
+                   std::vector<std::pair<double, int64_t>>& keys) {
   if (uniform_pick::keeps_all(d, k)) {
     for (int64_t j = 0; j < d; ++j) out[j] = j;
-    return;
+  } else if (w != nullptr) {
+    choose_weighted(w, d, k, key, out, keys);
+  } else {
+    uniform_pick::Permutation(static_cast<uint64_t>(d), key).pick(k, out);
   }
-  uniform_pick::Permutation(static_cast<uint64_t>(d), key).pick(k, out);
 }
 
 // One hop: row i of the frontier draws offsets[i + 1] - offsets[i] neighbours into `picked`
 // (global ids) and, when `edges` is given, their CSR positions into `edges`.
 template <typename Id>
-void sample_hop(const int64_t* indptr, const Id* indices, const int64_t* frontier, int64_t rows,
-                uint64_t seed, uint64_t hop, const int64_t* offsets, int64_t* picked,
+void sample_hop(const HopInput& in, const Id* indices, const int64_t* offsets, int64_t* picked,
                 int64_t* edges) {
-  at::parallel_for(0, rows, 256, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, in.rows, 256, [&](int64_t begin, int64_t end) {
+    std::vector<std::pair<double, int64_t>> keys;
     for (int64_t i = begin; i < end; ++i) {
-      const int64_t v = frontier[i], first = indptr[v];
+      const int64_t v = in.frontier[i], first = in.indptr[v];
       const int64_t k = offsets[i + 1] - offsets[i];
       int64_t* out = picked + offsets[i];
-      choose(indptr[v + 1] - first, k, uniform_pick::node_key(seed, hop, static_cast<uint64_t>(v)),
-             out);
+      choose(in.indptr[v + 1] - first, k,
+             uniform_pick::node_key(in.seed, in.hop, static_cast<uint64_t>(v)),
+             in.weights != nullptr ? in.weights + first : nullptr, out, keys);
       for (int64_t j = 0; j < k; ++j) {
         if (edges != nullptr) edges[offsets[i] + j] = first + out[j];
         out[j] = static_cast<int64_t>(indices[first + out[j]]);
@@ -54,49 +91,54 @@ void sample_hop(const int64_t* indptr, const Id* indices, const int64_t* frontie
 struct HopDraw {
   at::Tensor offsets;  // int64 [rows + 1]
   at::Tensor picked;   // int64 [edges]
-  at::Tensor edges;    // int64 [edges], CSR positions (kOncePerNode only)
+  at::Tensor edges;    // int64 [edges], CSR positions (when asked for)
 };
 
-// Draws one hop for `rows` frontier nodes: counts, offsets, then the picks in parallel.
-HopDraw draw_hop(const CsrGraph& graph, const int64_t* frontier, int64_t rows, int64_t fanout,
-                 uint64_t seed, uint64_t hop, bool with_edges) {
-  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
-  HopDraw draw;
-  draw.offsets = at::empty({rows + 1}, at::kLong);
-  int64_t* offsets = draw.offsets.data_ptr<int64_t>();
+// Each frontier row's pick count, as offsets (int64 [rows + 1]).
+at::Tensor pick_offsets(const HopInput& in) {
+  at::Tensor result = at::empty({in.rows + 1}, at::kLong);
+  int64_t* offsets = result.data_ptr<int64_t>();
   offsets[0] = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t d = indptr[frontier[i] + 1] - indptr[frontier[i]];
-    offsets[i + 1] = offsets[i] + uniform_pick::pick_count(d, fanout);
+  for (int64_t i = 0; i < in.rows; ++i) {
+    const int64_t first = in.indptr[in.frontier[i]], d = in.indptr[in.frontier[i] + 1] - first;
+    const int64_t k =
+        in.weights == nullptr || uniform_pick::keeps_all(d, in.fanout)
+            ? uniform_pick::pick_count(d, in.fanout)
+            : weighted_pick::pick_count(d, in.fanout, positives(in.weights + first, d));
+    offsets[i + 1] = offsets[i] + k;
   }
-  draw.picked = at::empty({offsets[rows]}, at::kLong);
+  return result;
+}
+
+// Draws one hop for `in.rows` frontier nodes: counts, offsets, then the picks in parallel.
+HopDraw draw_hop(const CsrGraph& graph, const HopInput& in, bool with_edges) {
+  HopDraw draw;
+  draw.offsets = pick_offsets(in);
+  const int64_t* offsets = draw.offsets.data_ptr<int64_t>();
+  draw.picked = at::empty({offsets[in.rows]}, at::kLong);
   int64_t* edges = nullptr;
   if (with_edges) {
-    draw.edges = at::empty({offsets[rows]}, at::kLong);
+    draw.edges = at::empty({offsets[in.rows]}, at::kLong);
     edges = draw.edges.data_ptr<int64_t>();
   }
   int64_t* picked = draw.picked.data_ptr<int64_t>();
   if (graph.indices.scalar_type() == at::kInt) {
-    sample_hop(indptr, graph.indices.data_ptr<int32_t>(), frontier, rows, seed, hop, offsets,
-               picked, edges);
+    sample_hop(in, graph.indices.data_ptr<int32_t>(), offsets, picked, edges);
   } else {
-    sample_hop(indptr, graph.indices.data_ptr<int64_t>(), frontier, rows, seed, hop, offsets,
-               picked, edges);
+    sample_hop(in, graph.indices.data_ptr<int64_t>(), offsets, picked, edges);
   }
   return draw;
 }
 
 }  // namespace
 
-NeighborSampler::NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fanouts,
-                                 SampleMode mode)
-    : graph_(graph),
-      fanouts_(std::move(fanouts)),
-      mode_(mode),
-      degree_(graph.degrees().to(at::kFloat)) {
-  DGNN_CHECK_ARG(!fanouts_.empty(), "fanouts",
+NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& options)
+    : graph_(graph), options_(options), degree_(graph.degrees().to(at::kFloat)) {
+  DGNN_CHECK_ARG(!options_.fanouts.empty(), "fanouts",
                  "the list is empty; give one value per layer, e.g. 10,10");
-  for (int64_t f : fanouts_) {
+  DGNN_CHECK_ARG(!options_.weighted || graph.weights.defined(), "weighted",
+                 "weighted sampling draws by edge weights, but the graph has none");
+  for (int64_t f : options_.fanouts) {
     DGNN_CHECK_ARG(f > 0 || f == -1, "fanouts", f,
                    " is invalid; use a positive count or -1 for all");
   }
@@ -123,62 +165,81 @@ void NeighborSampler::release(std::unique_ptr<Workspace> workspace) const {
   free_.push_back(std::move(workspace));
 }
 
-MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) const {
-  DGNN_CHECK_ARG(seeds_in.dim() == 1, "seeds", "must be a 1-D tensor");
-  const at::Tensor seeds = seeds_in.to(at::kLong).contiguous();
-  const int64_t num_nodes = graph_.num_nodes();
-  auto ws = acquire();
-  std::vector<int32_t>& local = ws->local;
+namespace {
 
-  std::vector<int64_t> nodes(seeds.data_ptr<int64_t>(), seeds.data_ptr<int64_t>() + seeds.numel());
+// Maps each seed to its local id (its position) in `local`; on a bad seed, resets what it set
+// and throws naming it.
+void place_seeds(const std::vector<int64_t>& nodes, std::vector<int32_t>& local) {
+  const auto num_nodes = static_cast<int64_t>(local.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     const int64_t v = nodes[i];
     if (v < 0 || v >= num_nodes || local[v] >= 0) {
       for (size_t j = 0; j < i; ++j) local[nodes[j]] = -1;
-      release(std::move(ws));
       DGNN_CHECK_INDEX(v >= 0 && v < num_nodes, "seed node ", v, " is out of range for ", num_nodes,
                        " nodes");
       fail_argument("seeds", "node ", v, " appears twice; seeds must be distinct");
     }
     local[v] = static_cast<int32_t>(i);
   }
+}
+
+// Relabels a hop's picks to local ids in order of first appearance, appending new nodes (serial:
+// the order is the contract).
+void relabel(at::Tensor& picks, std::vector<int64_t>& nodes, std::vector<int32_t>& local) {
+  int64_t* picked = picks.data_ptr<int64_t>();
+  for (int64_t e = 0; e < picks.numel(); ++e) {
+    const int64_t v = picked[e];
+    if (local[v] < 0) {
+      local[v] = static_cast<int32_t>(nodes.size());
+      nodes.push_back(v);
+    }
+    picked[e] = local[v];
+  }
+}
+
+}  // namespace
+
+MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) const {
+  DGNN_CHECK_ARG(seeds_in.dim() == 1, "seeds", "must be a 1-D tensor");
+  const at::Tensor seeds = seeds_in.to(at::kLong).contiguous();
+  auto ws = acquire();
+  std::vector<int32_t>& local = ws->local;
+  std::vector<int64_t> nodes(seeds.data_ptr<int64_t>(), seeds.data_ptr<int64_t>() + seeds.numel());
+  try {
+    place_seeds(nodes, local);
+  } catch (...) {
+    release(std::move(ws));
+    throw;
+  }
 
   MiniBatch batch;
   batch.seeds = seeds;
   batch.hop_nodes = {static_cast<int64_t>(nodes.size())};
-  const bool once = mode_ == SampleMode::kOncePerNode;
-  std::vector<at::Tensor> offsets, picked_of, edges;  // per hop
-  std::vector<int64_t> row_end;
+  const bool once = options_.mode == SampleMode::kOncePerNode;
+  const float* weights = options_.weighted ? graph_.weights.data_ptr<float>() : nullptr;
+  std::vector<HopCsr> hops;
   int64_t row_begin = 0;
-  for (size_t hop = 0; hop < fanouts_.size(); ++hop) {
+  for (size_t hop = 0; hop < options_.fanouts.size(); ++hop) {
     // Sampling finishes before relabelling appends to `nodes`, so the pointer stays valid.
     const auto end = static_cast<int64_t>(nodes.size());
-    HopDraw draw = draw_hop(graph_, nodes.data() + row_begin, end - row_begin, fanouts_[hop], seed,
-                            static_cast<uint64_t>(hop), once);
-    // Relabel to local ids in order of first appearance (serial: the order is the contract).
-    int64_t* picked = draw.picked.data_ptr<int64_t>();
-    for (int64_t e = 0; e < draw.picked.numel(); ++e) {
-      const int64_t v = picked[e];
-      if (local[v] < 0) {
-        local[v] = static_cast<int32_t>(nodes.size());
-        nodes.push_back(v);
-      }
-      picked[e] = local[v];
-    }
+    const HopInput in{graph_.indptr.data_ptr<int64_t>(),
+                      weights,
+                      nodes.data() + row_begin,
+                      end - row_begin,
+                      options_.fanouts[hop],
+                      seed,
+                      static_cast<uint64_t>(hop)};
+    HopDraw draw = draw_hop(graph_, in, options_.edge_ids);
+    relabel(draw.picked, nodes, local);
     batch.hop_nodes.push_back(static_cast<int64_t>(nodes.size()) - end);
     batch.hop_edges.push_back(draw.picked.numel());
-    row_end.push_back(end);
     if (once) row_begin = end;
-    offsets.push_back(std::move(draw.offsets));
-    picked_of.push_back(std::move(draw.picked));
-    edges.push_back(std::move(draw.edges));
+    hops.push_back({std::move(draw.offsets), std::move(draw.picked), std::move(draw.edges), end});
   }
   for (int64_t v : nodes) local[v] = -1;
   release(std::move(ws));
 
-  batch.blocks =
-      once ? prefix_blocks(offsets, picked_of, row_end) : hop_blocks(offsets, picked_of, row_end);
-  if (once) batch.edge_ids = at::cat(edges);
+  batch.blocks = once ? prefix_blocks(hops) : hop_blocks(hops);
   batch.input_nodes = at::tensor(nodes, at::kLong);
   set_sources(batch, degree_);
   return batch;

@@ -1,9 +1,9 @@
 // The CPU twin of the neighbour sampler (sampling/sampler.h is the front door, and says what a
-// sample is). Each frontier node's picks come from sampling/uniform_pick.h, keyed by (seed,
-// hop, node), in parallel; the relabelling to local ids, in order of first appearance, runs
-// serially over a reused global-to-local map. In SampleMode::kOncePerNode it also gives each
-// sampled edge's CSR position (MiniBatch::edge_ids). The result depends only on (graph,
-// seeds, fan-outs, seed, mode), not on the number of threads, and equals the GPU twin's.
+// sample is). Each frontier node's picks come from sampling/uniform_pick.h (or, weighted,
+// sampling/weighted_pick.h), keyed by (seed, hop, node), in parallel; the relabelling to local
+// ids, in order of first appearance, runs serially over a reused global-to-local map. Asked for
+// them, it gives each sampled edge's CSR position (Block::edge_ids). The result depends only on
+// (graph, seeds, options, seed), not on the number of threads, and equals the GPU twin's.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -16,21 +16,22 @@
 
 #include "graph/csr_graph.h"
 #include "sampling/block.h"
+#include "sampling/sampler.h"
 
 namespace directgnn::cpu {
 
 class NeighborSampler {
  public:
-  // `fanouts` must be non-empty; each entry positive or -1. The graph must outlive the sampler.
-  NeighborSampler(const CsrGraph& graph, std::vector<int64_t> fanouts,
-                  SampleMode mode = SampleMode::kFreshPerLayer);
+  // `options.fanouts` must be non-empty; each entry positive or -1; `options.weighted` needs the
+  // graph's weights. The graph must outlive the sampler. The device is not this twin's concern.
+  NeighborSampler(const CsrGraph& graph, const SamplerOptions& options);
   ~NeighborSampler();
 
   // Samples the blocks for `seeds` (int64 global ids, distinct). Thread-safe.
   MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
 
-  const std::vector<int64_t>& fanouts() const { return fanouts_; }
-  SampleMode mode() const { return mode_; }
+  const std::vector<int64_t>& fanouts() const { return options_.fanouts; }
+  SampleMode mode() const { return options_.mode; }
   // float32 [N]: each node's degree in the whole graph, as the blocks' degrees hold it.
   const at::Tensor& degrees() const { return degree_; }
 
@@ -40,8 +41,7 @@ class NeighborSampler {
   void release(std::unique_ptr<Workspace> workspace) const;
 
   const CsrGraph& graph_;
-  std::vector<int64_t> fanouts_;
-  SampleMode mode_;
+  SamplerOptions options_;
   at::Tensor degree_;  // float32 [N], for Block::src_degree
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;

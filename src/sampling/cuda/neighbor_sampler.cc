@@ -16,12 +16,10 @@ namespace directgnn::gpu {
 struct NeighborSampler::Impl {
   const CsrGraph& graph;
   SamplerOptions options;
-  at::Tensor degree;                   // float32 [N] on the device
-  at::Tensor indptr_dev, indices_dev;  // graph device
-  std::shared_ptr<void> pin_indptr, pin_indices;
-  const int64_t* indptr = nullptr;  // as the kernels read them
-  const void* indices = nullptr;
-  bool indices_int32 = false;
+  at::Tensor degree;                          // float32 [N] on the device
+  std::vector<at::Tensor> on_device;          // graph device: the copies
+  std::vector<std::shared_ptr<void>> pinned;  // graph pinned: the registrations
+  cuda::GraphView view;                       // as the kernels read the graph
 
   Impl(const CsrGraph& g, const SamplerOptions& o) : graph(g), options(o) {}
 
@@ -29,50 +27,58 @@ struct NeighborSampler::Impl {
     return c10::cuda::getCurrentCUDAStream(options.device.index()).stream();
   }
 
-  // Per frontier node (int64 ids on the device), how many neighbours it keeps at `fanout`.
-  at::Tensor counts(const at::Tensor& frontier, int64_t fanout) const {
+  // Per frontier node (int64 ids on the device), how many neighbours it keeps.
+  at::Tensor counts(const at::Tensor& frontier, cuda::HopView hop) const {
     at::Tensor out = at::empty({frontier.numel()}, frontier.options());
-    cuda::launch_pick_counts(indptr, frontier.data_ptr<int64_t>(), frontier.numel(), fanout,
-                             out.data_ptr<int64_t>(), stream());
+    hop.frontier = frontier.data_ptr<int64_t>();
+    hop.n = frontier.numel();
+    cuda::launch_pick_counts(view, hop, out.data_ptr<int64_t>(), stream());
     return out;
   }
 
-  // Each frontier node's picks (global ids) at out[offsets[i] .. offsets[i + 1]).
-  at::Tensor picks(const at::Tensor& frontier, int64_t fanout, uint64_t seed, uint64_t hop,
-                   const at::Tensor& offsets, int64_t total) const {
-    at::Tensor out = at::empty({total}, frontier.options());
-    cuda::launch_pick_neighbors(indptr, indices, indices_int32, frontier.data_ptr<int64_t>(),
-                                frontier.numel(), fanout, seed, hop, offsets.data_ptr<int64_t>(),
-                                out.data_ptr<int64_t>(), stream());
-    return out;
+  // Each frontier node's picks (global ids) at picks[offsets[i] .. offsets[i + 1]), and their
+  // CSR positions in `edges` when asked for.
+  void draw(const at::Tensor& frontier, cuda::HopView hop, const at::Tensor& offsets, int64_t total,
+            at::Tensor& picks, at::Tensor& edges) const {
+    picks = at::empty({total}, frontier.options());
+    if (options.edge_ids) edges = at::empty({total}, frontier.options());
+    hop.frontier = frontier.data_ptr<int64_t>();
+    hop.n = frontier.numel();
+    cuda::launch_pick_neighbors(view, hop, offsets.data_ptr<int64_t>(), picks.data_ptr<int64_t>(),
+                                options.edge_ids ? edges.data_ptr<int64_t>() : nullptr, stream());
   }
 
+  const void* place(const at::Tensor& array);
   void place_graph();
 };
 
-// The graph where the kernels read it: copied to the GPU (device), or its host arrays registered
-// in place and read through their mapped device addresses (pinned).
-void NeighborSampler::Impl::place_graph() {
-  const int index = options.device.index();
-  const int64_t bytes = graph.indptr.nbytes() + graph.indices.nbytes();
-  indices_int32 = graph.indices.scalar_type() == at::kInt;
+// One of the graph's arrays where the kernels read it: copied to the GPU (device), or
+// registered in place and read through its mapped device address (pinned).
+const void* NeighborSampler::Impl::place(const at::Tensor& array) {
   if (options.graph == GraphPlacement::kDevice) {
-    check_fits_on_device(bytes, index, "graph", "device: the graph",
+    on_device.push_back(array.to(options.device));
+    return on_device.back().data_ptr();
+  }
+  if (array.nbytes() == 0) return nullptr;
+  pinned.push_back(pin_host_memory(array.data_ptr(), array.nbytes(), options.device.index()));
+  return mapped_device_pointer(array.data_ptr());
+}
+
+void NeighborSampler::Impl::place_graph() {
+  const bool weighted = options.weighted;
+  const int64_t bytes =
+      graph.indptr.nbytes() + graph.indices.nbytes() + (weighted ? graph.weights.nbytes() : 0);
+  if (options.graph == GraphPlacement::kDevice) {
+    check_fits_on_device(bytes, options.device.index(), "graph", "device: the graph",
                          "set graph to pinned (the GPU samples it in host memory)");
-    indptr_dev = graph.indptr.to(options.device);
-    indices_dev = graph.indices.to(options.device);
-    indptr = indptr_dev.data_ptr<int64_t>();
-    indices = indices_dev.data_ptr();
-    return;
+  } else {
+    check_pinnable(bytes, "graph", "pinned: the graph",
+                   "set sampler to cpu (the CPU samples the memory-mapped graph)");
   }
-  check_pinnable(bytes, "graph", "pinned: the graph",
-                 "set sampler to cpu (the CPU samples the memory-mapped graph)");
-  pin_indptr = pin_host_memory(graph.indptr.data_ptr(), graph.indptr.nbytes(), index);
-  indptr = static_cast<const int64_t*>(mapped_device_pointer(graph.indptr.data_ptr()));
-  if (graph.indices.nbytes() > 0) {
-    pin_indices = pin_host_memory(graph.indices.data_ptr(), graph.indices.nbytes(), index);
-    indices = mapped_device_pointer(graph.indices.data_ptr());
-  }
+  view.indptr = static_cast<const int64_t*>(place(graph.indptr));
+  view.indices = place(graph.indices);
+  view.indices_int32 = graph.indices.scalar_type() == at::kInt;
+  if (weighted) view.weights = static_cast<const float*>(place(graph.weights));
 }
 
 NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& options,
@@ -94,30 +100,28 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
   batch.seeds = seeds_in.to(s.options.device, at::kLong).contiguous();
   batch.hop_nodes = {batch.seeds.numel()};
   at::Tensor nodes = batch.seeds;
-  std::vector<at::Tensor> offsets_of, local_of;
-  std::vector<int64_t> row_end;
+  std::vector<HopCsr> hops;
   int64_t row_begin = 0;
   for (size_t hop = 0; hop < s.options.fanouts.size(); ++hop) {
-    const int64_t fanout = s.options.fanouts[hop], n = nodes.numel();
+    const cuda::HopView view{nullptr, 0, s.options.fanouts[hop], seed, hop};
+    const int64_t n = nodes.numel();
     const at::Tensor frontier = nodes.narrow(0, row_begin, n - row_begin);
-    const at::Tensor count = s.counts(frontier, fanout);
+    const at::Tensor count = s.counts(frontier, view);
     const at::Tensor offsets = at::cat({at::zeros({1}, count.options()), count.cumsum(0)});
     const int64_t total = offsets[-1].item<int64_t>();  // the one size the host must know
-    const at::Tensor picked = s.picks(frontier, fanout, seed, hop, offsets, total);
+    at::Tensor picked, edges;
+    s.draw(frontier, view, offsets, total, picked, edges);
     // The nodes so far keep their places: they are distinct and come first.
     auto [next, local] = relabel_first_seen(at::cat({nodes, picked}));
-    offsets_of.push_back(offsets);
-    local_of.push_back(local.narrow(0, n, total).contiguous());
+    hops.push_back({offsets, local.narrow(0, n, total).contiguous(), edges, n});
     batch.hop_nodes.push_back(next.numel() - n);
     batch.hop_edges.push_back(total);
-    row_end.push_back(n);
     if (s.options.mode == SampleMode::kOncePerNode) row_begin = n;
     nodes = next;
   }
   batch.input_nodes = nodes;
-  batch.blocks = s.options.mode == SampleMode::kOncePerNode
-                     ? prefix_blocks(offsets_of, local_of, row_end)
-                     : hop_blocks(offsets_of, local_of, row_end);
+  batch.blocks =
+      s.options.mode == SampleMode::kOncePerNode ? prefix_blocks(hops) : hop_blocks(hops);
   set_sources(batch, s.degree);
   return batch;
 }

@@ -13,14 +13,31 @@
 
 namespace directgnn::cuda {
 
-// counts[i]: how many neighbours frontier node i keeps at `fanout`.
-void launch_pick_counts(const int64_t* indptr, const int64_t* frontier, int64_t n, int64_t fanout,
-                        int64_t* counts, cudaStream_t stream);
+// The graph as the kernels read it; `weights` (float32 per edge) null for uniform sampling.
+struct GraphView {
+  const int64_t* indptr = nullptr;
+  const void* indices = nullptr;
+  bool indices_int32 = false;
+  const float* weights = nullptr;
+};
+
+// One hop's frontier and draw settings.
+struct HopView {
+  const int64_t* frontier = nullptr;
+  int64_t n = 0;
+  int64_t fanout = 0;
+  uint64_t seed = 0, hop = 0;
+};
+
+// counts[i]: how many neighbours frontier node i keeps at `fanout` (weighted: zero weights are
+// never drawn, sampling/weighted_pick.h).
+void launch_pick_counts(const GraphView& graph, const HopView& hop, int64_t* counts,
+                        cudaStream_t stream);
 
 // Frontier node i's picks (global ids) at out[offsets[i] .. offsets[i + 1]), drawn with
-// sampling/uniform_pick.h for (seed, hop, node).
-void launch_pick_neighbors(const int64_t* indptr, const void* indices, bool indices_int32,
-                           const int64_t* frontier, int64_t n, int64_t fanout, uint64_t seed,
-                           uint64_t hop, const int64_t* offsets, int64_t* out, cudaStream_t stream);
+// sampling/uniform_pick.h (or weighted_pick.h) for (seed, hop, node), and, when `edges` is not
+// null, their CSR positions at the same places.
+void launch_pick_neighbors(const GraphView& graph, const HopView& hop, const int64_t* offsets,
+                           int64_t* out, int64_t* edges, cudaStream_t stream);
 
 }  // namespace directgnn::cuda
