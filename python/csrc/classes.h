@@ -7,6 +7,7 @@
 #include <torch/custom_class.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -76,18 +77,21 @@ class LoaderHolder : public torch::CustomClassHolder {
   // `weights`: the graph's edge weights, for choices weighted=true.
   LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features, at::Tensor labels,
                std::optional<at::Tensor> weights, std::string features_path,
-               c10::Dict<std::string, std::string> choices,
-               std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch, int64_t workers,
-               bool disk_direct, double feature_cache_gib);
+               c10::Dict<std::string, std::string> choices, std::vector<int64_t> fanouts,
+               int64_t batch_size, int64_t prefetch, int64_t workers, bool disk_direct,
+               double feature_cache_gib);
   ~LoaderHolder() override;
   // features="disk" with a feature cache: ranks the rows (one pass of the sampler over
   // `seeds` for presample) and fills the cache; the line saying what it holds, or "" without a
   // cache.
   std::string fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress);
-  // Starts a pass over `seeds` in this order (the previous pass, if any, is stopped).
-  void start(const at::Tensor& seeds, int64_t seed);
-  bool has_next() const;
-  LoaderBatch next();
+  // Starts a pass over `seeds` in this order and returns its id. Passes are independent (each
+  // has its own workers); each is iterated by one thread at a time, and ended by finish.
+  int64_t start(const at::Tensor& seeds, int64_t seed);
+  bool has_next(int64_t pass) const;
+  LoaderBatch next(int64_t pass);
+  // Stops pass `pass` (its workers are joined); an ended or unknown pass is ignored.
+  void finish(int64_t pass);
   int64_t steps(int64_t num_seeds) const { return loader_->steps(num_seeds); }
   std::string mode() const { return loader_->mode(); }
   std::string device() const { return loader_->settings().device.str(); }
@@ -96,8 +100,11 @@ class LoaderHolder : public torch::CustomClassHolder {
  private:
   Dataset dataset_;
   std::unique_ptr<MinibatchLoader> loader_;
-  mutable std::mutex mutex_;  // start, has_next and next may come from several threads
-  std::optional<MinibatchLoader::Epoch> epoch_;
+  // The passes running, by id: the map may be used from several threads.
+  mutable std::mutex mutex_;
+  std::map<int64_t, std::shared_ptr<MinibatchLoader::Epoch>> passes_;
+  int64_t next_pass_ = 0;
+  std::shared_ptr<MinibatchLoader::Epoch> pass(int64_t id) const;
   std::string note_;
 };
 

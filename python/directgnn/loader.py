@@ -22,7 +22,7 @@ def _keep_batch_memory():
     _allocator_configured = True
 from .data import Dataset
 from .sampler import Block, Sample, _fanouts, _mode, _sample
-from .tensor import _as_tensor
+from .tensor import _as_tensor, _ids
 
 
 @dataclasses.dataclass
@@ -58,6 +58,13 @@ class Batch:
         """The number of seeds."""
         return self.seeds.numel()
 
+    def to(self, device, non_blocking: bool = False) -> "Batch":
+        """The batch with every tensor on ``device``, as ``torch_geometric.data.Data.to``."""
+        return Batch(self.seeds.to(device, non_blocking=non_blocking),
+                     self.x.to(device, non_blocking=non_blocking),
+                     self.y.to(device, non_blocking=non_blocking),
+                     self.sample.to(device, non_blocking))
+
     def __repr__(self):
         layers = ", ".join(f"{b.num_dst}<-{b.num_src}" for b in self.blocks)
         return (f"Batch(seeds={self.batch_size}, n_id={self.n_id.numel()}, "
@@ -71,9 +78,11 @@ class Loader:
     trains; no worker processes.
 
     Args:
-        data: a :class:`Dataset` (``directgnn.load``, ``directgnn.datasets``) or a tuple
-            ``(indptr, indices, x, y)``.
-        seeds: the node ids to iterate over (e.g. ``data.train_idx``).
+        data: a :class:`Dataset` (``directgnn.load``, ``directgnn.datasets``), a PyG ``Data``
+            (``edge_index``, ``x``, ``y``; messages flow from source to target, as PyG's) or a
+            tuple ``(indptr, indices, x, y)`` of tensors or numpy arrays.
+        seeds: the node ids to iterate over (e.g. ``data.train_idx``): a tensor, numpy array
+            or list of ids, or a bool mask over the nodes (PyG's ``data.train_mask``).
         fanouts: neighbours per hop, seed hop first; -1 takes every neighbour.
         batch_size: seeds per minibatch (the last one may be smaller).
         shuffle: a new order every pass (seeded by ``seed`` and the pass number).
@@ -103,6 +112,10 @@ class Loader:
         edge_ids: each block carries its edges' ids (``Block.edge_ids``) to index edge
             attributes with; default: True for mode "pyg" (``batch.sample.edge``), as PyG.
 
+    Each ``iter(loader)`` is a pass of its own, with its own workers: two may run at once
+    (each in the order its pass number and ``seed`` give), and a pass left unfinished stops
+    when its iterator is closed or collected.
+
     The first loader of a process tells glibc to keep freed batch buffers for reuse (they
     are tens of MB; returning them to the OS makes every minibatch page-fault its memory
     afresh). Set DIRECTGNN_MALLOC=default before to keep glibc's defaults.
@@ -119,6 +132,8 @@ class Loader:
                  weighted: bool = False, edge_weight: Optional[torch.Tensor] = None,
                  edge_ids: Optional[bool] = None):
         features_path = ""
+        if _is_pyg_data(data):
+            data = _from_pyg(data)
         if isinstance(data, Dataset):
             indptr, indices, x, y = data.indptr, data.indices, data.x, data.y
             features_path = data.features_path or ""
@@ -135,7 +150,7 @@ class Loader:
         if edge_ids is None:
             edge_ids = mode == "pyg"
         _keep_batch_memory()
-        self.seeds = torch.as_tensor(seeds, dtype=torch.int64)
+        self.seeds = _ids(seeds, indptr.numel() - 1, "directgnn.Loader").to(torch.int64)
         self.fanouts = _fanouts(fanouts)
         self.sample_mode = _mode(mode, "directgnn.Loader")
         self.batch_size = int(batch_size)
@@ -181,15 +196,41 @@ class Loader:
         if self.shuffle:
             g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
             order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
-        self._loader.start(order, self.seed * 1_000_003 + self._epoch)
+        with os_errors():
+            pass_id = self._loader.start(order, self.seed * 1_000_003 + self._epoch)
         self._epoch += 1
-        this_pass = self._epoch
-        while True:
-            if self._epoch != this_pass:
-                raise RuntimeError("directgnn.Loader: a newer pass over this loader started; "
-                                   "iterate one pass at a time (or make a second Loader)")
-            if not self._loader.has_next():
-                return
-            with os_errors():
-                seeds, x, y, sample = self._loader.next()
-            yield Batch(seeds, x, y, _sample(sample, self.sample_mode))
+        try:
+            while self._loader.has_next(pass_id):
+                with os_errors():
+                    seeds, x, y, sample = self._loader.next(pass_id)
+                yield Batch(seeds, x, y, _sample(sample, self.sample_mode))
+        finally:
+            self._loader.finish(pass_id)
+
+
+def _is_pyg_data(data):
+    return type(data).__module__.startswith("torch_geometric.") and hasattr(data, "edge_index")
+
+
+def _from_pyg(data):
+    """A PyG ``Data`` as a :class:`Dataset`: its graph by destination (PyG's CSC, messages
+    from source to target), ``x`` and ``y`` (one label per node), and ``edge_weight`` in the
+    graph's order when it has one."""
+    from ._pyg_stores import coo_to_csc
+    for name in ("edge_index", "x", "y"):
+        if getattr(data, name, None) is None:
+            raise ValueError(f"directgnn.Loader: the Data has no {name}; a Loader over a PyG Data "
+                             "needs edge_index, x and y (one label per node)")
+    y = torch.as_tensor(data.y)
+    if y.is_floating_point() or y.is_complex():
+        raise ValueError(f"directgnn.Loader: the Data's y is {y.dtype}; the Loader trains node "
+                         "classification and needs integer class labels")
+    if y.dim() == 2 and y.shape[1] == 1:
+        y = y.view(-1)  # OGB's [N, 1] labels
+    indptr, indices, perm = coo_to_csc(data.edge_index, data.num_nodes)
+    weight = getattr(data, "edge_weight", None)
+    if weight is not None:
+        weight = torch.as_tensor(weight)[perm]
+    num_classes = int(y.max()) + 1 if y.numel() else 0
+    return Dataset("pyg", indptr, indices, _as_tensor(data.x), y.long(), num_classes,
+                   edge_weight=weight)

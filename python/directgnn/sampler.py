@@ -3,9 +3,11 @@
 import dataclasses
 from typing import List, Optional, Sequence, Union
 
+import numpy as np
 import torch
 
 from ._ops import classes
+from .tensor import _as_tensor, _ids
 
 
 @dataclasses.dataclass
@@ -21,6 +23,12 @@ class Block:
     edge_ids: Optional[torch.Tensor] = None
     """int64 [num_edges]: each edge's position in the CSR graph (its edge id, which indexes
     edge attributes), when the sampler was asked for them."""
+
+    def to(self, device, non_blocking: bool = False) -> "Block":
+        """The block with its tensors on ``device``."""
+        move = lambda t: None if t is None else t.to(device, non_blocking=non_blocking)  # noqa
+        return Block(move(self.indptr), move(self.indices), self.num_src, self.num_dst,
+                     move(self.edge_ids))
 
     @property
     def edge_index(self) -> torch.Tensor:
@@ -57,6 +65,11 @@ class Sample:
     num_sampled_edges: List[int]
     mode: str = "dgl"
 
+    def to(self, device, non_blocking: bool = False) -> "Sample":
+        """The sample with its tensors on ``device``."""
+        return dataclasses.replace(self, node=self.node.to(device, non_blocking=non_blocking),
+                                   blocks=[b.to(device, non_blocking) for b in self.blocks])
+
     def _pyg(self):
         if self.mode != "pyg":
             raise ValueError(f"directgnn.Sample: {_NO_PYG_EDGES}")
@@ -92,6 +105,13 @@ def _sample(result, mode):
     node, indptrs, indices, edges, hop_nodes, hop_edges = result
     return Sample(node, _blocks(node, indptrs, indices, edges), list(hop_nodes), list(hop_edges),
                   mode)
+
+
+def _array(data):
+    """A tensor over ``data``: tensors and numpy arrays in place, lists converted."""
+    if isinstance(data, (torch.Tensor, np.ndarray)):
+        return _as_tensor(data)
+    return torch.as_tensor(data)
 
 
 def _mode(mode, where):
@@ -148,8 +168,9 @@ class NeighborSampler:
         self.mode = _mode(mode, "directgnn.NeighborSampler")
         self.device = torch.device(device)
         self.weighted = weights is not None
-        if weights is not None and not isinstance(weights, torch.Tensor):
-            weights = torch.as_tensor(weights)
+        indptr, indices = _array(indptr), _array(indices)
+        if weights is not None:
+            weights = _array(weights)
         self.edge_ids = mode == "pyg" if edge_ids is None else bool(edge_ids)
         self._sampler = classes.NeighborSampler(indptr, indices, self.fanouts, str(self.device),
                                                 graph, mode, weights, self.edge_ids)
@@ -161,12 +182,12 @@ class NeighborSampler:
         return (f"NeighborSampler(nodes={self._nodes}, fanouts={self.fanouts}, "
                 f"device={self.device}, mode={self.mode!r}, weighted={self.weighted})")
 
-    def sample(self, seeds: Union[torch.Tensor, Sequence[int]],
+    def sample(self, seeds: Union[torch.Tensor, np.ndarray, Sequence[int]],
                seed: Optional[int] = None) -> Sample:
-        """Samples the blocks for ``seeds`` (distinct int64 node ids). ``seed`` fixes this
-        call's draw (default: the sampler's seed and a call counter)."""
-        if not isinstance(seeds, torch.Tensor):
-            seeds = torch.as_tensor(seeds, dtype=torch.int64)
+        """Samples the blocks for ``seeds`` (distinct node ids: a tensor, numpy array or list, or
+        a bool mask over the nodes). ``seed`` fixes this call's draw (default: the sampler's
+        seed and a call counter)."""
+        seeds = _ids(seeds, self._nodes, "directgnn.NeighborSampler")
         if seed is None:
             seed = self._seed * 1_000_003 + self._calls
             self._calls += 1
