@@ -9,7 +9,9 @@
 // The CPU sampler sorts the keys; the GPU kernel, one warp per node, finds each next key by a
 // warp reduction. For both to pick the same neighbours the key must be the same bits on both, so
 // the logarithm is this header's own, from additions, multiplications and divisions rounded to
-// nearest (no fused multiply-add on the GPU, none emitted for the x86-64 baseline on the CPU).
+// nearest: the GPU's intrinsics never fuse, and every host file that includes this header is
+// compiled with -ffp-contract=off (src/CMakeLists.txt, tests/CMakeLists.txt), since g++ fuses
+// a * b + c wherever the target has FMA. WeightedPick.KeysAreExactBits checks the bits.
 #pragma once
 
 #include <cstdint>
@@ -85,5 +87,53 @@ DGNN_HD inline int64_t pick_count(int64_t deg, int64_t fanout, int64_t positive)
 DGNN_HD inline bool before(double a, int64_t ja, double b, int64_t jb) {
   return a > b || (a == b && ja < jb);
 }
+
+// One lane's share of a warp's weighted pick (the GPU kernel; tests run 32 of them in turn).
+// Lane l owns positions l, l + lanes, ...; it keeps the best kSize of its candidates (positive
+// weight, after its last pick in pick order), best first, computing each key once per refill
+// rather than once per pick. The warp's next pick is the best of the lanes' fronts; the lane
+// that owns it pops it, and refills when empty while more remain.
+struct LaneTop {
+  static constexpr int kSize = 8;
+  double key[kSize];
+  int64_t pos[kSize];
+  int size = 0, head = 0;
+  bool more = false;      // candidates beyond the kept ones remain
+  bool has_last = false;  // a pick was taken from this lane
+  double last_key = 0;    // its key and position
+  int64_t last_pos = 0;
+
+  DGNN_HD bool empty() const { return head == size; }
+
+  // Keeps the best kSize of the lane's candidates after its last pick.
+  DGNN_HD void fill(uint64_t node_key, const float* w, int64_t deg, int lane, int lanes) {
+    size = head = 0;
+    int64_t found = 0;
+    for (int64_t j = lane; j < deg; j += lanes) {
+      if (!(w[j] > 0.0f)) continue;
+      const double k = weighted_pick::key(node_key, j, w[j]);
+      if (has_last && !before(last_key, last_pos, k, j)) continue;
+      ++found;
+      if (size == kSize && !before(k, j, key[kSize - 1], pos[kSize - 1])) continue;
+      int at = size < kSize ? size++ : kSize - 1;
+      for (; at > 0 && before(k, j, key[at - 1], pos[at - 1]); --at) {
+        key[at] = key[at - 1];
+        pos[at] = pos[at - 1];
+      }
+      key[at] = k;
+      pos[at] = j;
+    }
+    more = found > kSize;
+  }
+
+  // Takes the front (the warp picked it), refilling when the kept ones run out.
+  DGNN_HD void pop(uint64_t node_key, const float* w, int64_t deg, int lane, int lanes) {
+    has_last = true;
+    last_key = key[head];
+    last_pos = pos[head];
+    ++head;
+    if (empty() && more) fill(node_key, w, deg, lane, lanes);
+  }
+};
 
 }  // namespace directgnn::weighted_pick

@@ -4,15 +4,19 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
 
+#include "core/random.h"
 #include "gpu/runtime.h"
 #include "graph/planted_partition.h"
 #include "io/dataset.h"
 #include "io/npy.h"
+#include "sampling/cpu/neighbor_sampler.h"
 #include "sampling/sampler.h"
 #include "sampling/sampler_checks.h"
 #include "sampling/weighted_pick.h"
@@ -28,6 +32,71 @@ TEST(WeightedPick, ItsLogarithmIsTheLibrarys) {
   }
   EXPECT_EQ(weighted_pick::log_unit(1.0), 0.0);
   EXPECT_EQ(weighted_pick::log_unit(0.5), std::log(0.5));
+}
+
+// The keys are IEEE arithmetic rounded at every step, the GPU's bits: these are keys that a
+// build fusing multiply-adds (g++'s default with -march=native) gets wrong in the last bits,
+// with the values of an unfused build (-O0 -ffp-contract=off), checked as the CPU sampler's
+// own file computes them and as this one does.
+TEST(WeightedPick, KeysAreExactBits) {
+  struct Case {
+    uint64_t node_key;
+    int64_t j;
+    float w;
+    uint64_t bits;
+  };
+  const Case cases[] = {{0xb54cda58fbbee87eULL, 0, 0x1.99999ap-4f, 0xc022088b4b6e303eULL},
+                        {0xcc623af8783354e7ULL, 4, 0x1p-1f, 0xbfeeab204eed8408ULL},
+                        {0x8d12e6b76c84d11ULL, 0, 0x1.99999ap-4f, 0xc02573c82afb5f7eULL},
+                        {0xfa8cfc37711c2db9ULL, 1, 0x1.99999ap-3f, 0xc012f89015d8fc77ULL},
+                        {0x11a25cd6ed909a22ULL, 4, 0x1p-1f, 0xc00d76c026b64a12ULL},
+                        {0x3039ULL, 7, 0x1p-2f, 0xc0226089b559564bULL}};
+  for (const Case& c : cases) {
+    for (const double key :
+         {cpu::weighted_key(c.node_key, c.j, c.w), weighted_pick::key(c.node_key, c.j, c.w)}) {
+      uint64_t bits;
+      std::memcpy(&bits, &key, sizeof bits);
+      EXPECT_EQ(bits, c.bits) << std::hex << c.node_key << " position " << std::dec << c.j;
+    }
+  }
+}
+
+// The GPU kernel's warp pick, 32 LaneTop lanes run in turn: the same picks, in the same order,
+// as sorting every key, for degrees below, at and far above the lanes' kept candidates.
+TEST(WeightedPick, TheWarpsLanesPickAsTheSort) {
+  at::manual_seed(11);
+  for (const int64_t deg : {1, 5, 31, 33, 64, 300, 3000}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      const at::Tensor wt = at::rand({deg}) * at::rand({deg}).gt(0.3);
+      const float* w = wt.data_ptr<float>();
+      const uint64_t node_key = mix64(static_cast<uint64_t>(deg), static_cast<uint64_t>(trial));
+      std::vector<std::pair<double, int64_t>> all;
+      for (int64_t j = 0; j < deg; ++j) {
+        if (w[j] > 0) all.emplace_back(weighted_pick::key(node_key, j, w[j]), j);
+      }
+      std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+        return weighted_pick::before(a.first, a.second, b.first, b.second);
+      });
+      std::vector<weighted_pick::LaneTop> lanes(32);
+      for (int l = 0; l < 32; ++l) lanes[l].fill(node_key, w, deg, l, 32);
+      for (size_t r = 0; r < all.size(); ++r) {
+        int owner = -1;
+        for (int l = 0; l < 32; ++l) {
+          const weighted_pick::LaneTop& t = lanes[l];
+          if (t.empty()) continue;
+          const weighted_pick::LaneTop* o = owner < 0 ? nullptr : &lanes[owner];
+          if (o == nullptr || weighted_pick::before(t.key[t.head], t.pos[t.head], o->key[o->head],
+                                                    o->pos[o->head])) {
+            owner = l;
+          }
+        }
+        ASSERT_GE(owner, 0) << "deg " << deg << " pick " << r;
+        ASSERT_EQ(lanes[owner].pos[lanes[owner].head], all[r].second)
+            << "deg " << deg << " trial " << trial << " pick " << r;
+        lanes[owner].pop(node_key, w, deg, owner, 32);
+      }
+    }
+  }
 }
 
 // `stars` nodes, each with the same `weights.size()` leaves (ids stars, stars + 1, ...) as its

@@ -94,19 +94,29 @@ struct HopDraw {
   at::Tensor edges;    // int64 [edges], CSR positions (when asked for)
 };
 
-// Each frontier row's pick count, as offsets (int64 [rows + 1]).
+// How many neighbours node v keeps (weighted: a scan of its weights, when it keeps not all).
+inline int64_t pick_count(const HopInput& in, int64_t v) {
+  const int64_t first = in.indptr[v], d = in.indptr[v + 1] - first;
+  if (in.weights == nullptr || uniform_pick::keeps_all(d, in.fanout)) {
+    return uniform_pick::pick_count(d, in.fanout);
+  }
+  return weighted_pick::pick_count(d, in.fanout, positives(in.weights + first, d));
+}
+
+// Each frontier row's pick count, as offsets (int64 [rows + 1]); weighted counts, which scan
+// weights, in parallel.
 at::Tensor pick_offsets(const HopInput& in) {
   at::Tensor result = at::empty({in.rows + 1}, at::kLong);
   int64_t* offsets = result.data_ptr<int64_t>();
   offsets[0] = 0;
-  for (int64_t i = 0; i < in.rows; ++i) {
-    const int64_t first = in.indptr[in.frontier[i]], d = in.indptr[in.frontier[i] + 1] - first;
-    const int64_t k =
-        in.weights == nullptr || uniform_pick::keeps_all(d, in.fanout)
-            ? uniform_pick::pick_count(d, in.fanout)
-            : weighted_pick::pick_count(d, in.fanout, positives(in.weights + first, d));
-    offsets[i + 1] = offsets[i] + k;
+  if (in.weights != nullptr) {
+    at::parallel_for(0, in.rows, 256, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) offsets[i + 1] = pick_count(in, in.frontier[i]);
+    });
+  } else {
+    for (int64_t i = 0; i < in.rows; ++i) offsets[i + 1] = pick_count(in, in.frontier[i]);
   }
+  for (int64_t i = 0; i < in.rows; ++i) offsets[i + 1] += offsets[i];
   return result;
 }
 
@@ -131,6 +141,10 @@ HopDraw draw_hop(const CsrGraph& graph, const HopInput& in, bool with_edges) {
 }
 
 }  // namespace
+
+double weighted_key(uint64_t node_key, int64_t j, float w) {
+  return weighted_pick::key(node_key, j, w);
+}
 
 NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& options)
     : graph_(graph), options_(options), degree_(graph.degrees().to(at::kFloat)) {

@@ -20,6 +20,10 @@
 
 namespace directgnn::cpu {
 
+// weighted_pick::key as this twin's file computes it (its compile flags decide whether the bits
+// are the GPU's), for the test that checks them.
+double weighted_key(uint64_t node_key, int64_t j, float w);
+
 class NeighborSampler {
  public:
   // `options.fanouts` must be non-empty; each entry positive or -1; `options.weighted` needs the

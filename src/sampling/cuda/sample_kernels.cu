@@ -64,23 +64,21 @@ __device__ Candidate better(Candidate a, Candidate b) {
   return weighted_pick::before(a.key, a.j, b.key, b.j) ? a : b;
 }
 
-// A node's weighted picks, by one warp: pick r is the best key among those after pick r - 1 in
-// pick order, found by each lane scanning its positions and a warp reduction. Work per node is
-// count * deg / 32 key evaluations, which for fan-outs of tens is cheaper than a sort.
+// A node's weighted picks, by one warp: each lane keeps its best candidates
+// (weighted_pick::LaneTop, each key computed once per refill), and pick r is the best of the
+// lanes' fronts, found by a warp reduction; the lane that owns it (position j belongs to lane
+// j % 32) moves on to its next.
 template <typename Id>
 __device__ void weighted_picks(const GraphView& graph, const Id* indices, int64_t first,
                                int64_t deg, uint64_t key, int64_t count, int64_t* out,
                                int64_t* edges) {
   const int lane = threadIdx.x % 32;
-  Candidate last{0.0, -1};
+  const float* w = graph.weights + first;
+  weighted_pick::LaneTop mine;
+  mine.fill(key, w, deg, lane, 32);
   for (int64_t r = 0; r < count; ++r) {
     Candidate best{0.0, -1};
-    for (int64_t j = lane; j < deg; j += 32) {
-      const float w = graph.weights[first + j];
-      if (!(w > 0.0f)) continue;
-      const Candidate c{weighted_pick::key(key, j, w), j};
-      if (last.j < 0 || weighted_pick::before(last.key, last.j, c.key, c.j)) best = better(best, c);
-    }
+    if (!mine.empty()) best = {mine.key[mine.head], mine.pos[mine.head]};
     for (int offset = 16; offset > 0; offset /= 2) {
       const Candidate other{__shfl_xor_sync(kFullMask, best.key, offset),
                             __shfl_xor_sync(kFullMask, best.j, offset)};
@@ -90,7 +88,7 @@ __device__ void weighted_picks(const GraphView& graph, const Id* indices, int64_
       out[r] = static_cast<int64_t>(indices[first + best.j]);
       if (edges != nullptr) edges[r] = first + best.j;
     }
-    last = best;
+    if (best.j % 32 == lane) mine.pop(key, w, deg, lane, 32);
   }
 }
 
