@@ -13,6 +13,12 @@ run prints its mean epoch time, split into loading (sampling, feature rows, coll
 compute (forward, backward, optimiser step).
 """
 
+import os
+
+# Idle OpenMP threads sleep instead of spinning: beside another busy process a spinning pool
+# made an epoch 30x slower (docs/python.md, Threads). Set before torch loads its runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import statistics
 import time

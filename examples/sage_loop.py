@@ -6,6 +6,12 @@ Adam (lr 0.01, weight decay 5e-4); the test accuracy at the best validation epoc
     .venv/bin/python examples/sage_loop.py --dataset cora.npz --seeds 0 1 2
 """
 
+import os
+
+# Idle OpenMP threads sleep instead of spinning: beside another busy process a spinning pool
+# made an epoch 30x slower (docs/python.md, Threads). Set before torch loads its runtime.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import argparse
 import statistics
 

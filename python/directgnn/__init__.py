@@ -1,12 +1,14 @@
 """directgnn for PyTorch: feature rows read by GPU threads straight from pinned host memory,
-neighbour samplers and a prefetching minibatch loader, from your own training loop.
+neighbour samplers and a prefetching minibatch loader, from your own training loop::
 
+    import torch
     import directgnn
-    data = directgnn.load("cora.npz")               # or directgnn.datasets.synthetic(...)
+    data = directgnn.datasets.synthetic(1000)       # or directgnn.load("cora.npz")
     x = directgnn.UnifiedTensor(data.x)             # pinned in place where a GPU is visible
-    rows = x[ids]                                   # rows on ids.device
-    for batch in directgnn.Loader(data, data.train_idx, fanouts=[10, 10], batch_size=64):
-        out = model(batch.x, batch.blocks)
+    rows = x[torch.tensor([0, 5, 9])]               # rows on the ids' device
+    loader = directgnn.Loader(data, data.train_idx, fanouts=[10, 10], batch_size=64)
+    for batch in loader:                            # batch.x, batch.y, batch.blocks, batch.n_id
+        assert batch.x.shape[0] == batch.n_id.numel()
 
 Everything also works on a machine without a GPU (CPU tensors, the CPU sampler and gather).
 See docs/python.md.

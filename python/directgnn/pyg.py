@@ -5,10 +5,15 @@ own choosing. With directgnn's, feature rows come from tables pinned in place (G
 read them over PCIe when the store's device is a GPU), and sampling needs neither pyg-lib nor
 torch-sparse. Switching is one line::
 
-    from torch_geometric.loader import NeighborLoader      # before
+    import torch
+    from torch_geometric.datasets import FakeDataset
+    # from torch_geometric.loader import NeighborLoader    # before
     from directgnn.pyg import NeighborLoader               # after
+    data = FakeDataset(avg_num_nodes=500)[0]               # any PyG Data
+    data.train_mask = torch.rand(data.num_nodes) < 0.5
     loader = NeighborLoader(data, num_neighbors=[10, 10], batch_size=64,
                             input_nodes=data.train_mask, shuffle=True)
+    batch = next(iter(loader))                             # PyG's batch: x, y, edge_index, n_id
 
 Homogeneous graphs only for now; a ``HeteroData`` raises ``NotImplementedError``.
 """
