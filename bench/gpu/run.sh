@@ -144,7 +144,7 @@ memcheck_patterns=(
   "Methods/GpuGather.FloatTablesOfEveryDtype/* 10"
   "Methods/GpuGather.EmptyAndOutOfRangeIds/* 10"
   "GpuGatherRules.* 5"
-  "GpuSampler.* 1"
+  "GpuSampler.* 2"
   "GpuDropout.* 1"
   "GpuPipeline.* 2"
 )

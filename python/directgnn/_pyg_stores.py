@@ -228,13 +228,17 @@ class GraphStore(_GraphStore):
 
 def coo_to_csc(edge_index, num_nodes):
     """``(colptr, row, perm)`` on the CPU of a COO ``edge_index`` sorted by destination
-    (stable)."""
+    (stable); ``perm`` (CSC position to edge id) is None where the edges come sorted already,
+    so that edge ids need no mapping."""
     edge_index = edge_index.cpu()
     row, col = edge_index[0].long(), edge_index[1].long()
-    col, perm = torch.sort(col, stable=True)
+    perm = None
+    if col.numel() > 1 and not bool((col[1:] >= col[:-1]).all()):
+        col, perm = torch.sort(col, stable=True)
+        row = row[perm]
     colptr = torch.zeros(num_nodes + 1, dtype=torch.int64)
     colptr[1:] = torch.cumsum(torch.bincount(col, minlength=num_nodes), 0)
-    return colptr, row[perm].contiguous(), perm
+    return colptr, row.contiguous(), perm
 
 
 def node_features(data):

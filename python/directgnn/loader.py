@@ -14,8 +14,9 @@ _allocator_configured = False
 
 def _keep_batch_memory():
     """Tells glibc to keep freed batch buffers instead of returning them to the OS after every
-    minibatch (each new batch would page-fault its memory afresh): once per process, unless
-    DIRECTGNN_MALLOC=default. Measured in docs/benchmarks.md."""
+    minibatch (each new batch would page-fault its memory afresh): once per process, by the
+    first Loader or directgnn.pyg.NeighborLoader, unless DIRECTGNN_MALLOC=default. Measured in
+    docs/benchmarks.md."""
     global _allocator_configured
     if not _allocator_configured and os.environ.get("DIRECTGNN_MALLOC") != "default":
         ops.configure_allocator()
@@ -230,7 +231,8 @@ def _from_pyg(data):
     indptr, indices, perm = coo_to_csc(data.edge_index, data.num_nodes)
     weight = getattr(data, "edge_weight", None)
     if weight is not None:
-        weight = torch.as_tensor(weight)[perm]
+        weight = torch.as_tensor(weight)
+        weight = weight if perm is None else weight[perm]
     num_classes = int(y.max()) + 1 if y.numel() else 0
     return Dataset("pyg", indptr, indices, _as_tensor(data.x), y.long(), num_classes,
                    edge_weight=weight)

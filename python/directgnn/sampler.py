@@ -33,9 +33,19 @@ class Block:
     @property
     def edge_index(self) -> torch.Tensor:
         """The block's edges as PyG's [2, E] (source, destination) local ids."""
-        counts = self.indptr[1:] - self.indptr[:-1]
-        dst = torch.repeat_interleave(torch.arange(self.num_dst, device=counts.device), counts)
-        return torch.stack([self.indices.to(torch.int64), dst])
+        return torch.stack([self.indices.to(torch.int64), _rows(self.indptr, self.indices.numel())])
+
+
+def _rows(indptr, num_edges):
+    """Each CSR edge's row: ``repeat_interleave(indptr.diff())``, on a GPU with the output size
+    given (the host does not wait for the device). A small CPU block takes a serial cumulative
+    sum instead: torch's CPU repeat_interleave wakes every thread of the pool for any size
+    (70 us a call with 2 sleeping threads, more than a small batch's sampling)."""
+    if indptr.is_cuda or num_edges > 65536:  # large: the threads pay for themselves
+        return torch.repeat_interleave(indptr.diff(), output_size=num_edges)
+    starts = torch.zeros(num_edges + 1, dtype=torch.int64)
+    starts.index_add_(0, indptr[1:-1], torch.ones(max(indptr.numel() - 2, 0), dtype=torch.int64))
+    return starts[:num_edges].cumsum(0)
 
 
 _NO_PYG_EDGES = ("row, col and edge are PyG's hop-wise edges, which need mode='pyg' (every "

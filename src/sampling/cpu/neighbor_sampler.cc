@@ -20,6 +20,13 @@ struct NeighborSampler::Workspace {
 
 namespace {
 
+// Frontier rows per parallel task: about 8k picks, so that a small frontier (a batch of 64
+// seeds) draws on the calling thread, since waking a sleeping second thread
+// (OMP_WAIT_POLICY=PASSIVE) costs more than drawing a few thousand neighbours.
+inline int64_t rows_per_task(int64_t fanout) {
+  return fanout > 0 ? std::max<int64_t>(256, 8192 / fanout) : 256;
+}
+
 // What one hop reads: the graph's arrays and the draw's settings.
 struct HopInput {
   const int64_t* indptr;
@@ -70,7 +77,7 @@ inline void choose(int64_t d, int64_t k, uint64_t key, const float* w, int64_t* 
 template <typename Id>
 void sample_hop(const HopInput& in, const Id* indices, const int64_t* offsets, int64_t* picked,
                 int64_t* edges) {
-  at::parallel_for(0, in.rows, 256, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, in.rows, rows_per_task(in.fanout), [&](int64_t begin, int64_t end) {
     std::vector<std::pair<double, int64_t>> keys;
     for (int64_t i = begin; i < end; ++i) {
       const int64_t v = in.frontier[i], first = in.indptr[v];
@@ -110,7 +117,7 @@ at::Tensor pick_offsets(const HopInput& in) {
   int64_t* offsets = result.data_ptr<int64_t>();
   offsets[0] = 0;
   if (in.weights != nullptr) {
-    at::parallel_for(0, in.rows, 256, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, in.rows, rows_per_task(in.fanout), [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) offsets[i + 1] = pick_count(in, in.frontier[i]);
     });
   } else {
