@@ -27,12 +27,13 @@ struct RowCopy {
 
 template <typename Id>
 void copy_rows(const std::vector<RowCopy>& copies, const Id* ids, int64_t count) {
-  // About 512 KiB of rows per task: waking the second thread costs tens of microseconds
-  // (idle threads sleep under OMP_WAIT_POLICY=PASSIVE), as much as copying ~256 KiB.
+  // About 2 MiB of rows per task: waking the second thread costs tens of microseconds
+  // (idle threads sleep under OMP_WAIT_POLICY=PASSIVE); on Cora batches of 64 (4.5 MB of rows)
+  // 2 MiB tasks beat 512 KiB and 8 MiB ones (docs/benchmarks.md).
   int64_t bytes_per_id = 0;
   for (const RowCopy& c : copies) bytes_per_id += c.row_bytes;
   const int64_t grain =
-      std::max<int64_t>(16, (int64_t{512} << 10) / std::max<int64_t>(bytes_per_id, 1));
+      std::max<int64_t>(16, (int64_t{2048} << 10) / std::max<int64_t>(bytes_per_id, 1));
   at::parallel_for(0, count, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const auto id = static_cast<int64_t>(ids[i]);

@@ -23,7 +23,7 @@ import copy
 import torch
 
 try:
-    from torch_geometric.data import Data, HeteroData, TensorAttr
+    from torch_geometric.data import Data, HeteroData
     from torch_geometric.data import GraphStore as _GraphStore
     from torch_geometric.loader import NeighborLoader as _NeighborLoader
     from torch_geometric.sampler import BaseSampler, SamplerOutput
@@ -131,20 +131,20 @@ class NeighborSampler(BaseSampler):
         if index.time is not None:
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal sampling "
                                       "(input_time, time_attr) is not supported")
-        s = self._sampler.sample(index.node)
+        # The C++ result as it comes: PyG's fields need none of the Sample's Python objects.
+        node, indptrs, indices, edges, hop_nodes, hop_edges = self._sampler._draw(index.node)
         metadata = (index.input_id, index.time)
         if self.subgraph_type == SubgraphType.induced:
             colptr, row = self._args[:2]
-            src, dst, edge = ops.induced_subgraph(colptr, row, s.node.cpu())
-            device = s.node.device
-            return SamplerOutput(node=s.node, row=src.to(device), col=dst.to(device),
-                                 edge=edge.to(device), metadata=metadata)
-        block = s.blocks[0]  # PyG's row and col (the outermost block holds every hop's edges)
-        row = block.indices.to(torch.int64)
-        col = _rows(block.indptr, block.indices.numel())
-        out = SamplerOutput(node=s.node, row=row, col=col, edge=s.edge,
-                            num_sampled_nodes=s.num_sampled_nodes,
-                            num_sampled_edges=s.num_sampled_edges, metadata=metadata)
+            src, dst, edge = ops.induced_subgraph(colptr, row, node.cpu())
+            return SamplerOutput(node=node, row=src.to(node.device), col=dst.to(node.device),
+                                 edge=edge.to(node.device), metadata=metadata)
+        # PyG's row and col: the outermost block holds every hop's edges.
+        row = indices[0].to(torch.int64)
+        col = _rows(indptrs[0], row.numel())
+        out = SamplerOutput(node=node, row=row, col=col, edge=edges[0] if edges else None,
+                            num_sampled_nodes=list(hop_nodes),
+                            num_sampled_edges=list(hop_edges), metadata=metadata)
         if self.subgraph_type == SubgraphType.bidirectional:
             out = out.to_bidirectional()
         return out
@@ -267,18 +267,20 @@ class NeighborLoader(_NeighborLoader):
             batch = super().filter_fn(out)
         finally:
             self.data, self.transform = data, transform
-        if self._features is not None:
-            # Our own store, with attributes complete by construction: straight to its gather,
-            # past PyG's per-attribute checks (tens of microseconds a batch).
-            attrs = [TensorAttr(None, name, out.node) for name in self._feature_names]
-            for attr, rows in zip(attrs, self._features._multi_get_tensor(attrs)):
-                batch[attr.attr_name] = rows
+        names, tables = self._node_tables if self._features is not None else ([], [])
+        if tables:
+            # Our own store, whose tables all have a row per node: one gather of every table,
+            # straight past PyG's per-attribute checks (tens of microseconds a batch).
+            for name, rows in zip(names, self._features._gather(tables, out.node)):
+                batch[name] = rows
         if self._device is not None:
             batch = batch.to(self._device)
         return batch if transform is None else transform(batch)
 
     @property
-    def _feature_names(self):
+    def _node_tables(self):
+        """The names and tables of the data's node features (a row per node each)."""
         if self._names is None:
-            self._names = [attr.attr_name for attr in self._features.get_all_tensor_attrs()]
+            attrs = self._features.get_all_tensor_attrs()
+            self._names = ([a.attr_name for a in attrs], [self._features._table(a) for a in attrs])
         return self._names

@@ -198,7 +198,11 @@ class NeighborSampler:
         a bool mask over the nodes). ``seed`` fixes this call's draw (default: the sampler's
         seed and a call counter)."""
         seeds = _ids(seeds, self._nodes, "directgnn.NeighborSampler")
+        return _sample(self._draw(seeds, seed), self.mode)
+
+    def _draw(self, seeds: torch.Tensor, seed: Optional[int] = None):
+        """The C++ sampler's result tuple for an id tensor (directgnn.pyg's fast path)."""
         if seed is None:
             seed = self._seed * 1_000_003 + self._calls
             self._calls += 1
-        return _sample(self._sampler.sample(seeds, int(seed)), self.mode)
+        return self._sampler.sample(seeds, int(seed))
