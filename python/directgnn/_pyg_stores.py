@@ -13,7 +13,7 @@ from torch_geometric.data import GraphStore as _GraphStore
 from torch_geometric.data.graph_store import EdgeLayout
 
 from .data import Dataset
-from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor
+from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor, _ids
 
 HETERO = ("directgnn.pyg: heterogeneous graphs (HeteroData, typed nodes or edges) are not "
           "supported yet; use a homogeneous Data, or PyG's own stores for this graph")
@@ -117,9 +117,7 @@ class FeatureStore(_FeatureStore):
         return torch.as_tensor(index).to(device)
 
     def _ids(self, index, table):
-        ids = torch.as_tensor(index)
-        if ids.dtype == torch.bool:
-            ids = ids.nonzero().view(-1)
+        ids = _ids(index, table.shape[0], "directgnn.pyg.FeatureStore")
         return ids.to(self.device or table.device, torch.int64)
 
     def _table(self, attr):

@@ -244,11 +244,15 @@ class NeighborLoader(_NeighborLoader):
             raise NotImplementedError(_HETERO)
         _keep_batch_memory()
         self._device = None if device is None else torch.device(device)
-        self._features = self._rest = self._names = None
+        self._features = self._rest = None
+        self._node_tables = ([], [])  # names and tables of a Data's node features
         if isinstance(data, Dataset):
             data = stores(data, device)
         elif isinstance(data, Data):
             self._features, self._rest = _split_node_features(data, device)
+            attrs = self._features.get_all_tensor_attrs()
+            self._node_tables = ([a.attr_name for a in attrs],
+                                 [self._features._table(a) for a in attrs])
         node_sampler = NeighborSampler(data, num_neighbors, device=sampler, graph=graph,
                                        seed=seed, **options)
         if input_nodes is None and isinstance(data, tuple):
@@ -267,7 +271,7 @@ class NeighborLoader(_NeighborLoader):
             batch = super().filter_fn(out)
         finally:
             self.data, self.transform = data, transform
-        names, tables = self._node_tables if self._features is not None else ([], [])
+        names, tables = self._node_tables
         if tables:
             # Our own store, whose tables all have a row per node: one gather of every table,
             # straight past PyG's per-attribute checks (tens of microseconds a batch).
@@ -277,10 +281,3 @@ class NeighborLoader(_NeighborLoader):
             batch = batch.to(self._device)
         return batch if transform is None else transform(batch)
 
-    @property
-    def _node_tables(self):
-        """The names and tables of the data's node features (a row per node each)."""
-        if self._names is None:
-            attrs = self._features.get_all_tensor_attrs()
-            self._names = ([a.attr_name for a in attrs], [self._features._table(a) for a in attrs])
-        return self._names

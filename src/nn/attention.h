@@ -7,7 +7,8 @@
 //
 // multi_head_aggregate: out[i, h, :] = sum over row i's edges e of alpha[e, h] * h_src[j, h, :].
 // On the CPU a parallel kernel with a hand-written backward (nn/cpu/attention.h;
-// deterministic: no atomics); on other devices multi_head_aggregate_generic, the tensor-operation twin it is tested against.
+// deterministic: no atomics); on other devices multi_head_aggregate_generic, the tensor-operation
+// twin it is tested against.
 #pragma once
 
 #include <ATen/Tensor.h>

@@ -35,9 +35,9 @@ Sampler::Sampler(const CsrGraph& graph, SamplerOptions options)
   DGNN_CHECK_ARG(!options_.weighted || graph.weights.defined(), "weighted",
                  "weighted sampling draws by edge weights, but the graph has none; give one "
                  "weight per edge (a dataset directory's edge_weights.npy) or sample uniformly");
-  DGNN_CHECK_TYPE(!graph.weights.defined() || (graph.weights.scalar_type() == at::kFloat &&
-                                               graph.weights.is_contiguous() &&
-                                               graph.weights.device().is_cpu()),
+  DGNN_CHECK_TYPE(!graph.weights.defined() ||
+                      (graph.weights.scalar_type() == at::kFloat && graph.weights.is_contiguous() &&
+                       graph.weights.device().is_cpu()),
                   "sampler: edge weights must be a contiguous float32 CPU tensor (validate_csr "
                   "makes them one)");
   // The CPU twin also gives the degrees (which the GPU twin copies) and the CPU's samples.

@@ -156,14 +156,7 @@ double weighted_key(uint64_t node_key, int64_t j, float w) {
 
 NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& options)
     : graph_(graph), options_(options), degree_(graph.degrees().to(at::kFloat)) {
-  DGNN_CHECK_ARG(!options_.fanouts.empty(), "fanouts",
-                 "the list is empty; give one value per layer, e.g. 10,10");
-  DGNN_CHECK_ARG(!options_.weighted || graph.weights.defined(), "weighted",
-                 "weighted sampling draws by edge weights, but the graph has none");
-  for (int64_t f : options_.fanouts) {
-    DGNN_CHECK_ARG(f > 0 || f == -1, "fanouts", f,
-                   " is invalid; use a positive count or -1 for all");
-  }
+  // The front door (sampling/sampler.cc) has checked the fan-outs and the weights.
 }
 
 NeighborSampler::~NeighborSampler() = default;
