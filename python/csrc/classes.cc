@@ -179,7 +179,8 @@ void define_classes(torch::Library& m) {
   m.class_<SamplerHolder>("NeighborSampler")
       .def(guarded_init<SamplerHolder, at::Tensor, at::Tensor, std::vector<int64_t>, std::string,
                         std::string, std::string, std::optional<at::Tensor>, bool>())
-      .def("sample", guarded<&SamplerHolder::sample>);
+      .def("sample", guarded<&SamplerHolder::sample>)
+      .def("sample_pyg", guarded<&SamplerHolder::sample_pyg>);
   m.class_<LoaderHolder>("Loader")
       .def(guarded_init<LoaderHolder, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
                         std::optional<at::Tensor>, std::string, c10::Dict<std::string, std::string>,

@@ -47,9 +47,12 @@ class SamplerHolder : public torch::CustomClassHolder {
                 const std::string& device, const std::string& graph, const std::string& mode,
                 const std::optional<at::Tensor>& weights, bool edge_ids);
   SampleResult sample(const at::Tensor& seeds, int64_t seed) const;
+  // The same draw as PyG's fields (mode "pyg" only): one call where PyG's adapter made five.
+  PygResult sample_pyg(const at::Tensor& seeds, int64_t seed) const;
 
  private:
   CsrGraph graph_;
+  bool pyg_mode_ = false;
   std::unique_ptr<Sampler> sampler_;
 };
 

@@ -51,6 +51,14 @@ using SampleResult =
                std::vector<at::Tensor>, std::vector<int64_t>, std::vector<int64_t>>;
 SampleResult as_result(const MiniBatch& batch);
 
+// A mode "pyg" sample as PyG's SamplerOutput holds it: node (global ids, seeds first), row and
+// col (int64: each edge's source and destination local id; the outermost block holds every
+// hop's edges), edge (the edge ids; undefined when not asked for), num_sampled_nodes and
+// num_sampled_edges.
+using PygResult = std::tuple<at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>,
+                             std::vector<int64_t>, std::vector<int64_t>>;
+PygResult as_pyg_result(const MiniBatch& batch);
+
 void define_gather_many(torch::Library& m);
 void impl_gather_many(torch::Library& m);  // CPU and CUDA
 void define_sampling(torch::Library& m);

@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <torch/custom_class.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,35 @@ SampleResult as_result(const MiniBatch& batch) {
   return {batch.input_nodes, indptrs, indices, edges, batch.hop_nodes, batch.hop_edges};
 }
 
+namespace {
+
+// Each edge's destination row of a CSR (int64 [num_edges]): a fill on the CPU, torch's
+// repeat_interleave with the size given on a GPU (the host does not wait for the device).
+at::Tensor edge_rows(const at::Tensor& indptr, int64_t num_edges) {
+  if (!indptr.is_cpu()) return at::repeat_interleave(indptr.diff(), num_edges);
+  at::Tensor rows = at::empty({num_edges}, at::kLong);
+  const at::Tensor ptr = indptr.contiguous();
+  const int64_t* p = ptr.data_ptr<int64_t>();
+  int64_t* out = rows.data_ptr<int64_t>();
+  for (int64_t r = 0; r + 1 < ptr.numel(); ++r)
+    std::fill(out + p[r] - p[0], out + p[r + 1] - p[0], r);
+  return rows;
+}
+
+}  // namespace
+
+PygResult as_pyg_result(const MiniBatch& batch) {
+  const Block& outer = batch.blocks.front();
+  std::optional<at::Tensor> edge;
+  if (outer.edge_ids.defined()) edge = outer.edge_ids;
+  return {batch.input_nodes,
+          outer.indices.to(at::kLong),
+          edge_rows(outer.indptr, outer.num_edges()),
+          edge,
+          batch.hop_nodes,
+          batch.hop_edges};
+}
+
 SampleMode sample_mode_arg(const std::string& mode) {
   if (mode == "dgl") return SampleMode::kFreshPerLayer;
   if (mode == "pyg") return SampleMode::kOncePerNode;
@@ -71,6 +101,7 @@ SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<
   SamplerOptions options;
   options.fanouts = std::move(fanouts);
   options.mode = sample_mode_arg(mode);
+  pyg_mode_ = options.mode == SampleMode::kOncePerNode;
   options.weighted = weights.has_value();
   options.edge_ids = edge_ids;
   options.device = resolve_device(parse_device(device), nullptr);
@@ -88,6 +119,13 @@ SamplerHolder::SamplerHolder(at::Tensor indptr, at::Tensor indices, std::vector<
 
 SampleResult SamplerHolder::sample(const at::Tensor& seeds, int64_t seed) const {
   return as_result(sampler_->sample(seeds, static_cast<uint64_t>(seed)));
+}
+
+PygResult SamplerHolder::sample_pyg(const at::Tensor& seeds, int64_t seed) const {
+  DGNN_CHECK_ARG(pyg_mode_, "mode",
+                 "must be 'pyg' for PyG's fields (row, col, edge): mode 'dgl' draws each layer "
+                 "anew, which they cannot express");
+  return as_pyg_result(sampler_->sample(seeds, static_cast<uint64_t>(seed)));
 }
 
 void define_sampling(torch::Library& m) {

@@ -38,7 +38,6 @@ from ._ops import ops
 from .data import Dataset
 from .loader import _keep_batch_memory
 from .sampler import NeighborSampler as _Sampler
-from .sampler import _rows
 
 __all__ = ["FeatureStore", "GraphStore", "NeighborLoader", "NeighborSampler", "stores"]
 
@@ -52,6 +51,8 @@ def _csc(data):
     if isinstance(data, GraphStore):
         colptr, row = data.csc_in_place()
         return colptr, row, data.edge_permutation
+    if isinstance(data, Data):  # before GraphStore: a Data is one too, and sorts a copy
+        return coo_to_csc(data.edge_index, data.num_nodes)
     if isinstance(data, _GraphStore):
         attrs = data.get_all_edge_attrs()
         if not attrs:
@@ -61,8 +62,6 @@ def _csc(data):
             raise NotImplementedError(_HETERO)
         row, colptr, perm = data.csc()
         return colptr.cpu(), row.cpu(), perm
-    if isinstance(data, Data):
-        return coo_to_csc(data.edge_index, data.num_nodes)
     if isinstance(data, Dataset):
         return data.indptr, data.indices, None
     raise TypeError("directgnn.pyg: expected a GraphStore, a (FeatureStore, GraphStore) pair, a "
@@ -131,20 +130,18 @@ class NeighborSampler(BaseSampler):
         if index.time is not None:
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal sampling "
                                       "(input_time, time_attr) is not supported")
-        # The C++ result as it comes: PyG's fields need none of the Sample's Python objects.
-        node, indptrs, indices, edges, hop_nodes, hop_edges = self._sampler._draw(index.node)
         metadata = (index.input_id, index.time)
         if self.subgraph_type == SubgraphType.induced:
+            node = self._sampler._draw(index.node)[0]
             colptr, row = self._args[:2]
             src, dst, edge = ops.induced_subgraph(colptr, row, node.cpu())
             return SamplerOutput(node=node, row=src.to(node.device), col=dst.to(node.device),
                                  edge=edge.to(node.device), metadata=metadata)
-        # PyG's row and col: the outermost block holds every hop's edges.
-        row = indices[0].to(torch.int64)
-        col = _rows(indptrs[0], row.numel())
-        out = SamplerOutput(node=node, row=row, col=col, edge=edges[0] if edges else None,
-                            num_sampled_nodes=list(hop_nodes),
-                            num_sampled_edges=list(hop_edges), metadata=metadata)
+        # PyG's fields straight from C++: no Sample objects, no per-field torch calls.
+        node, row, col, edge, hop_nodes, hop_edges = self._sampler._draw_pyg(index.node)
+        out = SamplerOutput(node=node, row=row, col=col, edge=edge,
+                            num_sampled_nodes=hop_nodes, num_sampled_edges=hop_edges,
+                            metadata=metadata)
         if self.subgraph_type == SubgraphType.bidirectional:
             out = out.to_bidirectional()
         return out
@@ -212,6 +209,15 @@ def _split_node_features(data, device):
     return store, rest
 
 
+def _all_on_cpu(device, sampler, rest):
+    """Whether a batch for ``device`` made by the ``sampler`` with ``rest``'s attributes
+    (a ``Data`` or None) is on the CPU already."""
+    if device is None or device.type != "cpu" or torch.device(sampler).type != "cpu":
+        return False
+    return rest is None or all(not torch.is_tensor(v) or v.device.type == "cpu"
+                               for v in rest.to_dict().values())
+
+
 class NeighborLoader(_NeighborLoader):
     """PyG's ``NeighborLoader`` with directgnn's sampler and feature gather: the same arguments
     and batches (``x``, ``y``, ``edge_index``, ``n_id``, ``e_id``, ``batch_size``,
@@ -244,6 +250,7 @@ class NeighborLoader(_NeighborLoader):
             raise NotImplementedError(_HETERO)
         _keep_batch_memory()
         self._device = None if device is None else torch.device(device)
+        foreign = isinstance(data, tuple) and not isinstance(data[0], FeatureStore)
         self._features = self._rest = None
         self._node_tables = ([], [])  # names and tables of a Data's node features
         if isinstance(data, Dataset):
@@ -255,6 +262,8 @@ class NeighborLoader(_NeighborLoader):
                                  [self._features._table(a) for a in attrs])
         node_sampler = NeighborSampler(data, num_neighbors, device=sampler, graph=graph,
                                        seed=seed, **options)
+        if not foreign and _all_on_cpu(self._device, sampler, self._rest):
+            self._device = None  # the batch is made there already; PyG's to() costs ~40 us
         if input_nodes is None and isinstance(data, tuple):
             input_nodes = torch.arange(node_sampler.num_nodes)
         super().__init__(data, num_neighbors, input_nodes=input_nodes,

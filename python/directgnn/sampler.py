@@ -206,3 +206,10 @@ class NeighborSampler:
             seed = self._seed * 1_000_003 + self._calls
             self._calls += 1
         return self._sampler.sample(seeds, int(seed))
+
+    def _draw_pyg(self, seeds: torch.Tensor):
+        """The draw as PyG's fields, ``(node, row, col, edge, num_sampled_nodes,
+        num_sampled_edges)``, in one C++ call (mode "pyg"; directgnn.pyg's fast path)."""
+        seed = self._seed * 1_000_003 + self._calls
+        self._calls += 1
+        return self._sampler.sample_pyg(seeds, int(seed))

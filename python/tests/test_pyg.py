@@ -238,7 +238,34 @@ def test_what_is_not_supported_says_so(data):
         pickle.dumps(pyg.stores(data, "cpu")[0])
 
 
+def shuffled_edges(d):
+    """``d`` with its edges in a random order (no longer sorted by destination) and an
+    ``edge_attr`` holding each edge's position in ``d``."""
+    order = torch.randperm(d.num_edges, generator=torch.Generator().manual_seed(3))
+    out = d.clone()
+    out.edge_index = d.edge_index[:, order]
+    out.edge_attr = order.float().view(-1, 1)
+    return out
+
+
+def test_edge_ids_name_the_users_edges_in_any_order(data):
+    """e_id indexes the user's edge_index whether or not it came sorted by destination; a
+    sorted one needs no permutation (PyG's filter would map every e_id through it)."""
+    assert pyg.NeighborSampler(data, [2]).edge_permutation is None
+    shuffled = shuffled_edges(data)
+    assert pyg.NeighborSampler(shuffled, [2]).edge_permutation is not None
+    for d in (data, shuffled):
+        loader = pyg.NeighborLoader(d, num_neighbors=[4, 3], batch_size=64,
+                                    input_nodes=d.train_mask)
+        for batch in loader:
+            src, dst = batch.n_id[batch.edge_index[0]], batch.n_id[batch.edge_index[1]]
+            assert torch.equal(torch.stack([src, dst]), d.edge_index[:, batch.e_id])
+            if "edge_attr" in d:
+                assert torch.equal(batch.edge_attr, d.edge_attr[batch.e_id])
+
+
 def test_the_sampler_crosses_processes_by_rebuilding(data):
+    data = shuffled_edges(data)  # with an edge permutation to carry
     sampler = pyg.NeighborSampler(data, [3, 2], seed=4)
     copy = pickle.loads(pickle.dumps(sampler))
     seeds = torch.tensor([1, 2, 3])

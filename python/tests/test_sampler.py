@@ -137,6 +137,13 @@ def test_pyg_mode_fills_pyg_fields_with_pyg_meaning(graph):
     # The blocks are PyG's trim_to_layer view: the outermost block holds every hop's edges.
     assert s.blocks[-1].num_dst == seeds.numel()
     assert torch.equal(s.blocks[0].indices, s.row)
+    # directgnn.pyg's one-call path gives the same draw as PyG's fields.
+    twin = directgnn.NeighborSampler(graph.indptr, graph.indices, [5, 3, 2], mode="pyg", seed=4)
+    node, row, col, edge, hop_nodes, hop_edges = twin._draw_pyg(seeds)
+    assert row.dtype == col.dtype == torch.int64
+    assert torch.equal(node, s.node) and torch.equal(row, s.row) and torch.equal(col, s.col)
+    assert torch.equal(edge, s.edge)
+    assert hop_nodes == s.num_sampled_nodes and hop_edges == s.num_sampled_edges
 
 
 def test_pyg_mode_with_every_neighbour_is_the_whole_neighbourhood(graph):
@@ -157,6 +164,8 @@ def test_dgl_mode_refuses_pyg_edges_and_bad_modes_raise(graph):
     assert len(s.num_sampled_nodes) == 3 and sum(s.num_sampled_nodes) == s.node.numel()
     with pytest.raises(ValueError, match="mode='pyg'"):
         s.row
+    with pytest.raises(ValueError, match="mode.*'pyg'"):
+        directgnn.NeighborSampler(graph.indptr, graph.indices, [2])._draw_pyg(torch.tensor([1]))
     with pytest.raises(ValueError, match="'dgl'.*'pyg'"):
         directgnn.NeighborSampler(graph.indptr, graph.indices, [2], mode="PyG")
 
@@ -173,3 +182,9 @@ def test_the_gpu_sampler_keeps_pyg_meaning(graph):
     check_pyg_fields(graph, seeds, cpu, [5, 3])
     want = directgnn.NeighborSampler(graph.indptr, graph.indices, [5, 3], mode="pyg").sample(seeds)
     assert torch.equal(cpu.edge, want.edge)
+    # directgnn.pyg's one-call path: PyG's fields made on the device (a twin's first draw).
+    twin = directgnn.NeighborSampler(graph.indptr, graph.indices, [5, 3], device="cuda",
+                                     mode="pyg")
+    node, row, col, edge, _, _ = twin._draw_pyg(seeds.cuda())
+    assert row.is_cuda and col.is_cuda
+    assert torch.equal(row.cpu(), cpu.row) and torch.equal(col.cpu(), cpu.col)
