@@ -7,6 +7,47 @@
 
 namespace directgnn::cli {
 
+namespace {
+
+void print_labels(const Dataset& ds) {
+  if (!ds.has_labels()) {
+    std::printf("Classes:    none (no labels: link prediction only)\n");
+    return;
+  }
+  const int64_t n = ds.num_nodes();
+  const at::Tensor labelled = ds.labels.ge(0);
+  const at::Tensor counts = at::bincount(ds.labels.masked_select(labelled), {}, ds.num_classes);
+  std::printf("Classes:    %lld (nodes per class:", static_cast<long long>(ds.num_classes));
+  for (int64_t k = 0; k < ds.num_classes; ++k) {
+    std::printf(" %lld", static_cast<long long>(counts[k].item<int64_t>()));
+  }
+  std::printf("; unlabelled %lld)\n", static_cast<long long>(n - labelled.sum().item<int64_t>()));
+}
+
+void print_link_split(const Dataset& ds) {
+  if (!ds.link.defined()) {
+    std::printf("Link split: none stored (link prediction uses a seeded random split)\n");
+    return;
+  }
+  const LinkSplit& s = ds.link;
+  std::printf("Link split: train %lld, validation %lld, test %lld positive edges\n",
+              static_cast<long long>(s.train.size(0)), static_cast<long long>(s.val.size(0)),
+              static_cast<long long>(s.test.size(0)));
+  if (s.negatives == LinkNegatives::kShared) {
+    std::printf("Negatives:  shared pairs: validation %lld, test %lld\n",
+                static_cast<long long>(s.val_neg.size(0)),
+                static_cast<long long>(s.test_neg.size(0)));
+  } else if (s.negatives == LinkNegatives::kPerSource) {
+    std::printf("Negatives:  %lld destinations per positive's source (validation), %lld (test)\n",
+                static_cast<long long>(s.val_neg.size(1)),
+                static_cast<long long>(s.test_neg.size(1)));
+  } else {
+    std::printf("Negatives:  none stored\n");
+  }
+}
+
+}  // namespace
+
 void register_info(CLI::App& app) {
   struct Args {
     std::string path;
@@ -50,13 +91,7 @@ void register_info(CLI::App& app) {
     std::printf("Features:   [%lld, %lld] %s\n", static_cast<long long>(ds.features.size(0)),
                 static_cast<long long>(ds.features.size(1)),
                 ds.features.scalar_type() == at::kHalf ? "float16" : "float32");
-    const at::Tensor labelled = ds.labels.ge(0);
-    const at::Tensor counts = at::bincount(ds.labels.masked_select(labelled), {}, ds.num_classes);
-    std::printf("Classes:    %lld (nodes per class:", static_cast<long long>(ds.num_classes));
-    for (int64_t k = 0; k < ds.num_classes; ++k) {
-      std::printf(" %lld", static_cast<long long>(counts[k].item<int64_t>()));
-    }
-    std::printf("; unlabelled %lld)\n", static_cast<long long>(n - labelled.sum().item<int64_t>()));
+    print_labels(ds);
     if (!ds.class_names.empty()) {
       std::printf("Names:     ");
       for (size_t k = 0; k < ds.class_names.size(); ++k) {
@@ -64,7 +99,7 @@ void register_info(CLI::App& app) {
       }
       std::printf("\n");
     }
-    if (ds.splits.empty()) {
+    if (ds.splits.empty() && ds.has_labels()) {
       std::printf("Splits:     none stored (training uses a seeded random split)\n");
     }
     for (size_t k = 0; k < ds.splits.size(); ++k) {
@@ -73,6 +108,7 @@ void register_info(CLI::App& app) {
                   static_cast<long long>(ds.splits[k].val.numel()),
                   static_cast<long long>(ds.splits[k].test.numel()));
     }
+    print_link_split(ds);
   });
 }
 

@@ -19,12 +19,44 @@
 namespace directgnn::ops {
 namespace {
 
-// name, indptr, indices, x, y, num_classes, directed, then per stored split train, val, test,
-// then the path of the features' .npy file (a dataset directory's; empty otherwise) and the
-// edge weights (when the dataset has them).
-using DatasetTuple = std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
-                                int64_t, bool, std::vector<at::Tensor>, std::vector<at::Tensor>,
-                                std::vector<at::Tensor>, std::string, std::optional<at::Tensor>>;
+// name, indptr, indices, x, y (None without labels), num_classes, directed, then per stored
+// split train, val, test, then the path of the features' .npy file (a dataset directory's;
+// empty otherwise), the edge weights (when the dataset has them), the link split (train, val,
+// test positives, then val_neg and test_neg unless the layout is "none"; empty when none is
+// stored) and its negatives' layout.
+using DatasetTuple =
+    std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, int64_t,
+               bool, std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
+               std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string>;
+
+// A link split as the list above, and back.
+std::vector<at::Tensor> link_list(const LinkSplit& s) {
+  if (!s.defined()) return {};
+  std::vector<at::Tensor> out{s.train, s.val, s.test};
+  if (s.negatives != LinkNegatives::kNone) {
+    out.push_back(s.val_neg);
+    out.push_back(s.test_neg);
+  }
+  return out;
+}
+
+LinkSplit link_of(const std::vector<at::Tensor>& list, const std::string& negatives) {
+  LinkSplit s;
+  if (list.empty()) return s;
+  s.negatives = parse_link_negatives(negatives, "link_negatives");
+  const size_t want = s.negatives == LinkNegatives::kNone ? 3 : 5;
+  DGNN_CHECK_ARG(list.size() == want, "link", "needs ", want, " arrays (train, val, test positives",
+                 want == 5 ? ", val_neg, test_neg" : "", ") for negatives '", negatives, "', got ",
+                 list.size());
+  s.train = list[0];
+  s.val = list[1];
+  s.test = list[2];
+  if (want == 5) {
+    s.val_neg = list[3];
+    s.test_neg = list[4];
+  }
+  return s;
+}
 
 DatasetTuple as_tuple(const Dataset& ds) {
   std::vector<at::Tensor> train, val, test;
@@ -33,26 +65,31 @@ DatasetTuple as_tuple(const Dataset& ds) {
     val.push_back(s.val);
     test.push_back(s.test);
   }
-  std::optional<at::Tensor> weights;
+  std::optional<at::Tensor> weights, labels;
   if (ds.graph.weights.defined()) weights = ds.graph.weights;
+  if (ds.has_labels()) labels = ds.labels;
   return {ds.name,
           ds.graph.indptr,
           ds.graph.indices,
           ds.features,
-          ds.labels,
+          labels,
           ds.num_classes,
           ds.directed,
           train,
           val,
           test,
           ds.features_path,
-          weights};
+          weights,
+          link_list(ds.link),
+          ds.link.defined() ? link_negatives_name(ds.link.negatives) : std::string()};
 }
 
-DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges) {
+DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges,
+                  bool skip_link_split_files) {
   ImportOptions options;
   options.keep_self_loops = keep_self_loops;
   options.add_inverse_edges = add_inverse_edges;
+  options.skip_link_split_files = skip_link_split_files;
   return as_tuple(load_dataset(std::string(path), options));
 }
 
@@ -106,15 +143,53 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> split(const at::Tensor& labels, i
   return {chosen.split.train, chosen.split.val, chosen.split.test};
 }
 
+// A seeded random link split: the message-passing graph (indptr, indices), then the split as
+// link_list gives it (with negatives: shared pairs, or K per source when neg_per_source > 0).
+std::tuple<at::Tensor, at::Tensor, std::vector<at::Tensor>> link_split(
+    const at::Tensor& indptr, const at::Tensor& indices, bool directed, double val, double test,
+    int64_t neg_per_source, int64_t seed) {
+  CsrGraph graph{indptr.cpu().contiguous(), indices.cpu().contiguous(), {}};
+  validate_csr(graph, "directgnn.Dataset.random_link_split");
+  LinkSplitOptions o;
+  o.val = val;
+  o.test = test;
+  o.neg_per_source = neg_per_source;
+  o.seed = static_cast<uint64_t>(seed);
+  RandomLinkSplit out = random_link_split(graph, directed, o);
+  return {out.graph.indptr, out.graph.indices, link_list(out.split)};
+}
+
+// Writes a dataset directory (validated first, as a loader would validate it).
+void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
+          const at::Tensor& indices, const at::Tensor& x, const std::optional<at::Tensor>& y,
+          bool directed, const std::vector<at::Tensor>& train, const std::vector<at::Tensor>& val,
+          const std::vector<at::Tensor>& test, const std::optional<at::Tensor>& edge_weight,
+          const std::vector<at::Tensor>& link, c10::string_view link_negatives) {
+  DGNN_CHECK_ARG(train.size() == val.size() && val.size() == test.size(), "splits",
+                 "need as many train, val and test id arrays");
+  Dataset ds;
+  ds.name = std::string(name);
+  ds.source = std::string(out);
+  ds.graph = {indptr.cpu().contiguous(), indices.cpu().contiguous(), {}};
+  ds.features = x.cpu();
+  if (y) ds.labels = y->cpu();
+  ds.directed = directed;
+  for (size_t k = 0; k < train.size(); ++k) ds.splits.push_back({train[k], val[k], test[k]});
+  if (edge_weight) ds.graph.weights = edge_weight->cpu();
+  ds.link = link_of(link, std::string(link_negatives));
+  validate_dataset(ds, ds.source);
+  save_dataset_dir(ds, ds.source);
+}
+
 }  // namespace
 
 void define_datasets(torch::Library& m) {
   const std::string fields =
-      " -> (str, Tensor, Tensor, Tensor, Tensor, int, bool, Tensor[], Tensor[], Tensor[], str, "
-      "Tensor?)";
+      " -> (str, Tensor, Tensor, Tensor, Tensor?, int, bool, Tensor[], Tensor[], Tensor[], str, "
+      "Tensor?, Tensor[], str)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
-               "bool add_inverse_edges=False)")
+               "bool add_inverse_edges=False, bool skip_link_split_files=False)")
             .c_str(),
         guarded<&load>);
   m.def(schema("synthetic_dataset(int nodes, float avg_degree, int feat_dim, int seed, "
@@ -123,6 +198,15 @@ void define_datasets(torch::Library& m) {
         guarded<&synthetic>);
   m.def("random_split(Tensor labels, int num_classes, int seed) -> (Tensor, Tensor, Tensor)",
         guarded<&split>);
+  m.def(
+      "random_link_split(Tensor indptr, Tensor indices, bool directed, float val, float test, "
+      "int neg_per_source, int seed) -> (Tensor, Tensor, Tensor[])",
+      guarded<&link_split>);
+  m.def(
+      "save_dataset(str out, str name, Tensor indptr, Tensor indices, Tensor x, Tensor? y, "
+      "bool directed, Tensor[] train, Tensor[] val, Tensor[] test, Tensor? edge_weight, "
+      "Tensor[] link, str link_negatives) -> ()",
+      guarded<&save>);
   m.def(schema("rmat_dataset(int nodes, float edge_factor, int feat_dim, int seed, "
                "int num_classes, str dtype, float train_fraction)")
             .c_str(),

@@ -11,7 +11,8 @@ from ._ops import ops, os_errors
 
 @dataclasses.dataclass
 class Dataset:
-    """A node-classification graph in CSR form.
+    """A graph in CSR form, for node classification (labels, node splits), link prediction
+    (link splits) or both.
 
     Attributes:
         name: the dataset's name.
@@ -19,8 +20,9 @@ class Dataset:
             from: an edge src -> dst puts src in dst's row, PyG's CSC; an undirected graph stores
             both directions). ``indptr`` is int64 [N + 1], ``indices`` int32 or int64.
         x: [N, F] node features (float32 or float16; memory-mapped for dataset directories).
-        y: int64 [N] labels, -1 for unlabelled nodes.
-        num_classes: the number of classes.
+        y: int64 [N] labels, -1 for unlabelled nodes; None for a dataset without labels
+            (link prediction only).
+        num_classes: the number of classes (0 without labels).
         directed: whether the graph was kept directed.
         splits: the dataset's stored splits, each a dict of int64 node ids under "train",
             "val" and "test" (empty when the dataset ships none).
@@ -30,18 +32,24 @@ class Dataset:
         edge_weight: float32 [E] edge weights in the order of ``indices`` (a dataset
             directory's ``edge_weights.npy``), or None; ``directgnn.Loader(weighted=True)``
             samples by them.
+        link: the stored link split, or None: a dict of [E, 2] int64 (src, dst) positives
+            under "train", "val" and "test", and the fixed evaluation negatives under
+            "val_neg" and "test_neg" in the layout "negatives" names: "shared" ([M, 2] pairs
+            scored against every positive, as ogbl-collab), "per_source" ([E, K] destinations
+            for each positive's source, as ogbl-citation2) or "none".
     """
 
     name: str
     indptr: torch.Tensor
     indices: torch.Tensor
     x: torch.Tensor
-    y: torch.Tensor
+    y: Optional[torch.Tensor]
     num_classes: int
     directed: bool = False
     splits: List[dict] = dataclasses.field(default_factory=list)
     features_path: Optional[str] = None
     edge_weight: Optional[torch.Tensor] = None
+    link: Optional[dict] = None
 
     @property
     def num_nodes(self) -> int:
@@ -66,8 +74,51 @@ class Dataset:
         """The seeded protocol of ``directgnn train`` for datasets without a split (Shchur et
         al. 2018): 20 labelled nodes per class for training, 500 for validation, 1000 for
         testing, as a dict of "train", "val" and "test" node ids."""
+        if self.y is None:
+            raise ValueError(f"directgnn: dataset {self.name!r} has no labels, so it has no node "
+                             "split; use random_link_split for link prediction")
         train, val, test = ops.random_split(self.y, self.num_classes, int(seed))
         return {"train": train, "val": val, "test": test}
+
+    def random_link_split(self, seed: int = 0, val: float = 0.05, test: float = 0.1,
+                          neg_per_source: int = 0) -> "Dataset":
+        """The seeded link split of ``directgnn train --task link`` and ``directgnn convert
+        --link-split 0.85,0.05,0.1`` (PyG's ``RandomLinkSplit``): the graph's unique edges
+        (each undirected pair once, self-loops left out, multi-edges as one) shuffled; the
+        ``val`` and ``test`` fractions become validation and test positives and leave the
+        message-passing graph. Fixed negatives for validation and test are no edge of the
+        whole graph: one shared pair per positive (``neg_per_source=0``, PyG's ratio of 1) or
+        ``neg_per_source`` destinations for each positive's source. Returns a new dataset over
+        the message-passing graph (without edge weights) with ``link`` set::
+
+            import directgnn
+            ds = directgnn.datasets.synthetic(500, 6, 8)
+            split = ds.random_link_split(seed=0)
+            print(split.link["train"].shape, split.link["val_neg"].shape, split.num_edges)
+        """
+        indptr, indices, link = ops.random_link_split(
+            self.indptr, self.indices, self.directed, float(val), float(test),
+            int(neg_per_source), int(seed))
+        out = dataclasses.replace(self, indptr=indptr, indices=indices, edge_weight=None,
+                                  features_path=self.features_path)
+        out.link = _link_dict(link, "per_source" if neg_per_source > 0 else "shared")
+        return out
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the dataset as a dataset directory (``path`` must not exist; written under a
+        temporary name, then renamed), checked as a loader checks it: graph, features,
+        labels, node splits, edge weights and link split."""
+        link, negatives = [], ""
+        if self.link is not None:
+            negatives = self.link.get("negatives", "none")
+            link = [self.link[k] for k in ("train", "val", "test")]
+            if negatives != "none":
+                link += [self.link["val_neg"], self.link["test_neg"]]
+        with os_errors():
+            ops.save_dataset(os.fspath(path), self.name, self.indptr, self.indices, self.x,
+                             self.y, self.directed, [s["train"] for s in self.splits],
+                             [s["val"] for s in self.splits], [s["test"] for s in self.splits],
+                             self.edge_weight, link, negatives)
 
     @property
     def train_idx(self) -> torch.Tensor:
@@ -85,21 +136,31 @@ class Dataset:
         return self.split(0)["test"]
 
     def __repr__(self):
+        link = "" if self.link is None else f", link={self.link['train'].shape[0]} train edges"
         return (f"Dataset({self.name!r}, nodes={self.num_nodes}, edges={self.num_edges}, "
                 f"features={tuple(self.x.shape)} {self.x.dtype}, classes={self.num_classes}, "
-                f"splits={len(self.splits)})")
+                f"splits={len(self.splits)}{link})")
+
+
+def _link_dict(tensors, negatives):
+    """The C++ link list (train, val, test[, val_neg, test_neg]) as Dataset.link, or None."""
+    if not tensors:
+        return None
+    out = dict(zip(("train", "val", "test", "val_neg", "test_neg"), tensors))
+    out["negatives"] = negatives
+    return out
 
 
 def _from_tuple(t):
     (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
-     edge_weight) = t
+     edge_weight, link, negatives) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
-                   features_path or None, edge_weight)
+                   features_path or None, edge_weight, _link_dict(link, negatives))
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
-         add_inverse_edges: bool = False) -> Dataset:
+         add_inverse_edges: bool = False, _skip_link_split_files: bool = False) -> Dataset:
     """Reads a dataset with the project's own readers, as ``directgnn train --dataset`` does.
 
     ``path`` is a dataset directory (written by ``directgnn convert``/``generate``; its
@@ -112,4 +173,5 @@ def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
     if not os.path.exists(path):
         raise FileNotFoundError(f"directgnn.load: {path} does not exist")
     with os_errors():
-        return _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges))
+        return _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges,
+                                            _skip_link_split_files))

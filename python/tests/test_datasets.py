@@ -45,3 +45,34 @@ def test_generators_are_deterministic_and_match_their_arguments():
     assert 300 < r.train_idx.numel() < 520
     with pytest.raises(ValueError, match="dtype"):
         directgnn.datasets.rmat(4096, 4, 8, dtype="int8")
+
+
+def test_a_random_link_split_is_seeded_disjoint_and_saved_with_its_negatives(tmp_path):
+    """PyG's RandomLinkSplit, seeded: val/test edges leave the message-passing graph, fixed
+    negatives are no edge, and a dataset directory keeps the split without labels."""
+    ds = directgnn.datasets.synthetic(400, 6, 4, seed=2)
+    split = ds.random_link_split(seed=3, neg_per_source=4)
+    link = split.link
+    assert link["negatives"] == "per_source" and link["test_neg"].shape == (len(link["test"]), 4)
+    graph = set(zip(split.indices.tolist(),
+                    torch.repeat_interleave(torch.arange(split.num_nodes),
+                                            split.indptr.diff()).tolist()))
+    whole = set(zip(ds.indices.tolist(),
+                    torch.repeat_interleave(torch.arange(ds.num_nodes), ds.indptr.diff()).tolist()))
+    for u, v in link["train"].tolist():
+        assert (u, v) in graph and (v, u) in graph
+    for name in ("val", "test"):
+        for u, v in link[name].tolist():
+            assert (u, v) not in graph and (v, u) not in graph and (u, v) in whole
+    for row, (u, _) in zip(link["test_neg"].tolist(), link["test"].tolist()):
+        assert all(v != u and (u, v) not in whole for v in row)
+    assert torch.equal(ds.random_link_split(seed=3, neg_per_source=4).link["val"], link["val"])
+    split.y, split.num_classes, split.splits = None, 0, []
+    split.save(tmp_path / "d")
+    back = directgnn.load(tmp_path / "d")
+    assert back.y is None and back.num_classes == 0
+    assert torch.equal(back.link["test_neg"], link["test_neg"])
+    with pytest.raises(ValueError, match="no labels"):
+        back.random_split(0)
+    with pytest.raises(RuntimeError, match="already exists"):
+        split.save(tmp_path / "d")

@@ -59,6 +59,7 @@ ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t
 }
 
 ChosenSplit choose_split(const Dataset& dataset, int64_t index, uint64_t seed) {
+  require_labels(dataset);
   if (dataset.splits.empty()) {
     DGNN_CHECK_ARG(index == 0, "split", dataset.source, " has no stored splits, so split ", index,
                    " does not exist (leave split at 0 to use a seeded random split)");
@@ -73,6 +74,27 @@ ChosenSplit choose_split(const Dataset& dataset, int64_t index, uint64_t seed) {
                     ": " + std::to_string(out.split.train.numel()) + " train, " +
                     std::to_string(out.split.val.numel()) + " validation, " +
                     std::to_string(out.split.test.numel()) + " test nodes";
+  return out;
+}
+
+ChosenLinkSplit choose_link_split(const Dataset& dataset, uint64_t seed) {
+  ChosenLinkSplit out;
+  if (dataset.link.defined()) {
+    out.graph = dataset.graph;
+    out.split = dataset.link;
+    out.description = "the dataset's link split";
+  } else {
+    LinkSplitOptions o;
+    o.seed = seed;
+    RandomLinkSplit random = random_link_split(dataset.graph, dataset.directed, o);
+    out.graph = std::move(random.graph);
+    out.split = std::move(random.split);
+    out.description = "random link split 85/5/10 (seed " + std::to_string(seed) + ")";
+  }
+  const LinkSplit& s = out.split;
+  out.description += ": " + std::to_string(s.train.size(0)) + " train, " +
+                     std::to_string(s.val.size(0)) + " validation, " +
+                     std::to_string(s.test.size(0)) + " test edges";
   return out;
 }
 

@@ -19,6 +19,16 @@ struct ChosenSplit {
 // random split when the dataset has none.
 ChosenSplit choose_split(const Dataset& dataset, int64_t index, uint64_t seed);
 
+// Link prediction's split: the dataset's stored one (its graph is the message-passing graph)
+// or, when it stores none, random_link_split's 85/5/10 with one shared negative pair per
+// validation and test positive, from `seed`.
+struct ChosenLinkSplit {
+  CsrGraph graph;  // message passing
+  LinkSplit split;
+  std::string description;  // one line for the user, stating where the split came from
+};
+ChosenLinkSplit choose_link_split(const Dataset& dataset, uint64_t seed);
+
 // 20 per class / 500 / 1000 (scaled down, and said so, when too few nodes are labelled).
 ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t seed);
 

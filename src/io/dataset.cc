@@ -9,6 +9,7 @@
 
 #include "core/parallel.h"
 #include "directgnn/error.h"
+#include "graph/link_split.h"
 
 namespace directgnn {
 namespace fs = std::filesystem;
@@ -76,21 +77,10 @@ void check_finite(const at::Tensor& features, const std::string& where) {
 
 }  // namespace
 
-void validate_dataset(Dataset& ds, const std::string& where) {
-  validate_csr(ds.graph, where);
+namespace {
+
+void check_labels(Dataset& ds, const std::string& where) {
   const int64_t n = ds.graph.num_nodes();
-  DGNN_CHECK(n > 0, where, ": the graph has no nodes");
-  DGNN_CHECK(ds.features.defined() && ds.features.dim() == 2, where,
-             ": features must be a 2-D array [num_nodes, feat_dim]");
-  DGNN_CHECK(ds.features.size(0) == n, where, ": features has ", ds.features.size(0),
-             " rows but the graph has ", n, " nodes");
-  DGNN_CHECK(ds.features.size(1) > 0, where, ": features has no columns");
-  DGNN_CHECK(ds.features.scalar_type() == at::kFloat || ds.features.scalar_type() == at::kHalf,
-             where, ": features has dtype ", ds.features.scalar_type(),
-             "; use float32 or float16 (arr.astype('float32'))");
-  if (!ds.features.is_contiguous()) ds.features = ds.features.contiguous();
-  // A table checked when its file was written (meta.json's features_checked) is not scanned.
-  if (!ds.features_checked) check_finite(ds.features, where);
   DGNN_CHECK(ds.labels.defined() && ds.labels.dim() == 1, where,
              ": labels must be a 1-D array with one entry per node");
   DGNN_CHECK(at::isIntegralType(ds.labels.scalar_type(), /*includeBool=*/false), where,
@@ -122,6 +112,41 @@ void validate_dataset(Dataset& ds, const std::string& where) {
     s.val = check_ids(s.val, n, ds.labels, "validation split" + suffix, where);
     s.test = check_ids(s.test, n, ds.labels, "test split" + suffix, where);
   }
+}
+
+}  // namespace
+
+void validate_dataset(Dataset& ds, const std::string& where) {
+  validate_csr(ds.graph, where);
+  const int64_t n = ds.graph.num_nodes();
+  DGNN_CHECK(n > 0, where, ": the graph has no nodes");
+  DGNN_CHECK(ds.features.defined() && ds.features.dim() == 2, where,
+             ": features must be a 2-D array [num_nodes, feat_dim]");
+  DGNN_CHECK(ds.features.size(0) == n, where, ": features has ", ds.features.size(0),
+             " rows but the graph has ", n, " nodes");
+  DGNN_CHECK(ds.features.size(1) > 0, where, ": features has no columns");
+  DGNN_CHECK(ds.features.scalar_type() == at::kFloat || ds.features.scalar_type() == at::kHalf,
+             where, ": features has dtype ", ds.features.scalar_type(),
+             "; use float32 or float16 (arr.astype('float32'))");
+  if (!ds.features.is_contiguous()) ds.features = ds.features.contiguous();
+  // A table checked when its file was written (meta.json's features_checked) is not scanned.
+  if (!ds.features_checked) check_finite(ds.features, where);
+  if (ds.has_labels()) {
+    check_labels(ds, where);
+  } else {
+    DGNN_CHECK(ds.splits.empty(), where,
+               ": stores node splits but no labels; node splits need labels.npy");
+    ds.num_classes = 0;
+    ds.class_names.clear();
+  }
+  // Without labels or a stored link split, link prediction makes a random split in memory.
+  if (ds.link.defined()) validate_link_split(ds.link, ds.graph, ds.directed, where);
+}
+
+void require_labels(const Dataset& ds) {
+  DGNN_CHECK(ds.has_labels(), ds.source, ": dataset '", ds.name,
+             "' has no node labels, so it cannot train node classification; train link "
+             "prediction instead, or give it labels (docs/formats.md)");
 }
 
 Dataset load_dataset(const std::string& path, const ImportOptions& options) {

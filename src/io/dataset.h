@@ -1,4 +1,5 @@
-// A node-classification dataset in memory: graph, feature table, labels and splits.
+// A dataset in memory: graph, feature table, and what it is trained for: node labels and
+// splits (node classification), link splits (link prediction), or both.
 // Loaded from a dataset directory (docs/formats.md; arrays memory-mapped, not copied) or
 // imported from an .npz file; every array is validated on load.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "graph/csr_graph.h"
+#include "graph/link_split.h"
 
 namespace directgnn {
 
@@ -23,12 +25,13 @@ struct Dataset {
   std::string name;
   std::string source;  // where it came from, for messages
   CsrGraph graph;
-  at::Tensor features;  // [N, F] float32 or float16, C order (may be a memory mapping)
-  at::Tensor labels;    // int64 [N]; -1 marks an unlabelled node
-  int64_t num_classes = 0;
+  at::Tensor features;      // [N, F] float32 or float16, C order (may be a memory mapping)
+  at::Tensor labels;        // int64 [N]; -1 marks an unlabelled node; undefined: no labels
+  int64_t num_classes = 0;  // 0 without labels
   std::vector<std::string> class_names;  // class k's name, when the source names them; or empty
   bool directed = false;
   std::vector<Split> splits;  // the dataset's own splits; empty when it ships none
+  LinkSplit link;             // stored link-prediction splits; undefined when none
   // Set when meta.json records that this very features.npy (same size, modification time and
   // inode) was checked finite when it was written: validate_dataset then skips its scan of the
   // table.
@@ -41,7 +44,12 @@ struct Dataset {
 
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t feat_dim() const { return features.size(1); }
+  bool has_labels() const { return labels.defined(); }
 };
+
+// Node classification's precondition: throws naming the dataset and the fix when it has no
+// labels (a link-prediction dataset).
+void require_labels(const Dataset& dataset);
 
 struct ImportOptions {
   bool keep_self_loops = false;
@@ -54,6 +62,9 @@ struct ImportOptions {
   std::string label_column;   // CSV labels: the column of class names
   std::string id_column;      // CSV labels: the node id column (default: "id", else the first)
   std::string features_path;  // edge lists: features .npy (default: log-degree and a constant)
+  // OGB: skip link splits stored as torch pickles (split/*/train.pt), which Python's importer
+  // (directgnn.datasets.import_ogbl) reads; without it they are an error naming that importer.
+  bool skip_link_split_files = false;
 };
 
 // Reads a dataset directory or an .npz file (gnn-benchmark CSR layout, or numpy savez layout
@@ -91,7 +102,9 @@ Dataset load_dataset_dir(const std::string& dir);
 // format_version supported, every field of the right type. `where` names the file in errors.
 struct DatasetMeta {
   std::string name;  // empty when meta.json gives none
-  int64_t num_nodes = 0, num_edges = 0, feat_dim = 0, num_classes = 0;
+  int64_t num_nodes = 0, num_edges = 0, feat_dim = 0;
+  int64_t num_classes = 0;     // 0: no labels.npy
+  std::string link_negatives;  // meta.json's link.negatives; empty when it stores no link split
   bool directed = false;
   int64_t num_splits = -1;               // -1 when meta.json does not say
   std::vector<std::string> class_names;  // empty when meta.json names no classes
@@ -101,8 +114,9 @@ struct DatasetMeta {
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
-// An OGB node-property dataset's raw directory (edge.csv.gz, node-feat.csv.gz,
-// node-label.csv.gz, num-node-list.csv.gz, in DIR or DIR/raw; splits in DIR/split/NAME/).
+// An OGB dataset's raw directory (edge.csv.gz, node-feat.csv.gz, num-node-list.csv.gz and,
+// for node-property datasets, node-label.csv.gz, in DIR or DIR/raw; node splits in
+// DIR/split/NAME/).
 bool looks_like_ogb(const std::string& dir);
 Dataset import_ogb(const std::string& dir, const ImportOptions& options);
 // A SNAP/CSV edge list (.txt, .csv, .tsv, .edges, .el, optionally .gz): two node ids per line,

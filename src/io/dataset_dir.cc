@@ -147,6 +147,35 @@ at::Tensor load_required(const std::string& dir, const std::string& file) {
   return load_npy(path);
 }
 
+// link/: train.npy, val.npy, test.npy ([E, 2] positives) and, unless the layout is "none",
+// val_neg.npy and test_neg.npy (docs/formats.md).
+LinkSplit load_link_split(const std::string& dir, const std::string& negatives) {
+  const std::string ldir = dir + "/link";
+  LinkSplit s;
+  s.train = load_required(ldir, "train.npy");
+  s.val = load_required(ldir, "val.npy");
+  s.test = load_required(ldir, "test.npy");
+  s.negatives = parse_link_negatives(negatives, dir + "/meta.json (link.negatives)");
+  if (s.negatives != LinkNegatives::kNone) {
+    s.val_neg = load_required(ldir, "val_neg.npy");
+    s.test_neg = load_required(ldir, "test_neg.npy");
+  }
+  return s;
+}
+
+// The same arrays, as int32 where the node ids fit.
+void save_link_split(const std::string& dir, const LinkSplit& s, int64_t num_nodes) {
+  const std::string ldir = dir + "/link";
+  fs::create_directories(ldir);
+  const at::ScalarType type = index_type_for(num_nodes);
+  save_npy(ldir + "/train.npy", s.train.to(type));
+  save_npy(ldir + "/val.npy", s.val.to(type));
+  save_npy(ldir + "/test.npy", s.test.to(type));
+  if (s.negatives == LinkNegatives::kNone) return;
+  save_npy(ldir + "/val_neg.npy", s.val_neg.to(type));
+  save_npy(ldir + "/test_neg.npy", s.test_neg.to(type));
+}
+
 }  // namespace
 
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) {
@@ -173,9 +202,11 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
              "Convert the source graph again, or store the transposed CSR and set format_version ",
              kFormatVersion);
   out.num_splits = optional_field<int64_t>(meta, "num_splits", where, -1);
-  DGNN_CHECK(out.num_nodes > 0 && out.num_edges >= 0 && out.feat_dim > 0 && out.num_classes >= 2,
+  DGNN_CHECK(out.num_nodes > 0 && out.num_edges >= 0 && out.feat_dim > 0 &&
+                 (out.num_classes >= 2 || out.num_classes == 0),
              where,
-             ": num_nodes, feat_dim must be positive, num_edges non-negative and num_classes >= 2");
+             ": num_nodes, feat_dim must be positive, num_edges non-negative and num_classes >= 2 "
+             "(or 0: no labels.npy, a link-prediction dataset)");
   DGNN_CHECK(out.num_splits >= -1, where, ": num_splits must not be negative, got ",
              out.num_splits);
   if (meta.contains("features_checked")) {
@@ -187,6 +218,12 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     out.checked_inode = field<int64_t>(checked, "inode", inner);
   }
   out.class_names = class_names_field(meta, out.num_classes, where);
+  if (meta.contains("link")) {
+    const nlohmann::json& link = meta.at("link");
+    if (!link.is_object()) fail(where, ": field 'link' must be an object");
+    out.link_negatives = field<std::string>(link, "negatives", where + " (link)");
+    parse_link_negatives(out.link_negatives, where + " (link.negatives)");
+  }
   return out;
 }
 
@@ -208,7 +245,8 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.graph.indices = load_required(dir, "indices.npy");
   ds.features = load_required(dir, "features.npy");
   ds.features_path = dir + "/features.npy";
-  ds.labels = load_required(dir, "labels.npy");
+  if (meta.num_classes > 0) ds.labels = load_required(dir, "labels.npy");
+  if (!meta.link_negatives.empty()) ds.link = load_link_split(dir, meta.link_negatives);
   if (fs::exists(dir + "/edge_weights.npy")) {
     ds.graph.weights = load_npy(dir + "/edge_weights.npy");
     validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
@@ -272,7 +310,8 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   save_npy(dir + "/indices.npy", ds.graph.indices);
   if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
   const FileStamp checked = write_features(dir + "/features.npy", features);
-  save_npy(dir + "/labels.npy", ds.labels);
+  if (ds.has_labels()) save_npy(dir + "/labels.npy", ds.labels);
+  if (ds.link.defined()) save_link_split(dir, ds.link, ds.graph.num_nodes());
   for (size_t k = 0; k < ds.splits.size(); ++k) {
     const std::string sdir = split_dir(dir, k);
     fs::create_directories(sdir);
@@ -296,6 +335,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
   }
   if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
+  if (ds.link.defined()) meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)}};
   write_file_atomic(dir + "/meta.json", meta.dump(2) + "\n");
   temp.commit();
 }

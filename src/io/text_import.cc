@@ -239,6 +239,20 @@ at::Tensor parse_feature_rows(const TextSource& source, int64_t rows) {
   return read_features(source, rows);
 }
 
+// An OGB dataset's split directories (DIR/split/NAME, or beside DIR/raw), sorted.
+std::vector<fs::path> ogb_split_dirs(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const std::string& root : {dir + "/split", dir + "/raw/../split"}) {
+    if (!fs::is_directory(root)) continue;
+    for (const auto& entry : fs::directory_iterator(root)) {
+      if (entry.is_directory()) out.push_back(entry.path());
+    }
+    break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool looks_like_ogb(const std::string& dir) {
   return fs::exists(dir + "/raw/edge.csv.gz") || fs::exists(dir + "/edge.csv.gz");
 }
@@ -259,21 +273,24 @@ Dataset import_ogb(const std::string& dir, const ImportOptions& options) {
   ds.graph = build_csr_from_coo(std::move(src), std::move(dst), n,
                                 {options.add_inverse_edges, !options.keep_self_loops}, edge_file);
   ds.features = read_features(find_raw(dir, "node-feat.csv.gz"), n);
-  const std::string label_file = find_raw(dir, "node-label.csv.gz");
-  const std::vector<int64_t> labels = read_column(label_file, true);
-  DGNN_CHECK(static_cast<int64_t>(labels.size()) == n, label_file, ": has ", labels.size(),
-             " lines for ", n, " nodes");
-  ds.labels = tensor_of(labels);
-  std::vector<fs::path> split_dirs;
-  for (const std::string& root : {dir + "/split", dir + "/raw/../split"}) {
-    if (!fs::is_directory(root)) continue;
-    for (const auto& entry : fs::directory_iterator(root)) {
-      if (entry.is_directory()) split_dirs.push_back(entry.path());
-    }
-    break;
+  const bool labelled =
+      fs::exists(dir + "/raw/node-label.csv.gz") || fs::exists(dir + "/node-label.csv.gz");
+  if (labelled) {  // a node-property dataset; link-property ones (ogbl-*) have no labels
+    const std::string label_file = find_raw(dir, "node-label.csv.gz");
+    const std::vector<int64_t> labels = read_column(label_file, true);
+    DGNN_CHECK(static_cast<int64_t>(labels.size()) == n, label_file, ": has ", labels.size(),
+               " lines for ", n, " nodes");
+    ds.labels = tensor_of(labels);
   }
-  std::sort(split_dirs.begin(), split_dirs.end());
-  for (const fs::path& s : split_dirs) {
+  for (const fs::path& s : ogb_split_dirs(dir)) {
+    if (fs::exists(s / "train.pt")) {
+      DGNN_CHECK(options.skip_link_split_files, s.string(),
+                 ": holds an OGB link split (train.pt, valid.pt, test.pt: torch pickles of numpy "
+                 "arrays, which only Python reads). Convert the dataset from Python: "
+                 "directgnn.datasets.import_ogbl(\"",
+                 dir, "\", OUT) (docs/formats.md)");
+      continue;
+    }
     auto ids = [&](const char* name) {
       const std::string file = (s / (std::string(name) + ".csv.gz")).string();
       DGNN_CHECK(fs::exists(file), s.string(), ": split file ", name, ".csv.gz is missing");
@@ -285,10 +302,19 @@ Dataset import_ogb(const std::string& dir, const ImportOptions& options) {
   return ds;
 }
 
+// The node count of an edge list imported without labels (for link prediction): the rows of
+// the features when given, else 0 to the largest id.
+int64_t unlabelled_node_count(const Dataset& ds, const ImportOptions& options, int64_t max_id) {
+  if (!ds.features.defined()) return max_id + 1;
+  DGNN_CHECK(ds.features.dim() == 2, options.features_path,
+             ": features must be a 2-D array [num_nodes, feat_dim]");
+  DGNN_CHECK(max_id < ds.features.size(0), options.features_path, ": has ", ds.features.size(0),
+             " rows, but the edge list has node id ", max_id,
+             "; give one row of features per node");
+  return ds.features.size(0);
+}
+
 Dataset import_edge_list(const std::string& path, const ImportOptions& options) {
-  DGNN_CHECK(!options.labels_path.empty(), path,
-             ": an edge list carries no labels; give them as labels: a LABELS.npy (one integer "
-             "per node, -1 for unlabelled) or a TABLE.csv with its label_column");
   auto [src, dst] = parse_edge_lines(path, true);
   DGNN_CHECK(src.numel() > 0, path, ": no edges found");
   Dataset ds;
@@ -299,13 +325,16 @@ Dataset import_edge_list(const std::string& path, const ImportOptions& options) 
     if (ds.features.scalar_type() == at::kDouble) ds.features = ds.features.to(at::kFloat);
   }
   const int64_t max_id = std::max(src.max().item<int64_t>(), dst.max().item<int64_t>());
-  if (labels_are_csv(options)) {
+  // Without labels the graph is for link prediction (docs/formats.md).
+  const bool labelled = !options.labels_path.empty();
+  if (labelled && labels_are_csv(options)) {
     read_table_labels(ds, options, max_id);
-  } else {
+  } else if (labelled) {
     ds.labels = load_npy(options.labels_path);
     DGNN_CHECK(ds.labels.dim() == 1, options.labels_path, ": labels must be 1-D");
   }
-  const int64_t n = ds.labels.numel();
+  const int64_t n =
+      ds.has_labels() ? ds.labels.numel() : unlabelled_node_count(ds, options, max_id);
   DGNN_CHECK(max_id < n, path, ": node id ", max_id, " needs at least ", max_id + 1,
              " labels, but ", options.labels_path, " has ", n);
   ds.directed = !options.add_inverse_edges;

@@ -1,0 +1,72 @@
+// Link prediction's edges: positive (src, dst) pairs per split and, for validation and test,
+// fixed negatives in OGB's two layouts. A dataset directory stores them (docs/formats.md);
+// a dataset without them gets the seeded random split below, as PyG's RandomLinkSplit makes.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+#include "graph/csr_graph.h"
+
+namespace directgnn {
+
+// How a split's fixed evaluation negatives are laid out.
+enum class LinkNegatives {
+  kNone,       // none stored
+  kShared,     // [M, 2] (src, dst) pairs scored against every positive (ogbl-collab)
+  kPerSource,  // [E, K]: K negative destinations for each positive's source (ogbl-citation2)
+};
+
+// The negatives' layout name in meta.json ("none", "shared", "per_source"), and back.
+std::string link_negatives_name(LinkNegatives layout);
+LinkNegatives parse_link_negatives(const std::string& name, const std::string& where);
+
+struct LinkSplit {
+  at::Tensor train, val, test;  // int64 [E, 2] positive (src, dst) pairs
+  LinkNegatives negatives = LinkNegatives::kNone;
+  at::Tensor val_neg, test_neg;  // int64, in the layout above (undefined for kNone)
+
+  bool defined() const { return train.defined(); }
+};
+
+// A seeded random split of a graph's edges.
+struct LinkSplitOptions {
+  double val = 0.05, test = 0.1;  // fractions of the unique edges; training keeps the rest
+  // 0: one shared negative pair per validation (test) positive, PyG's default ratio of 1;
+  // K > 0: K negative destinations per positive's source.
+  int64_t neg_per_source = 0;
+  uint64_t seed = 0;
+};
+
+// Checks the fractions (each in [0, 1), val + test < 1) and the count; names the fix.
+void check_link_split_options(const LinkSplitOptions& options);
+// "TRAIN,VAL,TEST" fractions summing to 1 (such as "0.85,0.05,0.1") as options.
+LinkSplitOptions parse_link_fractions(const std::string& text);
+
+// The graph's unique edges as int64 [E, 2] (src, dst) pairs, in CSR order: for an undirected
+// graph each pair once (src < dst, self-loops left out, as they have no other direction), for
+// a directed one each stored edge once. Multi-edges collapse to one.
+at::Tensor unique_edges(const CsrGraph& graph, bool directed);
+
+struct RandomLinkSplit {
+  CsrGraph graph;  // message passing: the training edges (both directions when undirected)
+  LinkSplit split;
+};
+
+// PyG's RandomLinkSplit, seeded: the unique edges shuffled; the first `val` and `test`
+// fractions become validation and test positives and leave the message-passing graph;
+// fixed negatives are pairs that are no edge of the whole graph (either direction when
+// undirected), drawn from the seed alone, so the split does not depend on the thread count.
+RandomLinkSplit random_link_split(const CsrGraph& graph, bool directed,
+                                  const LinkSplitOptions& options);
+
+// Checks a stored split against its message-passing graph and normalises it to int64:
+// shapes, node ids in range, the negatives' layout (K per positive, or shared pairs), every
+// training positive an edge of the graph, and no validation or test positive one (nor its
+// reverse when undirected): they would leak into message passing. `where` names the source.
+void validate_link_split(LinkSplit& split, const CsrGraph& graph, bool directed,
+                         const std::string& where);
+
+}  // namespace directgnn
