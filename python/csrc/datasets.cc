@@ -27,7 +27,7 @@ namespace {
 using DatasetTuple =
     std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, int64_t,
                bool, std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
-               std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string>;
+               std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string, bool>;
 
 // A link split as the list above, and back.
 std::vector<at::Tensor> link_list(const LinkSplit& s) {
@@ -81,7 +81,8 @@ DatasetTuple as_tuple(const Dataset& ds) {
           ds.features_path,
           weights,
           link_list(ds.link),
-          ds.link.defined() ? link_negatives_name(ds.link.negatives) : std::string()};
+          ds.link.defined() ? link_negatives_name(ds.link.negatives) : std::string(),
+          ds.link.eval_edges_in_graph};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges,
@@ -164,7 +165,8 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
           const at::Tensor& indices, const at::Tensor& x, const std::optional<at::Tensor>& y,
           bool directed, const std::vector<at::Tensor>& train, const std::vector<at::Tensor>& val,
           const std::vector<at::Tensor>& test, const std::optional<at::Tensor>& edge_weight,
-          const std::vector<at::Tensor>& link, c10::string_view link_negatives) {
+          const std::vector<at::Tensor>& link, c10::string_view link_negatives,
+          bool eval_edges_in_graph) {
   DGNN_CHECK_ARG(train.size() == val.size() && val.size() == test.size(), "splits",
                  "need as many train, val and test id arrays");
   Dataset ds;
@@ -177,6 +179,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
   for (size_t k = 0; k < train.size(); ++k) ds.splits.push_back({train[k], val[k], test[k]});
   if (edge_weight) ds.graph.weights = edge_weight->cpu();
   ds.link = link_of(link, std::string(link_negatives));
+  ds.link.eval_edges_in_graph = eval_edges_in_graph;
   validate_dataset(ds, ds.source);
   save_dataset_dir(ds, ds.source);
 }
@@ -186,7 +189,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
 void define_datasets(torch::Library& m) {
   const std::string fields =
       " -> (str, Tensor, Tensor, Tensor, Tensor?, int, bool, Tensor[], Tensor[], Tensor[], str, "
-      "Tensor?, Tensor[], str)";
+      "Tensor?, Tensor[], str, bool)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False, bool skip_link_split_files=False)")
@@ -205,7 +208,7 @@ void define_datasets(torch::Library& m) {
   m.def(
       "save_dataset(str out, str name, Tensor indptr, Tensor indices, Tensor x, Tensor? y, "
       "bool directed, Tensor[] train, Tensor[] val, Tensor[] test, Tensor? edge_weight, "
-      "Tensor[] link, str link_negatives) -> ()",
+      "Tensor[] link, str link_negatives, bool eval_edges_in_graph=False) -> ()",
       guarded<&save>);
   m.def(schema("rmat_dataset(int nodes, float edge_factor, int feat_dim, int seed, "
                "int num_classes, str dtype, float train_fraction)")

@@ -36,7 +36,9 @@ class Dataset:
             under "train", "val" and "test", and the fixed evaluation negatives under
             "val_neg" and "test_neg" in the layout "negatives" names: "shared" ([M, 2] pairs
             scored against every positive, as ogbl-collab), "per_source" ([E, K] destinations
-            for each positive's source, as ogbl-citation2) or "none".
+            for each positive's source, as ogbl-citation2) or "none". "eval_edges_in_graph":
+            whether validation and test positives may also be edges of the graph (pairs that
+            interact again, as ogbl-collab's); otherwise such a positive is refused as a leak.
     """
 
     name: str
@@ -108,8 +110,9 @@ class Dataset:
         """Writes the dataset as a dataset directory (``path`` must not exist; written under a
         temporary name, then renamed), checked as a loader checks it: graph, features,
         labels, node splits, edge weights and link split."""
-        link, negatives = [], ""
+        link, negatives, repeats = [], "", False
         if self.link is not None:
+            repeats = bool(self.link.get("eval_edges_in_graph", False))
             negatives = self.link.get("negatives", "none")
             link = [self.link[k] for k in ("train", "val", "test")]
             if negatives != "none":
@@ -118,7 +121,7 @@ class Dataset:
             ops.save_dataset(os.fspath(path), self.name, self.indptr, self.indices, self.x,
                              self.y, self.directed, [s["train"] for s in self.splits],
                              [s["val"] for s in self.splits], [s["test"] for s in self.splits],
-                             self.edge_weight, link, negatives)
+                             self.edge_weight, link, negatives, repeats)
 
     @property
     def train_idx(self) -> torch.Tensor:
@@ -142,21 +145,23 @@ class Dataset:
                 f"splits={len(self.splits)}{link})")
 
 
-def _link_dict(tensors, negatives):
+def _link_dict(tensors, negatives, eval_edges_in_graph=False):
     """The C++ link list (train, val, test[, val_neg, test_neg]) as Dataset.link, or None."""
     if not tensors:
         return None
     out = dict(zip(("train", "val", "test", "val_neg", "test_neg"), tensors))
     out["negatives"] = negatives
+    out["eval_edges_in_graph"] = bool(eval_edges_in_graph)
     return out
 
 
 def _from_tuple(t):
     (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
-     edge_weight, link, negatives) = t
+     edge_weight, link, negatives, eval_edges_in_graph) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
-                   features_path or None, edge_weight, _link_dict(link, negatives))
+                   features_path or None, edge_weight,
+                   _link_dict(link, negatives, eval_edges_in_graph))
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,

@@ -1,9 +1,12 @@
 """The graphs behind ``directgnn train`` (no --dataset), ``bench train --synthetic`` and
 ``generate rmat``, made in memory: Python benchmarks and tests use the same graphs as the
-command."""
+command; and :func:`import_ogbl`, OGB's link-property datasets as dataset directories."""
 
+from ._ogbl import import_ogbl
 from ._ops import ops
 from .data import Dataset, _from_tuple
+
+__all__ = ["import_ogbl", "rmat", "synthetic"]
 
 
 def synthetic(nodes: int = 10000, avg_degree: float = 10.0, feat_dim: int = 32, seed: int = 0, *,

@@ -105,6 +105,7 @@ struct DatasetMeta {
   int64_t num_nodes = 0, num_edges = 0, feat_dim = 0;
   int64_t num_classes = 0;     // 0: no labels.npy
   std::string link_negatives;  // meta.json's link.negatives; empty when it stores no link split
+  bool eval_edges_in_graph = false;  // meta.json's link.eval_edges_in_graph
   bool directed = false;
   int64_t num_splits = -1;               // -1 when meta.json does not say
   std::vector<std::string> class_names;  // empty when meta.json names no classes

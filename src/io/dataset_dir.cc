@@ -223,6 +223,8 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     if (!link.is_object()) fail(where, ": field 'link' must be an object");
     out.link_negatives = field<std::string>(link, "negatives", where + " (link)");
     parse_link_negatives(out.link_negatives, where + " (link.negatives)");
+    out.eval_edges_in_graph =
+        optional_field<bool>(link, "eval_edges_in_graph", where + " (link)", false);
   }
   return out;
 }
@@ -246,7 +248,10 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.features = load_required(dir, "features.npy");
   ds.features_path = dir + "/features.npy";
   if (meta.num_classes > 0) ds.labels = load_required(dir, "labels.npy");
-  if (!meta.link_negatives.empty()) ds.link = load_link_split(dir, meta.link_negatives);
+  if (!meta.link_negatives.empty()) {
+    ds.link = load_link_split(dir, meta.link_negatives);
+    ds.link.eval_edges_in_graph = meta.eval_edges_in_graph;
+  }
   if (fs::exists(dir + "/edge_weights.npy")) {
     ds.graph.weights = load_npy(dir + "/edge_weights.npy");
     validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
@@ -335,7 +340,10 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
   }
   if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
-  if (ds.link.defined()) meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)}};
+  if (ds.link.defined()) {
+    meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)},
+                    {"eval_edges_in_graph", ds.link.eval_edges_in_graph}};
+  }
   write_file_atomic(dir + "/meta.json", meta.dump(2) + "\n");
   temp.commit();
 }

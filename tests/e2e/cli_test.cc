@@ -104,6 +104,28 @@ TEST(ConvertAndInfo, WriteADatasetDirectoryAndDescribeIt) {
             std::string::npos);
 }
 
+// A link split written by convert: info shows it, and a bad fraction is refused by its flag.
+TEST(ConvertAndInfo, LinkSplitOfCora) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult c = run("convert " + cora + " " + dir.file("cora") +
+                              " --link-split 0.85,0.05,0.1 --eval-negatives 20 --seed 2");
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_NE(c.output.find("link split of 4488 / 263 / 527 edges"), std::string::npos) << c.output;
+  const CommandResult i = run("info " + dir.file("cora"));
+  ASSERT_EQ(i.status, 0) << i.output;
+  for (const char* needle : {"Edges:      8976", "Link split: train 4488, validation 263, test 527",
+                             "Negatives:  20 destinations per positive's source"}) {
+    EXPECT_NE(i.output.find(needle), std::string::npos) << needle << "\n" << i.output;
+  }
+  const CommandResult bad =
+      run("convert " + cora + " " + dir.file("x") + " --link-split 0.9,0.2,0.1");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--link-split: '0.9,0.2,0.1' must be three fractions"),
+            std::string::npos)
+      << bad.output;
+}
+
 // An edge list whose labels come as a CSV of class names (quoted commas, UTF-8, CRLF), as
 // public graph datasets ship them: convert, info shows the names, training runs.
 TEST(ConvertAndInfo, EdgeListWithCsvLabelsShowsClassNamesAndTrains) {
