@@ -50,11 +50,15 @@ Sampler::Sampler(const CsrGraph& graph, SamplerOptions options)
 
 Sampler::~Sampler() = default;
 
-MiniBatch Sampler::sample(const at::Tensor& seeds, uint64_t seed) const {
+MiniBatch Sampler::sample(const at::Tensor& seeds, uint64_t seed,
+                          const ExcludedPairs* exclude) const {
   DGNN_CHECK_ARG(seeds.dim() == 1, "seeds", "must be a 1-D tensor");
   DGNN_CHECK_TYPE(seeds.scalar_type() == at::kLong || seeds.scalar_type() == at::kInt,
                   "seeds must be int64 or int32, got ", seeds.scalar_type());
-  if (gpu_ == nullptr) return cpu_->sample(seeds.cpu(), seed);  // checks its seeds as it reads
+  if (gpu_ == nullptr) return cpu_->sample(seeds.cpu(), seed, exclude);  // checks the seeds
+  DGNN_CHECK_ARG(exclude == nullptr || exclude->empty(), "exclude_seed_edges",
+                 "the GPU sampler does not leave seed edges out yet; sample on the CPU, or keep "
+                 "the seed edges");
   check_seeds(seeds, graph_.num_nodes());
   return gpu_->sample(seeds, seed);
 }

@@ -28,6 +28,7 @@
 
 #include "graph/csr_graph.h"
 #include "sampling/block.h"
+#include "sampling/excluded_pairs.h"
 
 namespace directgnn {
 
@@ -62,8 +63,11 @@ class Sampler {
   Sampler& operator=(const Sampler&) = delete;
 
   // The blocks for `seeds` (distinct int64 or int32 node ids, on any device; checked). Safe to
-  // call from several threads at once.
-  MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
+  // call from several threads at once. Edges that `exclude` lists (a pair or its reverse) are
+  // left out of the neighbourhoods after the draw, so a node next to an excluded pair may keep
+  // fewer than its fan-out (as DGL's and GraphBolt's exclusion); the CPU twin only, so far.
+  MiniBatch sample(const at::Tensor& seeds, uint64_t seed,
+                   const ExcludedPairs* exclude = nullptr) const;
 
   const SamplerOptions& options() const { return options_; }
   // float32 [N] on the CPU: each node's degree in the whole graph, as the blocks hold it.

@@ -148,6 +148,30 @@ HopDraw draw_hop(const CsrGraph& graph, const HopInput& in, bool with_edges) {
   return draw;
 }
 
+// Drops the picks of `draw` that `exclude` lists (edge picked -> frontier node), keeping the
+// rest in order; only rows of nodes that are endpoints of an excluded pair are read.
+void drop_excluded(HopDraw& draw, const int64_t* frontier, int64_t rows,
+                   const ExcludedPairs& exclude) {
+  int64_t* offsets = draw.offsets.data_ptr<int64_t>();
+  int64_t* picked = draw.picked.data_ptr<int64_t>();
+  int64_t* edges = draw.edges.defined() ? draw.edges.data_ptr<int64_t>() : nullptr;
+  int64_t out = 0, begin = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t end = offsets[i + 1], v = frontier[i];
+    const bool check = exclude.touches(v);
+    for (int64_t e = begin; e < end; ++e) {
+      if (check && exclude.contains(picked[e], v)) continue;
+      picked[out] = picked[e];
+      if (edges != nullptr) edges[out] = edges[e];
+      ++out;
+    }
+    begin = end;
+    offsets[i + 1] = out;
+  }
+  draw.picked = draw.picked.narrow(0, 0, out);
+  if (edges != nullptr) draw.edges = draw.edges.narrow(0, 0, out);
+}
+
 }  // namespace
 
 double weighted_key(uint64_t node_key, int64_t j, float w) {
@@ -214,7 +238,8 @@ void relabel(at::Tensor& picks, std::vector<int64_t>& nodes, std::vector<int32_t
 
 }  // namespace
 
-MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) const {
+MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed,
+                                  const ExcludedPairs* exclude) const {
   DGNN_CHECK_ARG(seeds_in.dim() == 1, "seeds", "must be a 1-D tensor");
   const at::Tensor seeds = seeds_in.to(at::kLong).contiguous();
   auto ws = acquire();
@@ -245,6 +270,8 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
                       seed,
                       static_cast<uint64_t>(hop)};
     HopDraw draw = draw_hop(graph_, in, options_.edge_ids);
+    if (exclude != nullptr && !exclude->empty())
+      drop_excluded(draw, in.frontier, in.rows, *exclude);
     relabel(draw.picked, nodes, local);
     batch.hop_nodes.push_back(static_cast<int64_t>(nodes.size()) - end);
     batch.hop_edges.push_back(draw.picked.numel());

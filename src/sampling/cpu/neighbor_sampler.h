@@ -16,6 +16,7 @@
 
 #include "graph/csr_graph.h"
 #include "sampling/block.h"
+#include "sampling/excluded_pairs.h"
 #include "sampling/sampler.h"
 
 namespace directgnn::cpu {
@@ -31,8 +32,10 @@ class NeighborSampler {
   NeighborSampler(const CsrGraph& graph, const SamplerOptions& options);
   ~NeighborSampler();
 
-  // Samples the blocks for `seeds` (int64 global ids, distinct). Thread-safe.
-  MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
+  // Samples the blocks for `seeds` (int64 global ids, distinct), leaving out the edges that
+  // `exclude` lists when given. Thread-safe.
+  MiniBatch sample(const at::Tensor& seeds, uint64_t seed,
+                   const ExcludedPairs* exclude = nullptr) const;
 
   const std::vector<int64_t>& fanouts() const { return options_.fanouts; }
   SampleMode mode() const { return options_.mode; }

@@ -1,0 +1,32 @@
+// Node pairs a sample leaves out of its neighbourhoods: link prediction's seed edges, so that a
+// batch's positives are not in the messages that score them (GraphBolt's exclude_seed_edges).
+// An edge u -> v (u in v's list) is dropped when (u, v) or (v, u) is listed: a pair and its
+// reverse alike.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace directgnn {
+
+class ExcludedPairs {
+ public:
+  ExcludedPairs() = default;
+  // `pairs`: int64 [B, 2] node ids on the CPU.
+  explicit ExcludedPairs(const at::Tensor& pairs);
+
+  bool empty() const { return keys_.empty(); }
+  // Whether v is an endpoint of a listed pair (only such rows can lose an edge).
+  bool touches(int64_t v) const;
+  // Whether the edge u -> v is left out.
+  bool contains(int64_t u, int64_t v) const;
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> keys_;  // both directions, sorted
+  std::vector<int64_t> nodes_;                     // the endpoints, sorted, unique
+};
+
+}  // namespace directgnn

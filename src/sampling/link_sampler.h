@@ -1,0 +1,91 @@
+// Link prediction's minibatches: a batch of positive seed edges plus negatives, whose distinct
+// endpoints seed the k-hop sampler (sampling/sampler.h); the result carries the blocks, the
+// input nodes and the local indices of each scored pair, in PyG's two negative-sampling modes:
+//
+// - binary: K·B random pairs besides the B positives; `edge_label_index` [2, B + K·B] holds
+//   every scored pair's (src, dst) local ids, positives first, `edge_label` 1 for those, 0 else
+//   (PyG's LinkNeighborLoader with neg_sampling="binary").
+// - triplet: K random destinations for each positive's source; `src_index` [B],
+//   `dst_pos_index` [B] and `dst_neg_index` [B, K] (PyG's neg_sampling="triplet").
+//
+// Negatives are drawn uniformly or by degree^0.75 (word2vec's and PinSage's smoothing), from
+// (seed, position) alone; exact negatives redraw a pair that is an edge of the
+// message-passing graph (either direction) or a self-pair, and a graph where 1000 tries find
+// none is refused. The batch's seed edges and their reverses are left out of its sampled
+// neighbourhoods unless kept (GraphBolt's exclude_seed_edges). The result depends only on
+// (graph, positives, options, seed), not on the number of threads.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/csr_graph.h"
+#include "graph/edge_lookup.h"
+#include "sampling/block.h"
+#include "sampling/sampler.h"
+
+namespace directgnn {
+
+class SplitRng;
+
+enum class NegativeMode { kBinary, kTriplet };
+enum class NegativeDist { kUniform, kDegree };
+NegativeMode parse_negative_mode(const std::string& name);  // "binary" | "triplet"
+NegativeDist parse_negative_dist(const std::string& name);  // "uniform" | "degree"
+std::string negative_mode_name(NegativeMode mode);
+std::string negative_dist_name(NegativeDist dist);
+
+struct LinkSamplerOptions {
+  NegativeMode mode = NegativeMode::kBinary;
+  int64_t neg_ratio = 1;  // binary: K·B pairs; triplet: K per positive (K >= 1)
+  NegativeDist dist = NegativeDist::kUniform;
+  bool exact_negatives = false;
+  bool exclude_seed_edges = true;
+};
+
+struct LinkBatch {
+  MiniBatch sample;      // seeds: the distinct endpoints, positives' first, then negatives'
+  at::Tensor positives;  // int64 [B, 2] global (src, dst): the batch's seed edges
+  // binary: int64 [2, B + K·B] local (src; dst) and float32 [B + K·B] labels.
+  at::Tensor edge_label_index, edge_label;
+  // triplet: int64 [B], [B] and [B, K] local ids.
+  at::Tensor src_index, dst_pos_index, dst_neg_index;
+};
+
+// The graph a link task passes messages on: an undirected graph as it is, a directed one with
+// every edge's reverse added (duplicates collapse), as OGB's ogbl-citation2 recipes
+// symmetrise the citation graph.
+CsrGraph message_passing_graph(const CsrGraph& graph, bool directed);
+
+class LinkSampler {
+ public:
+  // `graph` (the message-passing graph, contiguous CPU tensors) must outlive the sampler.
+  LinkSampler(const CsrGraph& graph, SamplerOptions sampling, LinkSamplerOptions link);
+  ~LinkSampler();
+
+  // `positives`: int64 or int32 [B, 2] (src, dst) node ids on the CPU (checked).
+  LinkBatch sample(const at::Tensor& positives, uint64_t seed) const;
+
+  const LinkSamplerOptions& options() const { return link_; }
+  const Sampler& sampler() const { return sampler_; }
+
+ private:
+  int64_t draw_node(SplitRng& rng) const;
+  // Negative `index` of the batch: a destination for `src`, or with src < 0 a whole pair;
+  // false when exact negatives found no non-edge in the tries allowed.
+  bool draw_negative(uint64_t seed, uint64_t index, int64_t src, int64_t* out_src,
+                     int64_t* out_dst) const;
+  at::Tensor negatives(const at::Tensor& positives, uint64_t seed) const;
+
+  const CsrGraph& graph_;
+  Sampler sampler_;
+  LinkSamplerOptions link_;
+  std::vector<double> cumulative_;     // degree^0.75, summed (kDegree)
+  std::unique_ptr<EdgeLookup> edges_;  // for exact negatives
+};
+
+}  // namespace directgnn
