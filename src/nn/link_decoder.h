@@ -1,0 +1,35 @@
+// Link prediction's decoders: a score (a logit) for each (src, dst) pair from the encoder's
+// embeddings of its endpoints. `dot`: their dot product, as GAE. `mlp`: OGB's baseline
+// LinkPredictor, an MLP on their Hadamard product (hidden layers of the embedding width, ReLU
+// and dropout between them, one output). Plain ATen operations: the same code runs on the CPU
+// and the GPU.
+#pragma once
+
+#include <ATen/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <string>
+#include <vector>
+
+namespace directgnn {
+
+enum class DecoderKind { kDot, kMlp };
+// "dot" or "mlp"; anything else throws naming the decoder parameter.
+DecoderKind parse_decoder_kind(const std::string& name);
+const char* decoder_kind_name(DecoderKind kind);
+
+class LinkDecoder : public torch::nn::Module {
+ public:
+  // `dim`: the embeddings' width; `layers`: the MLP's linear layers (>= 1; 2: one hidden).
+  LinkDecoder(DecoderKind kind, int64_t dim, int64_t layers = 2, double dropout = 0.0);
+  // Logits [E] for embeddings h_src, h_dst [E, dim] (row i scores pair i).
+  at::Tensor forward(const at::Tensor& h_src, const at::Tensor& h_dst);
+  DecoderKind kind() const { return kind_; }
+
+ private:
+  DecoderKind kind_;
+  double dropout_;
+  std::vector<at::Tensor> weights_, biases_;
+};
+
+}  // namespace directgnn

@@ -1,0 +1,96 @@
+#include "train/link_evaluate.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include "directgnn/error.h"
+#include "train/link_metrics.h"
+#include "train/metrics.h"
+
+namespace directgnn {
+
+LinkMetrics link_metrics(const at::Tensor& pos, const at::Tensor& neg, LinkNegatives layout,
+                         int64_t hits_k) {
+  LinkMetrics m;
+  if (layout == LinkNegatives::kShared) {
+    const at::Tensor scores = at::cat({pos.view(-1), neg.view(-1)});
+    const at::Tensor labels =
+        at::cat({at::ones({pos.numel()}, at::kLong), at::zeros({neg.numel()}, at::kLong)});
+    m.roc_auc = roc_auc(scores, labels);
+    m.ap = average_precision(scores, labels);
+    m.hits = hits_at_k(pos.view(-1), neg.view(-1), hits_k);
+  } else if (layout == LinkNegatives::kPerSource) {
+    const at::Tensor ranks = ranks_among_negatives(pos, neg);
+    m.mrr = mean_reciprocal_rank(ranks);
+    m.hits = hits_of_ranks(ranks, hits_k);
+  }
+  return m;
+}
+
+namespace {
+
+// Decoder scores of pairs (src[i], dst[i]) whose endpoints' embeddings are rows of `h`
+// (nodes: the sorted ids of those rows), `chunk` pairs at a time.
+at::Tensor score_pairs(LinkDecoder& decoder, const at::Tensor& h, const at::Tensor& nodes,
+                       const at::Tensor& src, const at::Tensor& dst, int64_t chunk) {
+  at::Tensor out = at::empty({src.numel()}, at::kFloat);
+  for (int64_t begin = 0; begin < src.numel(); begin += chunk) {
+    const int64_t len = std::min(chunk, src.numel() - begin);
+    const at::Tensor s = at::searchsorted(nodes, src.narrow(0, begin, len));
+    const at::Tensor d = at::searchsorted(nodes, dst.narrow(0, begin, len));
+    out.narrow(0, begin, len)
+        .copy_(decoder.forward(h.index_select(0, s), h.index_select(0, d)).to(at::kFloat));
+  }
+  return out;
+}
+
+// One split's positives and negatives scored: pos [E]; neg [M] or [E, K].
+std::pair<at::Tensor, at::Tensor> score_split(LinkDecoder& decoder, const at::Tensor& h,
+                                              const at::Tensor& nodes, const at::Tensor& pos,
+                                              const at::Tensor& neg, LinkNegatives layout,
+                                              int64_t chunk) {
+  const at::Tensor p = score_pairs(decoder, h, nodes, pos.select(1, 0), pos.select(1, 1), chunk);
+  if (layout == LinkNegatives::kShared) {
+    return {p, score_pairs(decoder, h, nodes, neg.select(1, 0), neg.select(1, 1), chunk)};
+  }
+  const at::Tensor src = pos.select(1, 0).view({-1, 1}).expand_as(neg).reshape(-1);
+  return {p, score_pairs(decoder, h, nodes, src, neg.reshape(-1), chunk).view(neg.sizes())};
+}
+
+// Every node id the split's scores read, sorted and unique.
+at::Tensor needed_nodes(const LinkSplit& s, bool test) {
+  std::vector<at::Tensor> ids{s.val.reshape(-1), s.val_neg.reshape(-1)};
+  if (test) {
+    ids.push_back(s.test.reshape(-1));
+    ids.push_back(s.test_neg.reshape(-1));
+  }
+  return std::get<0>(at::_unique(at::cat(ids)));
+}
+
+}  // namespace
+
+LinkEvalResult evaluate_links(GnnModel& model, LinkDecoder& decoder, const CsrGraph& graph,
+                              const at::Tensor& features, const LinkSplit& split,
+                              const LinkEvalOptions& o) {
+  DGNN_CHECK(split.negatives != LinkNegatives::kNone,
+             "link evaluation: the link split stores no validation and test negatives; give "
+             "them (docs/formats.md), or make a random split, which draws them");
+  torch::NoGradGuard no_grad;
+  const bool was_training = decoder.is_training();
+  decoder.eval();
+  const at::Tensor nodes = needed_nodes(split, o.test);
+  const at::Tensor h = model.infer_nodes(graph, features, nodes, o.chunk);
+  LinkEvalResult r;
+  auto [vp, vn] =
+      score_split(decoder, h, nodes, split.val, split.val_neg, split.negatives, o.chunk);
+  r.val = link_metrics(vp, vn, split.negatives, o.hits_k);
+  if (o.test) {
+    auto [tp, tn] =
+        score_split(decoder, h, nodes, split.test, split.test_neg, split.negatives, o.chunk);
+    r.test = link_metrics(tp, tn, split.negatives, o.hits_k);
+  }
+  decoder.train(was_training);
+  return r;
+}
+
+}  // namespace directgnn

@@ -1,0 +1,48 @@
+// Link prediction's evaluation: every needed node's final-layer embedding by full-neighbourhood,
+// layer-wise inference (GnnModel::infer_nodes), then the split's positives and fixed negatives
+// scored by the decoder in chunks, and the metrics their layout gives (train/link_metrics.h):
+// shared negatives: ROC-AUC, average precision and Hits@K over positives and negatives;
+// negatives per source: MRR and Hits@K of each positive's rank among its own.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "graph/csr_graph.h"
+#include "graph/link_split.h"
+#include "nn/link_decoder.h"
+#include "nn/model.h"
+
+namespace directgnn {
+
+// One split's metrics; NaN where its negatives' layout gives none.
+struct LinkMetrics {
+  double roc_auc = std::numeric_limits<double>::quiet_NaN();
+  double ap = std::numeric_limits<double>::quiet_NaN();
+  double hits = std::numeric_limits<double>::quiet_NaN();  // Hits@K
+  double mrr = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Metrics of positive scores [E] against negative scores ([M] shared, or [E, K] per source).
+LinkMetrics link_metrics(const at::Tensor& pos, const at::Tensor& neg, LinkNegatives layout,
+                         int64_t hits_k);
+
+struct LinkEvalOptions {
+  int64_t hits_k = 50;    // ogbl-collab's K
+  int64_t chunk = 65536;  // pairs scored (and nodes inferred) at a time
+  bool test = true;       // also the test split (else validation only)
+};
+
+struct LinkEvalResult {
+  LinkMetrics val, test;
+};
+
+// `graph` is the message-passing graph the embeddings are computed on (the training edges;
+// with validation edges added for test scores where a run allows it).
+LinkEvalResult evaluate_links(GnnModel& model, LinkDecoder& decoder, const CsrGraph& graph,
+                              const at::Tensor& features, const LinkSplit& split,
+                              const LinkEvalOptions& options);
+
+}  // namespace directgnn
