@@ -7,6 +7,7 @@
 #include "directgnn/error.h"
 #include "options.h"
 #include "train/checkpoint.h"
+#include "train/link_trainer.h"
 
 namespace directgnn::cli {
 
@@ -86,6 +87,55 @@ void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
       "a changed run needs a new --checkpoint directory).");
 }
 
+// --task link's flags, parsed once the command line is complete.
+struct LinkArgs {
+  std::string task = "node", decoder = "dot", neg_sampling = "binary", neg_dist = "uniform";
+  int64_t neg_ratio = 1, hits_k = 50, decoder_layers = 2;
+  bool exact_negatives = false, keep_seed_edges = false, use_val_edges = false;
+
+  LinkTrainOptions options() const {
+    LinkTrainOptions o;
+    o.decoder = parse_decoder_kind(decoder);
+    o.decoder_layers = decoder_layers;
+    o.sampling.mode = parse_negative_mode(neg_sampling);
+    o.sampling.dist = parse_negative_dist(neg_dist);
+    o.sampling.neg_ratio = neg_ratio;
+    o.sampling.exact_negatives = exact_negatives;
+    o.sampling.exclude_seed_edges = !keep_seed_edges;
+    o.hits_k = hits_k;
+    o.use_val_edges = use_val_edges;
+    return o;
+  }
+};
+
+void add_link_options(CLI::App* c, LinkArgs* a) {
+  c->add_option("--task", a->task, "node (classification) or link (prediction)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"node", "link"}));
+  c->add_option("--decoder", a->decoder,
+                "link: dot (the embeddings' dot product) or mlp (an MLP on their Hadamard "
+                "product, as OGB's baselines)")
+      ->capture_default_str();
+  c->add_option("--decoder-layers", a->decoder_layers, "link, mlp decoder: its linear layers")
+      ->capture_default_str();
+  c->add_option("--neg-sampling", a->neg_sampling,
+                "link: binary (K random pairs per positive) or triplet (K random destinations "
+                "per positive's source), as PyG's")
+      ->capture_default_str();
+  c->add_option("--neg-ratio", a->neg_ratio, "link: K, negatives per positive")
+      ->capture_default_str();
+  c->add_option("--neg-dist", a->neg_dist,
+                "link: uniform, or degree (degree^0.75, as word2vec and PinSage)")
+      ->capture_default_str();
+  c->add_flag("--exact-negatives", a->exact_negatives,
+              "link: redraw a negative that is an edge of the graph");
+  c->add_flag("--keep-seed-edges", a->keep_seed_edges,
+              "link: keep a batch's positive edges in its sampled neighbourhoods");
+  c->add_option("--hits-k", a->hits_k, "link: K of Hits@K")->capture_default_str();
+  c->add_flag("--use-val-edges", a->use_val_edges,
+              "link: test scores pass messages over the validation edges too");
+}
+
 }  // namespace
 
 void register_train(CLI::App& app) {
@@ -96,12 +146,14 @@ void register_train(CLI::App& app) {
     bool keep_self_loops = false;
     int threads = 0;
     DistArgs dist;
+    LinkArgs link;
   };
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand(
       "train", "train a GNN (no --dataset: a built-in synthetic planted-partition graph)");
   c->add_option("--dataset", args->dataset, "dataset directory or .npz file");
   add_training_options(c, &args->train);
+  add_link_options(c, &args->link);
   c->add_option("--metrics", args->train.train.metrics_path,
                 "write per-epoch metrics as JSON lines");
   c->add_option("--checkpoint", args->train.train.checkpoint_dir,
@@ -151,6 +203,10 @@ void register_train(CLI::App& app) {
     const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.loader.device);
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
+    if (args->link.task == "link") {
+      train_links(ds, options, args->link.options(), std::cout);
+      return;
+    }
     train(ds, options, std::cout);
     if (group != nullptr) group->barrier();
     if (dataset.empty() && (group == nullptr || group->rank() == 0) && !options.quiet) {

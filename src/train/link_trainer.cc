@@ -1,0 +1,334 @@
+#include "train/link_trainer.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "core/progress.h"
+#include "core/random.h"
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "graph/coo_builder.h"
+#include "graph/splits.h"
+#include "train/checkpoint.h"
+#include "train/fused_adam.h"
+
+namespace directgnn {
+
+std::string primary_link_metric(LinkNegatives layout) {
+  return layout == LinkNegatives::kPerSource ? "mrr" : "roc_auc";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+nlohmann::json metrics_json(const LinkMetrics& m) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] :
+       {std::pair{"roc_auc", m.roc_auc}, {"ap", m.ap}, {"hits", m.hits}, {"mrr", m.mrr}}) {
+    if (!std::isnan(value)) out[name] = value;
+  }
+  return out;
+}
+
+double primary_value(const LinkMetrics& m, LinkNegatives layout) {
+  return layout == LinkNegatives::kPerSource ? m.mrr : m.roc_auc;
+}
+
+// What link training does not do yet, refused by name rather than ignored.
+void check_supported(const TrainOptions& o, const LoaderSettings& s) {
+  DGNN_CHECK_ARG(o.group == nullptr, "ranks",
+                 "link prediction trains in one process so far; run it without ranks");
+  DGNN_CHECK_ARG(!s.gpu(), "device",
+                 "link prediction trains on the CPU so far; give the CPU as the device");
+  DGNN_CHECK_ARG(s.features == Placement::kHost, "features",
+                 "link prediction reads the feature table in memory so far; leave the feature "
+                 "placement at its default");
+  DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_dir.empty() && o.checkpoint_every == 0,
+                 "checkpoint", "link prediction does not save checkpoints or resume yet");
+  DGNN_CHECK_ARG(!s.weighted, "weighted_sampling", "link prediction does not use edge weights yet");
+}
+
+// `graph` (symmetric) with the pairs added in both directions.
+CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs) {
+  const at::Tensor dst = at::repeat_interleave(graph.degrees());
+  const at::Tensor src = at::cat({graph.indices.to(at::kLong), pairs.select(1, 0)});
+  CooBuildOptions o;
+  o.symmetrize = true;
+  o.remove_self_loops = false;
+  return build_csr_from_coo(src, at::cat({dst, pairs.select(1, 1)}), graph.num_nodes(), o,
+                            "message passing with validation edges");
+}
+
+at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
+  std::vector<int64_t> order(static_cast<size_t>(rows.size(0)));
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  SplitRng rng(seed);
+  for (int64_t i = rows.size(0) - 1; i > 0; --i) {
+    std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
+  }
+  return rows.index_select(0, at::tensor(order, at::kLong));
+}
+
+class LinkRun {
+ public:
+  LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
+          std::ostream& out);
+  void train_epoch(int64_t epoch);
+  LinkTrainReport finish();
+
+ private:
+  double step(const LinkBatch& b);
+  void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
+  void print_header() const;
+
+  const Dataset& ds_;
+  const TrainOptions& o_;
+  const LinkTrainOptions& link_;
+  std::ostream& out_;
+  ChosenLinkSplit chosen_;
+  CsrGraph graph_, test_graph_;  // message passing: training edges (and validation edges)
+  LoaderSettings settings_;
+  std::unique_ptr<LinkSampler> sampler_;
+  ModelConfig config_;
+  std::unique_ptr<GnnModel> model_;
+  std::shared_ptr<LinkDecoder> decoder_;
+  std::vector<at::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::ofstream metrics_;
+  LinkTrainReport report_;
+  double best_ = -1, train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, eval_s_ = 0;
+  int64_t evaluations_ = 0;
+};
+
+LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
+                 std::ostream& out)
+    : ds_(ds), o_(o), link_(link), out_(out), chosen_(choose_link_split(ds, o.seed)) {
+  LoaderOptions lo = o.loader;
+  lo.fanouts = resolved_fanouts(o);
+  check_fanouts(lo.fanouts, o.model.layers);
+  settings_ = resolve_loader(lo, ds, nullptr);
+  check_supported(o, settings_);
+  graph_ = message_passing_graph(chosen_.graph, ds.directed);
+  test_graph_ = link.use_val_edges ? with_pairs(graph_, chosen_.split.val) : graph_;
+  SamplerOptions so;
+  so.fanouts = settings_.fanouts;
+  so.mode = settings_.sample_mode;
+  sampler_ = std::make_unique<LinkSampler>(graph_, so, link.sampling);
+  config_ = o.model;
+  config_.in_dim = ds.feat_dim();
+  config_.num_classes = o.model.hidden;  // the output layer gives the embeddings
+  config_.validate();
+  torch::manual_seed(o.seed);
+  model_ = std::make_unique<GnnModel>(config_);
+  // No dropout in the decoder, as OGB's baselines run it.
+  decoder_ = std::make_shared<LinkDecoder>(link.decoder, config_.num_classes, link.decoder_layers);
+  params_ = model_->parameters();
+  for (const at::Tensor& p : decoder_->parameters()) params_.push_back(p);
+  if (o.optimizer == Optimizer::kAdam) {
+    optimizer_ = std::make_unique<FusedAdam>(
+        params_, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  } else {
+    optimizer_ = std::make_unique<torch::optim::SGD>(
+        params_, torch::optim::SGDOptions(o.lr).weight_decay(o.weight_decay));
+  }
+  if (!o.metrics_path.empty()) {
+    metrics_.open(o.metrics_path, std::ios::out | std::ios::trunc);
+    DGNN_CHECK_IO(metrics_.good(), o.metrics_path, ": cannot open the metrics file for writing");
+  }
+  report_.split_description = chosen_.description;
+  report_.primary_metric = primary_link_metric(chosen_.split.negatives);
+  const int64_t b = settings_.batch_size;
+  report_.steps_per_epoch = (chosen_.split.train.size(0) + b - 1) / b;
+  print_header();
+}
+
+void LinkRun::print_header() const {
+  if (o_.quiet) return;
+  out_ << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << graph_.num_edges()
+       << " message-passing edges" << (ds_.directed ? " (the directed graph symmetrised)" : "")
+       << ", " << ds_.feat_dim() << " features\n"
+       << "Link split: " << chosen_.description << "\n"
+       << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers << " layers, hidden "
+       << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder) << ", fan-out "
+       << fanout_text(settings_.fanouts) << ", batch " << settings_.batch_size
+       << " positive edges, negatives " << negative_mode_name(link_.sampling.mode) << " x"
+       << link_.sampling.neg_ratio << " (" << negative_dist_name(link_.sampling.dist)
+       << (link_.sampling.exact_negatives ? ", exact" : "") << "), seed edges "
+       << (link_.sampling.exclude_seed_edges ? "excluded" : "kept") << ", " << num_threads()
+       << " thread(s)\n";
+  out_.flush();
+}
+
+double LinkRun::step(const LinkBatch& b) {
+  const auto t = Clock::now();
+  const at::Tensor x = ds_.features.index_select(0, b.sample.input_nodes).to(at::kFloat);
+  gather_s_ += seconds_since(t);
+  const auto c = Clock::now();
+  optimizer_->zero_grad();
+  const at::Tensor h = model_->forward(b.sample.blocks, x);
+  at::Tensor scores, labels;
+  if (link_.sampling.mode == NegativeMode::kBinary) {
+    scores = decoder_->forward(h.index_select(0, b.edge_label_index[0]),
+                               h.index_select(0, b.edge_label_index[1]));
+    labels = b.edge_label;
+  } else {
+    const int64_t k = b.dst_neg_index.size(1);
+    const at::Tensor src = at::cat({b.src_index, b.src_index.repeat_interleave(k)});
+    const at::Tensor dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
+    scores = decoder_->forward(h.index_select(0, src), h.index_select(0, dst));
+    labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
+  }
+  const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels);
+  loss.backward();
+  optimizer_->step();
+  compute_s_ += seconds_since(c);
+  return loss.item<double>();
+}
+
+void LinkRun::train_epoch(int64_t epoch) {
+  model_->train();
+  decoder_->train();
+  const auto start = Clock::now();
+  const at::Tensor order = shuffled_rows(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch));
+  const int64_t b = settings_.batch_size, steps = report_.steps_per_epoch;
+  Progress progress("Epoch " + std::to_string(epoch) + " steps", steps);
+  double loss_sum = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    progress.update(s);
+    const auto t = Clock::now();
+    const LinkBatch batch = sampler_->sample(
+        order.narrow(0, s * b, std::min(b, order.size(0) - s * b)), mix64(o_.seed, epoch, s));
+    sample_s_ += seconds_since(t);
+    loss_sum += step(batch);
+  }
+  progress.finish();
+  const double epoch_s = seconds_since(start);
+  train_s_ += epoch_s;
+  nlohmann::json record = {{"event", "epoch"},
+                           {"epoch", epoch},
+                           {"loss", loss_sum / static_cast<double>(steps)},
+                           {"epoch_time_s", epoch_s}};
+  char text[128];
+  std::snprintf(text, sizeof(text), "Epoch %05lld | Loss %.4f", static_cast<long long>(epoch),
+                loss_sum / static_cast<double>(steps));
+  std::string line = text;
+  if (o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs)) {
+    evaluate_epoch(epoch, record, line);
+  }
+  std::snprintf(text, sizeof(text), " | Time(s) %.4f", epoch_s);
+  if (!o_.quiet) out_ << line << text << std::endl;
+  if (metrics_.is_open()) metrics_ << record.dump() << '\n' << std::flush;
+}
+
+// " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120" (the metrics the layout gives).
+std::string metrics_text(const char* split, const LinkMetrics& m, int64_t k) {
+  std::string out;
+  char part[64];
+  for (const auto& [name, value] : {std::pair<std::string, double>{"AUC", m.roc_auc},
+                                    {"AP", m.ap},
+                                    {"MRR", m.mrr},
+                                    {"Hits@" + std::to_string(k), m.hits}}) {
+    if (std::isnan(value)) continue;
+    std::snprintf(part, sizeof(part), " | %s %s %.4f", split, name.c_str(), value);
+    out += part;
+  }
+  return out;
+}
+
+void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line) {
+  const auto start = Clock::now();
+  LinkEvalOptions eo;
+  eo.hits_k = link_.hits_k;
+  eo.test = !link_.use_val_edges;  // else the test split is scored on its own graph below
+  LinkEvalResult r = evaluate_links(*model_, *decoder_, graph_, ds_.features, chosen_.split, eo);
+  if (link_.use_val_edges) {
+    LinkSplit test_only = chosen_.split;
+    test_only.val = test_only.test;
+    test_only.val_neg = test_only.test_neg;
+    eo.test = false;
+    r.test = evaluate_links(*model_, *decoder_, test_graph_, ds_.features, test_only, eo).val;
+  }
+  const double eval_s = seconds_since(start);
+  eval_s_ += eval_s;
+  ++evaluations_;
+  record["val"] = metrics_json(r.val);
+  record["test"] = metrics_json(r.test);
+  record["eval_time_s"] = eval_s;
+  line += metrics_text("Val", r.val, link_.hits_k) + metrics_text("Test", r.test, link_.hits_k);
+  const double value = primary_value(r.val, chosen_.split.negatives);
+  if (report_.best_epoch >= 0 && !(value > best_)) return;
+  best_ = value;
+  report_.best_epoch = epoch;
+  report_.best_val = r.val;
+  report_.test = r.test;
+}
+
+LinkTrainReport LinkRun::finish() {
+  const auto epochs = static_cast<double>(o_.epochs);
+  report_.epochs = o_.epochs;
+  report_.epoch_time_s = train_s_ / epochs;
+  report_.sample_s = sample_s_ / epochs;
+  report_.gather_s = gather_s_ / epochs;
+  report_.compute_s = compute_s_ / epochs;
+  report_.eval_s = evaluations_ > 0 ? eval_s_ / static_cast<double>(evaluations_) : 0.0;
+  report_.param_digest = parameter_digest(params_);
+  nlohmann::json final_record = report_.to_json();
+  final_record["event"] = "final";
+  final_record["threads"] = num_threads();
+  if (metrics_.is_open()) metrics_ << final_record.dump() << '\n' << std::flush;
+  if (o_.quiet) return report_;
+  out_ << "Best validation epoch " << report_.best_epoch << " (by " << report_.primary_metric << ")"
+       << metrics_text("Val", report_.best_val, link_.hits_k)
+       << metrics_text("Test", report_.test, link_.hits_k) << "\n";
+  char line[192];
+  std::snprintf(line, sizeof(line),
+                "Average epoch time %.4f s (sampling %.4f, gathering %.4f, compute %.4f); "
+                "evaluation %.4f s\n",
+                report_.epoch_time_s, report_.sample_s, report_.gather_s, report_.compute_s,
+                report_.eval_s);
+  out_ << line;
+  return report_;
+}
+
+}  // namespace
+
+nlohmann::json LinkTrainReport::to_json() const {
+  return {{"task", "link"},
+          {"best_epoch", best_epoch},
+          {"primary_metric", primary_metric},
+          {"val", metrics_json(best_val)},
+          {"test", metrics_json(test)},
+          {"epochs", epochs},
+          {"steps_per_epoch", steps_per_epoch},
+          {"epoch_time_s", epoch_time_s},
+          {"sample_s", sample_s},
+          {"gather_s", gather_s},
+          {"compute_s", compute_s},
+          {"eval_time_s", eval_s},
+          {"split", split_description},
+          {"param_digest", param_digest}};
+}
+
+LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
+                            const LinkTrainOptions& link, std::ostream& out) {
+  DGNN_CHECK_ARG(options.epochs >= 1, "epochs", "must be at least 1, got ", options.epochs);
+  DGNN_CHECK_ARG(options.eval_every >= 1, "eval_every", "must be at least 1");
+  DGNN_CHECK_ARG(link.hits_k >= 1, "hits_k", "must be at least 1, got ", link.hits_k);
+  LinkRun run(dataset, options, link, out);
+  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) run.train_epoch(epoch);
+  return run.finish();
+}
+
+}  // namespace directgnn

@@ -1,0 +1,75 @@
+// End-to-end: `directgnn train --task link` on Cora's random link split.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "e2e/e2e_util.h"
+#include "test_util.h"
+
+namespace directgnn {
+namespace {
+
+using e2e::CommandResult;
+using e2e::final_record;
+using e2e::run;
+using testing::TempDirectory;
+
+TEST(LinkTraining, CoraWithAnMlpDecoderScoresWellAboveChance) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult r =
+      run("train --task link --dataset " + cora +
+          " --epochs 20 --eval-every 5 --fan-out 10,10 --batch-size 256 --decoder mlp "
+          "--threads 2 --metrics " +
+          dir.file("m.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* needle : {"Link split: random link split 85/5/10 (seed 0): 4488 train, 263 "
+                             "validation, 527 test edges",
+                             "negatives binary x1 (uniform), seed edges excluded",
+                             "Epoch 00005 | Loss", "| Test AUC", "Best validation epoch"}) {
+    EXPECT_NE(r.output.find(needle), std::string::npos) << needle << "\n" << r.output;
+  }
+  const nlohmann::json final = final_record(dir.file("m.jsonl"));
+  EXPECT_EQ(final["task"], "link");
+  EXPECT_EQ(final["primary_metric"], "roc_auc");
+  EXPECT_GE(final["test"]["roc_auc"].get<double>(), 0.85) << r.output;
+  EXPECT_GE(final["test"]["ap"].get<double>(), 0.85) << r.output;
+}
+
+TEST(LinkTraining, TripletNegativesPerSourceGiveMrr) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult c = run("convert " + cora + " " + dir.file("cora") +
+                              " --link-split 0.85,0.05,0.1 --eval-negatives 50");
+  ASSERT_EQ(c.status, 0) << c.output;
+  const CommandResult r =
+      run("train --task link --dataset " + dir.file("cora") +
+          " --epochs 3 --neg-sampling triplet --neg-ratio 3 --neg-dist degree --exact-negatives "
+          "--hits-k 10 --use-val-edges --threads 2 --metrics " +
+          dir.file("m.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("the dataset's link split"), std::string::npos) << r.output;
+  const nlohmann::json final = final_record(dir.file("m.jsonl"));
+  EXPECT_EQ(final["primary_metric"], "mrr");
+  EXPECT_GT(final["test"]["mrr"].get<double>(), 0.0);
+  EXPECT_TRUE(final["test"].contains("hits"));
+}
+
+TEST(LinkTraining, WhatIsNotSupportedYetIsRefusedByFlag) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult a = run("train --task link --dataset " + cora + " --checkpoint " +
+                              dir.file("ck") + " --epochs 1");
+  EXPECT_NE(a.status, 0);
+  EXPECT_NE(a.output.find("does not save checkpoints"), std::string::npos) << a.output;
+  const CommandResult b = run("train --task link --dataset " + cora + " --neg-ratio 0");
+  EXPECT_NE(b.status, 0);
+  EXPECT_NE(b.output.find("--neg-ratio: must be at least 1"), std::string::npos) << b.output;
+  const CommandResult c = run("train --task link --dataset " + cora + " --decoder cosine");
+  EXPECT_NE(c.status, 0);
+  EXPECT_NE(c.output.find("--decoder: 'cosine' is not dot"), std::string::npos) << c.output;
+}
+
+}  // namespace
+}  // namespace directgnn
