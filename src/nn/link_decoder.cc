@@ -54,4 +54,11 @@ at::Tensor LinkDecoder::forward(const at::Tensor& h_src, const at::Tensor& h_dst
   return h.view({-1});
 }
 
+LinkModel::LinkModel(const ModelConfig& encoder, DecoderKind decoder, int64_t decoder_layers)
+    : encoder_(register_module("encoder", std::make_shared<GnnModel>(encoder))),
+      // No dropout in the decoder, as OGB's baselines run it.
+      decoder_(register_module(
+          "decoder", std::make_shared<LinkDecoder>(decoder, encoder.num_classes, decoder_layers))) {
+}
+
 }  // namespace directgnn

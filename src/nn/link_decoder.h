@@ -8,8 +8,11 @@
 #include <ATen/Tensor.h>
 #include <torch/nn/module.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "nn/model.h"
 
 namespace directgnn {
 
@@ -30,6 +33,19 @@ class LinkDecoder : public torch::nn::Module {
   DecoderKind kind_;
   double dropout_;
   std::vector<at::Tensor> weights_, biases_;
+};
+
+// A link prediction model: the encoder (nn/model.h; its output layer gives the embeddings)
+// and the decoder, as one module, so that a checkpoint holds both.
+class LinkModel : public torch::nn::Module {
+ public:
+  LinkModel(const ModelConfig& encoder, DecoderKind decoder, int64_t decoder_layers);
+  GnnModel& encoder() { return *encoder_; }
+  LinkDecoder& decoder() { return *decoder_; }
+
+ private:
+  std::shared_ptr<GnnModel> encoder_;
+  std::shared_ptr<LinkDecoder> decoder_;
 };
 
 }  // namespace directgnn

@@ -96,7 +96,7 @@ nlohmann::json read_meta(torch::serialize::InputArchive& archive, const std::str
   }
 }
 
-torch::serialize::OutputArchive archive_of(GnnModel& model, torch::optim::Optimizer& optimizer,
+torch::serialize::OutputArchive archive_of(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                            const nlohmann::json& meta) {
   torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
   model.save(model_archive);
@@ -108,7 +108,7 @@ torch::serialize::OutputArchive archive_of(GnnModel& model, torch::optim::Optimi
 }
 
 void load_model_and_optimizer(torch::serialize::InputArchive& archive, const std::string& path,
-                              GnnModel& model, torch::optim::Optimizer* optimizer) {
+                              torch::nn::Module& model, torch::optim::Optimizer* optimizer) {
   // Module::load replaces tensors whatever their shape, so shapes are compared here.
   std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
   for (const auto& item : model.named_parameters()) {
@@ -187,8 +187,8 @@ std::string read_checksummed_file(const std::string& path) {
   return payload;
 }
 
-void save_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Optimizer& optimizer,
-                     const nlohmann::json& meta) {
+void save_checkpoint(const std::string& dir, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, const nlohmann::json& meta) {
   ensure_directory(dir);
   remove_stale_temporaries(dir);
   torch::serialize::OutputArchive archive = archive_of(model, optimizer, meta);
@@ -203,7 +203,8 @@ nlohmann::json read_checkpoint_meta(const std::string& dir) {
   return read_meta(archive, path);
 }
 
-void load_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Optimizer* optimizer) {
+void load_checkpoint(const std::string& dir, torch::nn::Module& model,
+                     torch::optim::Optimizer* optimizer) {
   const std::string path = checkpoint_path(dir);
   torch::serialize::InputArchive archive =
       open_archive(path, "train with this checkpoint directory first");

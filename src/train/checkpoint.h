@@ -19,20 +19,25 @@
 namespace torch::optim {
 class Optimizer;
 }
+namespace torch::nn {
+class Module;
+}
 
 namespace directgnn {
 
 class GnnModel;
 
-void save_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Optimizer& optimizer,
-                     const nlohmann::json& meta);
+// `model`: a GnnModel, or a module holding one (LinkModel: encoder and decoder).
+void save_checkpoint(const std::string& dir, torch::nn::Module& model,
+                     torch::optim::Optimizer& optimizer, const nlohmann::json& meta);
 
 // The description stored in DIR/checkpoint.pt; throws naming the file when it is missing,
 // damaged or unreadable.
 nlohmann::json read_checkpoint_meta(const std::string& dir);
 
 // Loads parameters (and, when given, the optimiser state) from DIR/checkpoint.pt.
-void load_checkpoint(const std::string& dir, GnnModel& model, torch::optim::Optimizer* optimizer);
+void load_checkpoint(const std::string& dir, torch::nn::Module& model,
+                     torch::optim::Optimizer* optimizer);
 
 // The training state (DIR/state.pt).
 std::string training_state_path(const std::string& dir);

@@ -36,8 +36,8 @@ at::Tensor score_pairs(LinkDecoder& decoder, const at::Tensor& h, const at::Tens
   at::Tensor out = at::empty({src.numel()}, at::kFloat);
   for (int64_t begin = 0; begin < src.numel(); begin += chunk) {
     const int64_t len = std::min(chunk, src.numel() - begin);
-    const at::Tensor s = at::searchsorted(nodes, src.narrow(0, begin, len));
-    const at::Tensor d = at::searchsorted(nodes, dst.narrow(0, begin, len));
+    const at::Tensor s = at::searchsorted(nodes, src.narrow(0, begin, len).contiguous());
+    const at::Tensor d = at::searchsorted(nodes, dst.narrow(0, begin, len).contiguous());
     out.narrow(0, begin, len)
         .copy_(decoder.forward(h.index_select(0, s), h.index_select(0, d)).to(at::kFloat));
   }

@@ -33,6 +33,8 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+}  // namespace
+
 nlohmann::json metrics_json(const LinkMetrics& m) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, value] :
@@ -46,6 +48,8 @@ double primary_value(const LinkMetrics& m, LinkNegatives layout) {
   return layout == LinkNegatives::kPerSource ? m.mrr : m.roc_auc;
 }
 
+namespace {
+
 // What link training does not do yet, refused by name rather than ignored.
 void check_supported(const TrainOptions& o, const LoaderSettings& s) {
   DGNN_CHECK_ARG(o.group == nullptr, "ranks",
@@ -55,12 +59,14 @@ void check_supported(const TrainOptions& o, const LoaderSettings& s) {
   DGNN_CHECK_ARG(s.features == Placement::kHost, "features",
                  "link prediction reads the feature table in memory so far; leave the feature "
                  "placement at its default");
-  DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_dir.empty() && o.checkpoint_every == 0,
-                 "checkpoint", "link prediction does not save checkpoints or resume yet");
+  DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_every == 0, "checkpoint_every",
+                 "link prediction saves its best-validation checkpoint but no training state "
+                 "yet, so it cannot resume");
   DGNN_CHECK_ARG(!s.weighted, "weighted_sampling", "link prediction does not use edge weights yet");
 }
 
-// `graph` (symmetric) with the pairs added in both directions.
+}  // namespace
+
 CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs) {
   const at::Tensor dst = at::repeat_interleave(graph.degrees());
   const at::Tensor src = at::cat({graph.indices.to(at::kLong), pairs.select(1, 0)});
@@ -70,6 +76,8 @@ CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs) {
   return build_csr_from_coo(src, at::cat({dst, pairs.select(1, 1)}), graph.num_nodes(), o,
                             "message passing with validation edges");
 }
+
+namespace {
 
 at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
   std::vector<int64_t> order(static_cast<size_t>(rows.size(0)));
@@ -102,8 +110,7 @@ class LinkRun {
   LoaderSettings settings_;
   std::unique_ptr<LinkSampler> sampler_;
   ModelConfig config_;
-  std::unique_ptr<GnnModel> model_;
-  std::shared_ptr<LinkDecoder> decoder_;
+  std::unique_ptr<LinkModel> model_;
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::ofstream metrics_;
@@ -131,11 +138,8 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
   config_.num_classes = o.model.hidden;  // the output layer gives the embeddings
   config_.validate();
   torch::manual_seed(o.seed);
-  model_ = std::make_unique<GnnModel>(config_);
-  // No dropout in the decoder, as OGB's baselines run it.
-  decoder_ = std::make_shared<LinkDecoder>(link.decoder, config_.num_classes, link.decoder_layers);
+  model_ = std::make_unique<LinkModel>(config_, link.decoder, link.decoder_layers);
   params_ = model_->parameters();
-  for (const at::Tensor& p : decoder_->parameters()) params_.push_back(p);
   if (o.optimizer == Optimizer::kAdam) {
     optimizer_ = std::make_unique<FusedAdam>(
         params_, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
@@ -177,17 +181,17 @@ double LinkRun::step(const LinkBatch& b) {
   gather_s_ += seconds_since(t);
   const auto c = Clock::now();
   optimizer_->zero_grad();
-  const at::Tensor h = model_->forward(b.sample.blocks, x);
+  const at::Tensor h = model_->encoder().forward(b.sample.blocks, x);
   at::Tensor scores, labels;
   if (link_.sampling.mode == NegativeMode::kBinary) {
-    scores = decoder_->forward(h.index_select(0, b.edge_label_index[0]),
-                               h.index_select(0, b.edge_label_index[1]));
+    scores = model_->decoder().forward(h.index_select(0, b.edge_label_index[0]),
+                                       h.index_select(0, b.edge_label_index[1]));
     labels = b.edge_label;
   } else {
     const int64_t k = b.dst_neg_index.size(1);
     const at::Tensor src = at::cat({b.src_index, b.src_index.repeat_interleave(k)});
     const at::Tensor dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
-    scores = decoder_->forward(h.index_select(0, src), h.index_select(0, dst));
+    scores = model_->decoder().forward(h.index_select(0, src), h.index_select(0, dst));
     labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
   }
   const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels);
@@ -199,7 +203,6 @@ double LinkRun::step(const LinkBatch& b) {
 
 void LinkRun::train_epoch(int64_t epoch) {
   model_->train();
-  decoder_->train();
   const auto start = Clock::now();
   const at::Tensor order = shuffled_rows(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch));
   const int64_t b = settings_.batch_size, steps = report_.steps_per_epoch;
@@ -249,17 +252,8 @@ std::string metrics_text(const char* split, const LinkMetrics& m, int64_t k) {
 
 void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line) {
   const auto start = Clock::now();
-  LinkEvalOptions eo;
-  eo.hits_k = link_.hits_k;
-  eo.test = !link_.use_val_edges;  // else the test split is scored on its own graph below
-  LinkEvalResult r = evaluate_links(*model_, *decoder_, graph_, ds_.features, chosen_.split, eo);
-  if (link_.use_val_edges) {
-    LinkSplit test_only = chosen_.split;
-    test_only.val = test_only.test;
-    test_only.val_neg = test_only.test_neg;
-    eo.test = false;
-    r.test = evaluate_links(*model_, *decoder_, test_graph_, ds_.features, test_only, eo).val;
-  }
+  const LinkEvalResult r =
+      evaluate_link_model(*model_, ds_.features, chosen_.split, graph_, test_graph_, link_.hits_k);
   const double eval_s = seconds_since(start);
   eval_s_ += eval_s;
   ++evaluations_;
@@ -273,6 +267,19 @@ void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string&
   report_.best_epoch = epoch;
   report_.best_val = r.val;
   report_.test = r.test;
+  if (o_.checkpoint_dir.empty()) return;
+  nlohmann::json meta = training_options_json(o_);
+  meta.update(
+      {{"task", "link"},
+       {"link", link_options_json(link_)},
+       {"model", config_.to_json()},
+       {"epoch", epoch},
+       {"val", metrics_json(r.val)},
+       {"test", metrics_json(r.test)},
+       {"primary_metric", report_.primary_metric},
+       {"split_description", chosen_.description},
+       {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}});
+  save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
 }
 
 LinkTrainReport LinkRun::finish() {
@@ -299,10 +306,61 @@ LinkTrainReport LinkRun::finish() {
                 report_.epoch_time_s, report_.sample_s, report_.gather_s, report_.compute_s,
                 report_.eval_s);
   out_ << line;
+  if (!o_.checkpoint_dir.empty()) {
+    out_ << "Checkpoint (epoch " << report_.best_epoch << ") in " << o_.checkpoint_dir << "\n";
+  }
   return report_;
 }
 
 }  // namespace
+
+LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
+                                   const LinkSplit& split, const CsrGraph& graph,
+                                   const CsrGraph& test_graph, int64_t hits_k) {
+  LinkEvalOptions eo;
+  eo.hits_k = hits_k;
+  eo.test = &test_graph == &graph;  // else the test split is scored on its own graph below
+  LinkEvalResult r = evaluate_links(model.encoder(), model.decoder(), graph, features, split, eo);
+  if (!eo.test) {
+    LinkSplit test_only = split;
+    test_only.val = split.test;
+    test_only.val_neg = split.test_neg;
+    eo.test = false;
+    r.test =
+        evaluate_links(model.encoder(), model.decoder(), test_graph, features, test_only, eo).val;
+  }
+  return r;
+}
+
+nlohmann::json link_options_json(const LinkTrainOptions& o) {
+  return {{"decoder", decoder_kind_name(o.decoder)},
+          {"decoder_layers", o.decoder_layers},
+          {"neg_sampling", negative_mode_name(o.sampling.mode)},
+          {"neg_ratio", o.sampling.neg_ratio},
+          {"neg_dist", negative_dist_name(o.sampling.dist)},
+          {"exact_negatives", o.sampling.exact_negatives},
+          {"exclude_seed_edges", o.sampling.exclude_seed_edges},
+          {"hits_k", o.hits_k},
+          {"use_val_edges", o.use_val_edges}};
+}
+
+LinkTrainOptions link_options_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    LinkTrainOptions o;
+    o.decoder = parse_decoder_kind(j.at("decoder").get<std::string>());
+    o.decoder_layers = j.at("decoder_layers").get<int64_t>();
+    o.sampling.mode = parse_negative_mode(j.at("neg_sampling").get<std::string>());
+    o.sampling.neg_ratio = j.at("neg_ratio").get<int64_t>();
+    o.sampling.dist = parse_negative_dist(j.at("neg_dist").get<std::string>());
+    o.sampling.exact_negatives = j.at("exact_negatives").get<bool>();
+    o.sampling.exclude_seed_edges = j.at("exclude_seed_edges").get<bool>();
+    o.hits_k = j.at("hits_k").get<int64_t>();
+    o.use_val_edges = j.at("use_val_edges").get<bool>();
+    return o;
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": the link options are incomplete or mistyped: ", e.what());
+  }
+}
 
 nlohmann::json LinkTrainReport::to_json() const {
   return {{"task", "link"},

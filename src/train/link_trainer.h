@@ -8,8 +8,10 @@
 // reported are those of the epoch with the best validation metric: MRR for negatives per
 // source, ROC-AUC for shared negatives.
 //
-// So far on the CPU in one process, with the feature table in memory: a GPU device, data
-// parallel ranks, checkpoints and resume are refused by name (issue 31 lists them).
+// The best-validation model (encoder and decoder) goes to the checkpoint directory, with
+// "task": "link" in its description; `directgnn eval` reproduces its metrics. So far on the
+// CPU in one process, with the feature table in memory: a GPU device, data-parallel ranks,
+// the training state and resume are refused by name (issue 31 lists them).
 #pragma once
 
 #include <cstdint>
@@ -49,5 +51,20 @@ std::string primary_link_metric(LinkNegatives layout);
 
 LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
                             const LinkTrainOptions& link, std::ostream& out);
+
+// A split's metrics as training reports them: validation scores pass messages over `graph`
+// (the training edges), test scores over `test_graph` (the same graph, or with the validation
+// edges added for use_val_edges).
+LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
+                                   const LinkSplit& split, const CsrGraph& graph,
+                                   const CsrGraph& test_graph, int64_t hits_k);
+// `graph` (symmetric) with `pairs` ([E, 2]) added in both directions.
+CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs);
+// The validation metric's value for a layout (MRR per source, ROC-AUC shared).
+double primary_value(const LinkMetrics& metrics, LinkNegatives layout);
+nlohmann::json metrics_json(const LinkMetrics& metrics);
+// The link options as a checkpoint records them, and back (throws naming `where`).
+nlohmann::json link_options_json(const LinkTrainOptions& options);
+LinkTrainOptions link_options_from_json(const nlohmann::json& json, const std::string& where);
 
 }  // namespace directgnn

@@ -22,7 +22,7 @@ TEST(LinkTraining, CoraWithAnMlpDecoderScoresWellAboveChance) {
       run("train --task link --dataset " + cora +
           " --epochs 20 --eval-every 5 --fan-out 10,10 --batch-size 256 --decoder mlp "
           "--threads 2 --metrics " +
-          dir.file("m.jsonl"));
+          dir.file("m.jsonl") + " --checkpoint " + dir.file("ck"));
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* needle : {"Link split: random link split 85/5/10 (seed 0): 4488 train, 263 "
                              "validation, 527 test edges",
@@ -35,6 +35,11 @@ TEST(LinkTraining, CoraWithAnMlpDecoderScoresWellAboveChance) {
   EXPECT_EQ(final["primary_metric"], "roc_auc");
   EXPECT_GE(final["test"]["roc_auc"].get<double>(), 0.85) << r.output;
   EXPECT_GE(final["test"]["ap"].get<double>(), 0.85) << r.output;
+  // The checkpoint (encoder and decoder) reproduces the recorded test metric.
+  const CommandResult e = run("eval --checkpoint " + dir.file("ck") + " --dataset " + cora);
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
+      << e.output;
 }
 
 TEST(LinkTraining, TripletNegativesPerSourceGiveMrr) {
@@ -60,9 +65,11 @@ TEST(LinkTraining, WhatIsNotSupportedYetIsRefusedByFlag) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
   const CommandResult a = run("train --task link --dataset " + cora + " --checkpoint " +
-                              dir.file("ck") + " --epochs 1");
+                              dir.file("ck") + " --checkpoint-every 5 --epochs 1");
   EXPECT_NE(a.status, 0);
-  EXPECT_NE(a.output.find("does not save checkpoints"), std::string::npos) << a.output;
+  EXPECT_NE(a.output.find("--checkpoint-every: link prediction saves its best-validation"),
+            std::string::npos)
+      << a.output;
   const CommandResult b = run("train --task link --dataset " + cora + " --neg-ratio 0");
   EXPECT_NE(b.status, 0);
   EXPECT_NE(b.output.find("--neg-ratio: must be at least 1"), std::string::npos) << b.output;
