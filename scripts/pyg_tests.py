@@ -9,7 +9,7 @@ gives for pyg-team/pytorch_geometric); the tests are read from it at --rev (a ta
 a checkout without git is read as it is). Nothing of PyG's is copied into this repository:
 the files go to a temporary directory and are changed there, as the harness of issue 30
 describes:
-- `from directgnn.pyg import NeighborLoader` after each module's imports, and PyG's reference
+- `from directgnn.pyg import LinkNeighborLoader, NeighborLoader` after each module's imports, and PyG's reference
   stores (`MyFeatureStore`, `MyGraphStore`) replaced by subclasses of directgnn's stores of the
   same names;
 - PyG's sampler gates lifted: `onlyNeighborSampler` and `withPackage('pyg_lib')` /
@@ -34,6 +34,7 @@ from pathlib import Path
 
 TESTS = [
     "test/loader/test_neighbor_loader.py",
+    "test/loader/test_link_neighbor_loader.py",
     "test/data/test_feature_store.py",
     "test/data/test_graph_store.py",
 ]
@@ -128,7 +129,7 @@ def patch(source: str) -> str:
     lines = source.split("\n")
     at = end_of_imports(source)
     added = ["", "# directgnn's harness (scripts/pyg_tests.py):",
-             "from directgnn.pyg import NeighborLoader  # noqa",
+             "from directgnn.pyg import LinkNeighborLoader, NeighborLoader  # noqa",
              "from directgnn_stores import MyFeatureStore, MyGraphStore  # noqa"]
     added += [f"{flag} = True" for flag in FLAGS if flag in source]
     return "\n".join(lines[:at] + added + lines[at:])

@@ -19,14 +19,16 @@ Homogeneous graphs only for now; a ``HeteroData`` raises ``NotImplementedError``
 """
 
 import copy
+import math
 
 import torch
 
 try:
     from torch_geometric.data import Data, HeteroData
     from torch_geometric.data import GraphStore as _GraphStore
+    from torch_geometric.loader import LinkNeighborLoader as _LinkNeighborLoader
     from torch_geometric.loader import NeighborLoader as _NeighborLoader
-    from torch_geometric.sampler import BaseSampler, SamplerOutput
+    from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
     from torch_geometric.sampler.base import SubgraphType
 except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("directgnn.pyg needs PyG: pip install torch-geometric (it is pure "
@@ -39,7 +41,8 @@ from .data import Dataset
 from .loader import _keep_batch_memory
 from .sampler import NeighborSampler as _Sampler
 
-__all__ = ["FeatureStore", "GraphStore", "NeighborLoader", "NeighborSampler", "stores"]
+__all__ = ["FeatureStore", "GraphStore", "LinkNeighborLoader", "NeighborLoader",
+           "NeighborSampler", "stores"]
 
 
 def _csc(data):
@@ -52,6 +55,9 @@ def _csc(data):
         colptr, row = data.csc_in_place()
         return colptr, row, data.edge_permutation
     if isinstance(data, Data):  # before GraphStore: a Data is one too, and sorts a copy
+        if data.edge_index is None:  # nodes only: a graph without edges
+            return torch.zeros(data.num_nodes + 1, dtype=torch.int64), torch.empty(
+                0, dtype=torch.int64), None
         return coo_to_csc(data.edge_index, data.num_nodes)
     if isinstance(data, _GraphStore):
         attrs = data.get_all_edge_attrs()
@@ -105,6 +111,9 @@ class NeighborSampler(BaseSampler):
     def _build(self):
         colptr, row, fanouts, device, graph, seed, weights = self._args
         self.num_neighbors = fanouts
+        if not fanouts:  # no hops (PyG's num_neighbors=[]): a batch is its seeds alone
+            self._sampler = None
+            return
         self._sampler = _Sampler(colptr, row, fanouts, device=device, graph=graph, seed=seed,
                                  mode="pyg", weights=weights,
                                  edge_ids=self.subgraph_type != SubgraphType.induced)
@@ -131,6 +140,11 @@ class NeighborSampler(BaseSampler):
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal sampling "
                                       "(input_time, time_attr) is not supported")
         metadata = (index.input_id, index.time)
+        if self._sampler is None:
+            node, none = index.node.long(), torch.empty(0, dtype=torch.int64)
+            return SamplerOutput(node=node, row=none, col=none, edge=none,
+                                 num_sampled_nodes=[node.numel()], num_sampled_edges=[],
+                                 metadata=metadata)
         if self.subgraph_type == SubgraphType.induced:
             node = self._sampler._draw(index.node)[0]
             colptr, row = self._args[:2]
@@ -147,8 +161,40 @@ class NeighborSampler(BaseSampler):
         return out
 
     def sample_from_edges(self, index, neg_sampling=None):
-        raise NotImplementedError("directgnn.pyg.NeighborSampler: sampling from edges (link "
-                                  "prediction, LinkNeighborLoader) is not supported yet")
+        """PyG's link-prediction sample: the input edges (``index.row`` -> ``index.col``) and
+        their negatives seed the neighbour sampler, as PyG's ``edge_sample`` does. Negatives
+        are drawn by PyG's own ``NegativeSampling.sample`` (binary: ``ceil(amount * B)``
+        random pairs labelled 0; triplet: ``amount`` destinations per source), so their
+        distribution and ``weight`` are PyG's; the seeds are the sorted distinct endpoints;
+        ``metadata`` holds ``(input_id, edge_label_index, edge_label, None)`` or, for
+        triplets, ``(input_id, src_index, dst_pos_index, dst_neg_index, None)``."""
+        if index.time is not None:
+            raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal link sampling "
+                                      "(edge_label_time) is not supported")
+        src, dst, label = index.row, index.col, index.label
+        num_pos, num_nodes = src.numel(), self.num_nodes
+        triplet = neg_sampling is not None and neg_sampling.is_triplet()
+        if neg_sampling is not None:
+            num_neg = math.ceil(num_pos * neg_sampling.amount)
+            if triplet:
+                if label is not None:
+                    raise ValueError("directgnn.pyg: edge_label must be None for triplet "
+                                     "negative sampling (as in PyG)")
+                dst = torch.cat([dst, neg_sampling.sample(num_neg, "dst", num_nodes)])
+            else:
+                src = torch.cat([src, neg_sampling.sample(num_neg, "src", num_nodes)])
+                dst = torch.cat([dst, neg_sampling.sample(num_neg, "dst", num_nodes)])
+                label = torch.ones(num_pos) if label is None else label
+                label = torch.cat([label, label.new_zeros((num_neg, ) + label.shape[1:])])
+        seed, inverse = torch.cat([src, dst]).unique(return_inverse=True)
+        out = self.sample_from_nodes(NodeSamplerInput(input_id=None, node=seed))
+        if triplet:
+            neg_index = inverse[2 * num_pos:].view(num_pos, -1).squeeze(-1)
+            out.metadata = (index.input_id, inverse[:num_pos], inverse[num_pos:2 * num_pos],
+                            neg_index, None)
+        else:
+            out.metadata = (index.input_id, inverse.view(2, -1), label, None)
+        return out
 
 
 def _edge_weights(data, weight_attr, perm):
@@ -218,7 +264,56 @@ def _all_on_cpu(device, sampler, rest):
                                for v in rest.to_dict().values())
 
 
-class NeighborLoader(_NeighborLoader):
+class _Batches:
+    """What directgnn's loaders add to PyG's: the sampler, the node features gathered by
+    directgnn from tables pinned in place, and batches moved to ``device``."""
+
+    def _setup(self, data, num_neighbors, device, sampler, graph, seed, kwargs):
+        """Checks the options and prepares the data; returns PyG's data and the sampler."""
+        options = _check_options(kwargs)
+        if isinstance(data, HeteroData) or isinstance(num_neighbors, dict):
+            raise NotImplementedError(_HETERO)
+        _keep_batch_memory()
+        self._device = None if device is None else torch.device(device)
+        foreign = isinstance(data, tuple) and not isinstance(data[0], FeatureStore)
+        self._features = self._rest = None
+        self._node_tables = ([], [])  # names and tables of a Data's node features
+        if isinstance(data, Dataset):
+            data = stores(data, device)
+        elif isinstance(data, Data):
+            self._features, self._rest = _split_node_features(data, device)
+            attrs = self._features.get_all_tensor_attrs()
+            self._node_tables = ([a.attr_name for a in attrs],
+                                 [self._features._table(a) for a in attrs])
+        node_sampler = NeighborSampler(data, num_neighbors, device=sampler, graph=graph,
+                                       seed=seed, **options)
+        if not foreign and _all_on_cpu(self._device, sampler, self._rest):
+            self._device = None  # the batch is made there already; PyG's to() costs ~40 us
+        return data, node_sampler
+
+    def filter_fn(self, out):
+        """PyG's batch from the sampled subgraph, with the node features gathered by directgnn,
+        moved to ``device`` when one was given, then the user's transform."""
+        data, transform = self.data, self.transform
+        self.transform = None
+        if self._rest is not None:
+            self.data = self._rest  # PyG carries edge and graph attributes from the rest
+        try:
+            batch = super().filter_fn(out)
+        finally:
+            self.data, self.transform = data, transform
+        names, tables = self._node_tables
+        if tables:
+            # Our own store, whose tables all have a row per node: one gather of every table,
+            # straight past PyG's per-attribute checks (tens of microseconds a batch).
+            for name, rows in zip(names, self._features._gather(tables, out.node)):
+                batch[name] = rows
+        if self._device is not None:
+            batch = batch.to(self._device)
+        return batch if transform is None else transform(batch)
+
+
+class NeighborLoader(_Batches, _NeighborLoader):
     """PyG's ``NeighborLoader`` with directgnn's sampler and feature gather: the same arguments
     and batches (``x``, ``y``, ``edge_index``, ``n_id``, ``e_id``, ``batch_size``,
     ``num_sampled_nodes``, ...), with no pyg-lib or torch-sparse.
@@ -245,48 +340,45 @@ class NeighborLoader(_NeighborLoader):
 
     def __init__(self, data, num_neighbors, input_nodes=None, *, device=None, sampler="cpu",
                  graph="pinned", seed=0, **kwargs):
-        options = _check_options(kwargs)
-        if isinstance(data, HeteroData) or isinstance(num_neighbors, dict):
-            raise NotImplementedError(_HETERO)
-        _keep_batch_memory()
-        self._device = None if device is None else torch.device(device)
-        foreign = isinstance(data, tuple) and not isinstance(data[0], FeatureStore)
-        self._features = self._rest = None
-        self._node_tables = ([], [])  # names and tables of a Data's node features
-        if isinstance(data, Dataset):
-            data = stores(data, device)
-        elif isinstance(data, Data):
-            self._features, self._rest = _split_node_features(data, device)
-            attrs = self._features.get_all_tensor_attrs()
-            self._node_tables = ([a.attr_name for a in attrs],
-                                 [self._features._table(a) for a in attrs])
-        node_sampler = NeighborSampler(data, num_neighbors, device=sampler, graph=graph,
-                                       seed=seed, **options)
-        if not foreign and _all_on_cpu(self._device, sampler, self._rest):
-            self._device = None  # the batch is made there already; PyG's to() costs ~40 us
+        data, node_sampler = self._setup(data, num_neighbors, device, sampler, graph, seed,
+                                         kwargs)
         if input_nodes is None and isinstance(data, tuple):
             input_nodes = torch.arange(node_sampler.num_nodes)
         super().__init__(data, num_neighbors, input_nodes=input_nodes,
                          neighbor_sampler=node_sampler, **kwargs)
 
-    def filter_fn(self, out):
-        """PyG's batch from the sampled subgraph, with the node features gathered by directgnn,
-        moved to ``device`` when one was given, then the user's transform."""
-        data, transform = self.data, self.transform
-        self.transform = None
-        if self._rest is not None:
-            self.data = self._rest  # PyG carries edge and graph attributes from the rest
-        try:
-            batch = super().filter_fn(out)
-        finally:
-            self.data, self.transform = data, transform
-        names, tables = self._node_tables
-        if tables:
-            # Our own store, whose tables all have a row per node: one gather of every table,
-            # straight past PyG's per-attribute checks (tens of microseconds a batch).
-            for name, rows in zip(names, self._features._gather(tables, out.node)):
-                batch[name] = rows
-        if self._device is not None:
-            batch = batch.to(self._device)
-        return batch if transform is None else transform(batch)
 
+class LinkNeighborLoader(_Batches, _LinkNeighborLoader):
+    """PyG's ``LinkNeighborLoader`` with directgnn's sampler and feature gather: the same
+    arguments and batches (``edge_label_index`` and ``edge_label``, or with triplet negatives
+    ``src_index``, ``dst_pos_index`` and ``dst_neg_index``; ``x``, ``edge_index``, ``n_id``,
+    ...), with no pyg-lib or torch-sparse::
+
+        import torch
+        from torch_geometric.datasets import FakeDataset
+        from torch_geometric.sampler import NegativeSampling
+        from directgnn.pyg import LinkNeighborLoader
+        data = FakeDataset(avg_num_nodes=400)[0]
+        loader = LinkNeighborLoader(data, num_neighbors=[10, 10], batch_size=64, shuffle=True,
+                                    edge_label_index=data.edge_index,
+                                    neg_sampling=NegativeSampling("binary", 1))
+        batch = next(iter(loader))   # edge_label_index [2, 128]: 64 positives, 64 negatives
+
+    Negatives come from PyG's own ``NegativeSampling`` (its modes, amount and weight), so the
+    negatives are PyG's (not exact). Not offered yet (``NotImplementedError``): heterogeneous
+    graphs, temporal sampling (``edge_label_time``), ``replace``, ``disjoint``, and subgraph
+    types other than ``directional``.
+
+    Args:
+        device, sampler, graph, seed: as directgnn's ``NeighborLoader``.
+    """
+
+    def __init__(self, data, num_neighbors, edge_label_index=None, edge_label=None, *,
+                 device=None, sampler="cpu", graph="pinned", seed=0, **kwargs):
+        if kwargs.get("edge_label_time") is not None:
+            raise NotImplementedError("directgnn.pyg.LinkNeighborLoader: temporal sampling "
+                                      "(edge_label_time) is not supported yet")
+        data, link_sampler = self._setup(data, num_neighbors, device, sampler, graph, seed,
+                                         kwargs)
+        super().__init__(data, num_neighbors, edge_label_index=edge_label_index,
+                         edge_label=edge_label, neighbor_sampler=link_sampler, **kwargs)

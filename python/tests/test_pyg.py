@@ -231,9 +231,6 @@ def test_what_is_not_supported_says_so(data):
         pyg.NeighborLoader(data, num_neighbors=[2], input_nodes=data.train_mask, replace=True)
     with pytest.raises(NotImplementedError, match="FeatureStore, GraphStore"):
         pyg.NeighborLoader(pyg.stores(data), num_neighbors=[2], weight_attr="edge_weight")
-    sampler = pyg.NeighborSampler(data, [2])
-    with pytest.raises(NotImplementedError, match="link prediction"):
-        sampler.sample_from_edges(None)
     with pytest.raises(TypeError, match="another process"):
         pickle.dumps(pyg.stores(data, "cpu")[0])
 
