@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   });
   directgnn::cli::register_train(app);
   directgnn::cli::register_eval(app);
+  directgnn::cli::register_embed(app);
   directgnn::cli::register_convert(app);
   directgnn::cli::register_generate(app);
   directgnn::cli::register_launch(app);

@@ -60,6 +60,7 @@ std::string resume_hint(const std::string& state_dir);
 // The subcommands.
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
+void register_embed(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_launch(CLI::App& app);

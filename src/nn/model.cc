@@ -211,7 +211,8 @@ at::Tensor GnnModel::infer(const CsrGraph& graph, const at::Tensor& features, in
 }
 
 at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& features,
-                                 const at::Tensor& targets, int64_t chunk) {
+                                 const at::Tensor& targets, int64_t chunk,
+                                 const InferHooks& hooks) {
   torch::NoGradGuard no_grad;
   const bool was_training = is_training();
   eval();
@@ -231,7 +232,8 @@ at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& featur
     const NodeSet& out = sets[l + 1];
     const int64_t count = out.size(n);
     const int64_t out_dim = l + 1 == num_layers ? config_.num_classes : config_.hidden_width();
-    at::Tensor next = at::empty({count, out_dim}, at::kFloat);
+    at::Tensor next =
+        hooks.output ? hooks.output(l, count, out_dim) : at::empty({count, out_dim}, at::kFloat);
     // A float16 table (possibly larger than memory) is never widened as a whole: each chunk
     // reads and widens just the rows its edges touch. GAT projects its sources before
     // aggregating, so it too takes just those rows, not the whole table once per chunk.
@@ -266,9 +268,10 @@ at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& featur
         block.src_degree = block.src_degree.index_select(0, rows);
         next.narrow(0, lo, hi - lo)
             .copy_(layer(l, block, x.index_select(0, rows).to(at::kFloat), x_dst.to(at::kFloat)));
-        continue;
+      } else {
+        next.narrow(0, lo, hi - lo).copy_(layer(l, block, x, x_dst));
       }
-      next.narrow(0, lo, hi - lo).copy_(layer(l, block, x, x_dst));
+      if (hooks.progress) hooks.progress(l, hi, count);
     }
     x = next;
   }

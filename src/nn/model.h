@@ -17,6 +17,7 @@
 #include <ATen/Tensor.h>
 #include <torch/nn/module.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -62,6 +63,15 @@ struct ModelConfig {
   void validate() const;
 };
 
+// What layer-wise inference may be given: where each layer's output rows go (a tensor of
+// [rows, dim] float32, for example one backed by a memory-mapped file, so that layers larger
+// than memory stream through the page cache; at::empty when unset), and a callback after each
+// chunk of destination nodes (layer, rows done, rows of the layer).
+struct InferHooks {
+  std::function<at::Tensor(size_t layer, int64_t rows, int64_t dim)> output;
+  std::function<void(size_t layer, int64_t done, int64_t rows)> progress;
+};
+
 class GnnModel : public torch::nn::Module {
  public:
   explicit GnnModel(const ModelConfig& config);
@@ -80,7 +90,8 @@ class GnnModel : public torch::nn::Module {
   // order). Each layer computes just the nodes the next one reads: for a few thousand
   // targets on a huge graph, memory and time follow their neighbourhoods, not the graph.
   at::Tensor infer_nodes(const CsrGraph& graph, const at::Tensor& features,
-                         const at::Tensor& targets, int64_t chunk = 65536);
+                         const at::Tensor& targets, int64_t chunk = 65536,
+                         const InferHooks& hooks = {});
 
   const ModelConfig& config() const { return config_; }
 

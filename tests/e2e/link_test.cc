@@ -1,10 +1,12 @@
 // End-to-end: `directgnn train --task link` on Cora's random link split.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "e2e/e2e_util.h"
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -40,6 +42,13 @@ TEST(LinkTraining, CoraWithAnMlpDecoderScoresWellAboveChance) {
   ASSERT_EQ(e.status, 0) << e.output;
   EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
       << e.output;
+  // Every node's embedding, float16.
+  const CommandResult m = run("embed --checkpoint " + dir.file("ck") + " --dataset " + cora +
+                              " --out " + dir.file("emb.npy") + " --dtype float16");
+  ASSERT_EQ(m.status, 0) << m.output;
+  const at::Tensor emb = load_npy(dir.file("emb.npy"));
+  EXPECT_EQ(emb.sizes(), (at::IntArrayRef{2708, 256}));
+  EXPECT_EQ(emb.scalar_type(), at::kHalf);
 }
 
 TEST(LinkTraining, TripletNegativesPerSourceGiveMrr) {

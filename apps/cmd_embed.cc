@@ -1,0 +1,68 @@
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "directgnn/error.h"
+#include "graph/splits.h"
+#include "options.h"
+#include "sampling/link_sampler.h"
+#include "train/checkpoint.h"
+#include "train/embed.h"
+#include "train/link_trainer.h"
+
+namespace directgnn::cli {
+namespace {
+
+struct Args {
+  std::string checkpoint, dataset, out, dtype = "float32";
+  bool keep_self_loops = false;
+  int threads = 0;
+};
+
+void embed(const Args& a) {
+  DGNN_CHECK_ARG(a.dtype == "float32" || a.dtype == "float16", "dtype", "'", a.dtype,
+                 "' is not float32 or float16");
+  const nlohmann::json meta = read_checkpoint_meta(a.checkpoint);
+  const std::string where = a.checkpoint + "/checkpoint.pt";
+  const ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
+  const Dataset ds = dataset_or_default(a.dataset, import_options(a.keep_self_loops));
+  DGNN_CHECK(ds.feat_dim() == config.in_dim, where, ": the checkpoint was trained on ",
+             config.in_dim, " features, but ", ds.source, " has ", ds.feat_dim(),
+             "; pass the dataset it was trained on");
+  EmbedOptions o;
+  o.dtype = a.dtype == "float16" ? at::kHalf : at::kFloat;
+  if (meta.value("task", std::string("node")) != "link") {
+    GnnModel model(config);
+    load_checkpoint(a.checkpoint, model, nullptr);
+    write_embeddings(model, ds.graph, ds.features, a.out, o);
+  } else {
+    // A link model embeds over the graph its test scores passed messages on.
+    const LinkTrainOptions link = link_options_from_json(meta.at("link"), where);
+    LinkModel model(config, link.decoder, link.decoder_layers);
+    load_checkpoint(a.checkpoint, model, nullptr);
+    const ChosenLinkSplit split = choose_link_split(ds, meta.value("seed", uint64_t{0}));
+    CsrGraph graph = message_passing_graph(split.graph, ds.directed);
+    if (link.use_val_edges) graph = with_pairs(graph, split.split.val);
+    write_embeddings(model.encoder(), graph, ds.features, a.out, o);
+  }
+  std::cout << "Wrote " << a.out << ": " << ds.num_nodes() << " x " << config.num_classes << " "
+            << a.dtype << "\n";
+}
+
+}  // namespace
+
+void register_embed(CLI::App& app) {
+  auto args = std::make_shared<Args>();
+  CLI::App* c = app.add_subcommand(
+      "embed", "write every node's final-layer output (a link model's embeddings) as .npy");
+  c->add_option("--checkpoint", args->checkpoint, "checkpoint directory")->required();
+  c->add_option("--dataset", args->dataset,
+                "dataset directory or .npz (omit for the built-in synthetic graph)");
+  c->add_option("--out", args->out, "the .npy file to write (atomically)")->required();
+  c->add_option("--dtype", args->dtype, "float32 or float16")->capture_default_str();
+  c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
+  add_threads_option(c, &args->threads);
+  c->callback([args] { embed(*args); });
+}
+
+}  // namespace directgnn::cli
