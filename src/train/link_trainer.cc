@@ -151,6 +151,17 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
     metrics_.open(o.metrics_path, std::ios::out | std::ios::trunc);
     DGNN_CHECK_IO(metrics_.good(), o.metrics_path, ": cannot open the metrics file for writing");
   }
+  // OGB's Hits@K is 1 for every model when K reaches the shared negatives: refuse, not report.
+  if (chosen_.split.negatives == LinkNegatives::kShared) {
+    const int64_t fewest = std::min(chosen_.split.val_neg.size(0), chosen_.split.test_neg.size(0));
+    DGNN_CHECK_ARG(link.hits_k < fewest, "hits_k", link.hits_k, " is not below the ", fewest,
+                   " shared validation or test negatives of the split; Hits@K would be 1 for any "
+                   "model. Give a smaller K");
+  } else if (chosen_.split.negatives == LinkNegatives::kPerSource) {
+    DGNN_CHECK_ARG(link.hits_k <= chosen_.split.val_neg.size(1), "hits_k", link.hits_k,
+                   " is more than the ", chosen_.split.val_neg.size(1),
+                   " negatives per positive; every positive would count. Give a smaller K");
+  }
   report_.split_description = chosen_.description;
   report_.primary_metric = primary_link_metric(chosen_.split.negatives);
   const int64_t b = settings_.batch_size;

@@ -82,6 +82,11 @@ TEST(LinkTraining, WhatIsNotSupportedYetIsRefusedByFlag) {
   const CommandResult b = run("train --task link --dataset " + cora + " --neg-ratio 0");
   EXPECT_NE(b.status, 0);
   EXPECT_NE(b.output.find("--neg-ratio: must be at least 1"), std::string::npos) << b.output;
+  const CommandResult k = run("train --task link --dataset " + cora + " --hits-k 300");
+  EXPECT_NE(k.status, 0);
+  EXPECT_NE(k.output.find("--hits-k: 300 is not below the 263 shared validation or test"),
+            std::string::npos)
+      << k.output;
   const CommandResult c = run("train --task link --dataset " + cora + " --decoder cosine");
   EXPECT_NE(c.status, 0);
   EXPECT_NE(c.output.find("--decoder: 'cosine' is not dot"), std::string::npos) << c.output;
