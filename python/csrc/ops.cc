@@ -143,6 +143,7 @@ TORCH_LIBRARY(directgnn, m) {
   directgnn::ops::define_sampling(m);
   directgnn::ops::define_datasets(m);
   directgnn::ops::define_classes(m);
+  directgnn::ops::define_link(m);
 }
 
 // CPU kernels only (no composite ones): under torch.compile these operators have no fake

@@ -65,5 +65,6 @@ void define_sampling(torch::Library& m);
 void impl_sampling(torch::Library& m);  // the CPU kernel
 void define_datasets(torch::Library& m);
 void define_classes(torch::Library& m);
+void define_link(torch::Library& m);
 
 }  // namespace directgnn::ops

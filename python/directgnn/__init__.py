@@ -16,6 +16,7 @@ See docs/python.md.
 
 from . import datasets
 from .data import Dataset, load
+from .link import LinkBatch, LinkLoader
 from .loader import Batch, Loader
 from .sampler import Block, NeighborSampler, Sample
 from .tensor import GATHER_METHODS, UnifiedTensor, gather, unified
@@ -25,6 +26,8 @@ __all__ = [
     "Block",
     "Dataset",
     "GATHER_METHODS",
+    "LinkBatch",
+    "LinkLoader",
     "Loader",
     "NeighborSampler",
     "Sample",

@@ -1,0 +1,130 @@
+"""Link prediction's minibatches for your own training loop: :class:`LinkLoader`."""
+
+import dataclasses
+import math
+from typing import Iterator, Optional, Sequence, Tuple, Union
+
+import torch
+
+from ._ops import classes, os_errors
+from .data import Dataset
+from .sampler import Block, Sample, _sample
+from .tensor import _as_tensor, gather
+
+
+@dataclasses.dataclass
+class LinkBatch:
+    """One link-prediction minibatch.
+
+    Attributes:
+        edges: int64 [B, 2] global (src, dst): the batch's positive edges.
+        x: [len(n_id), F] input features.
+        sample: the sampled subgraph (:class:`Sample`); its seeds are the batch's distinct
+            endpoints, positives' first, then negatives'.
+        edge_label_index, edge_label: binary negatives: int64 [2, B + K·B] local (src; dst)
+            ids of every scored pair, positives first, and float32 labels (1, then 0).
+        src_index, dst_pos_index, dst_neg_index: triplet negatives: int64 [B], [B] and
+            [B, K] local ids.
+    """
+
+    edges: torch.Tensor
+    x: torch.Tensor
+    sample: Sample
+    edge_label_index: Optional[torch.Tensor] = None
+    edge_label: Optional[torch.Tensor] = None
+    src_index: Optional[torch.Tensor] = None
+    dst_pos_index: Optional[torch.Tensor] = None
+    dst_neg_index: Optional[torch.Tensor] = None
+
+    @property
+    def n_id(self) -> torch.Tensor:
+        """Global ids of every input node, the endpoints first."""
+        return self.sample.node
+
+    @property
+    def blocks(self) -> Sequence[Block]:
+        """One per layer, the outermost first."""
+        return self.sample.blocks
+
+
+class LinkLoader:
+    """Minibatches of positive ``edges`` with negatives, for link prediction, from the C++ link
+    sampler (the one ``directgnn train --task link`` runs; docs/link-prediction.md)::
+
+        import torch
+        import directgnn
+        data = directgnn.datasets.synthetic(2000, 8, 16)
+        split = data.random_link_split(seed=0)
+        loader = directgnn.LinkLoader(split, split.link["train"], fanouts=[10, 10],
+                                      batch_size=256, neg_sampling="binary", neg_ratio=1)
+        for batch in loader:          # batch.x, batch.blocks, batch.edge_label_index, ...
+            src, dst = batch.edge_label_index
+            assert batch.edge_label.shape == (2 * batch.edges.shape[0],)
+
+    Args:
+        data: a :class:`Dataset`, or a tuple ``(indptr, indices, x)``; its graph is the
+            message-passing graph (a directed one is symmetrised, as OGB's citation2 recipes).
+        edges: int64 [E, 2] positive (src, dst) pairs to iterate over.
+        fanouts: neighbours per hop, seed hop first; -1 takes every neighbour.
+        batch_size: positive edges per minibatch (the last one may be smaller).
+        neg_sampling: "binary" (``neg_ratio`` × B random pairs, labelled 0) or "triplet"
+            (``neg_ratio`` random destinations per positive's source), PyG's two modes.
+        neg_dist: "uniform", or "degree" (degree^0.75, as word2vec and PinSage).
+        exact_negatives: redraw a negative that is an edge of the graph (either direction) or
+            a self-pair; a graph too dense for that raises.
+        exclude_seed_edges: leave each batch's positive edges, and their reverses, out of its
+            sampled neighbourhoods (GraphBolt's ``exclude_seed_edges``).
+        shuffle: a new seeded order of the edges every pass.
+        seed: the base of every draw; a pass repeats for a seed, whatever the thread count.
+        mode: "dgl" (each layer draws anew) or "pyg" (each node drawn once).
+        directed: whether the graph is directed (default: the dataset's; False for a tuple).
+    """
+
+    def __init__(self, data: Union[Dataset, Tuple[torch.Tensor, ...]], edges: torch.Tensor, *,
+                 fanouts: Sequence[int], batch_size: int = 1024, neg_sampling: str = "binary",
+                 neg_ratio: int = 1, neg_dist: str = "uniform", exact_negatives: bool = False,
+                 exclude_seed_edges: bool = True, shuffle: bool = True, seed: int = 0,
+                 mode: str = "dgl", directed: Optional[bool] = None):
+        if isinstance(data, Dataset):
+            indptr, indices, x = data.indptr, data.indices, data.x
+            directed = data.directed if directed is None else directed
+        else:
+            indptr, indices, x = (_as_tensor(a) for a in data)
+        edges = torch.as_tensor(edges)
+        if edges.dim() != 2 or edges.shape[1] != 2:
+            raise ValueError(f"directgnn.LinkLoader: edges has shape {tuple(edges.shape)}; give "
+                             "[E, 2] (src, dst) pairs (PyG's [2, E] edge_label_index is "
+                             "edges.t())")
+        if batch_size < 1:
+            raise ValueError(f"directgnn.LinkLoader: batch_size must be positive, got "
+                             f"{batch_size}")
+        self.edges, self.batch_size, self.shuffle = edges.long(), int(batch_size), shuffle
+        self.seed, self.mode, self.neg_sampling = int(seed), mode, neg_sampling
+        self._x = x
+        self._epoch = 0
+        with os_errors():
+            self._sampler = classes.LinkSampler(
+                indptr, indices, bool(directed), [int(f) for f in fanouts], mode, neg_sampling,
+                int(neg_ratio), neg_dist, bool(exact_negatives), bool(exclude_seed_edges))
+
+    def __len__(self) -> int:
+        return math.ceil(self.edges.shape[0] / self.batch_size)
+
+    def __iter__(self) -> Iterator[LinkBatch]:
+        order = self.edges
+        base = self.seed * 1_000_003 + self._epoch
+        if self.shuffle:
+            g = torch.Generator().manual_seed(base)
+            order = self.edges[torch.randperm(self.edges.shape[0], generator=g)]
+        self._epoch += 1
+        for step in range(len(self)):
+            positives = order[step * self.batch_size:(step + 1) * self.batch_size]
+            with os_errors():
+                result, labels = self._sampler.sample(positives, base * 1_000_003 + step)
+            sample = _sample(result, self.mode)
+            batch = LinkBatch(positives, gather(self._x, sample.node), sample)
+            if self.neg_sampling == "binary":
+                batch.edge_label_index, batch.edge_label = labels
+            else:
+                batch.src_index, batch.dst_pos_index, batch.dst_neg_index = labels
+            yield batch
