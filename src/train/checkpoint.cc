@@ -96,7 +96,8 @@ nlohmann::json read_meta(torch::serialize::InputArchive& archive, const std::str
   }
 }
 
-torch::serialize::OutputArchive archive_of(torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+torch::serialize::OutputArchive archive_of(torch::nn::Module& model,
+                                           torch::optim::Optimizer& optimizer,
                                            const nlohmann::json& meta) {
   torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
   model.save(model_archive);
