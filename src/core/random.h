@@ -40,4 +40,16 @@ class SplitRng {
   uint64_t state_;
 };
 
+// Shuffles values[0, n) in place: Fisher-Yates with SplitRng(seed), serial, so the order
+// depends on the seed alone.
+inline void seeded_shuffle(int64_t* values, int64_t n, uint64_t seed) {
+  SplitRng rng(seed);
+  for (int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(rng.below(static_cast<uint64_t>(i + 1)));
+    const int64_t t = values[i];
+    values[i] = values[j];
+    values[j] = t;
+  }
+}
+
 }  // namespace directgnn

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <numeric>
 #include <vector>
 
 #include "core/parallel.h"
@@ -119,14 +120,11 @@ at::Tensor unique_edges_of(const CsrGraph& graph, const T* ids, bool directed) {
   return pairs;
 }
 
-// A seeded Fisher-Yates permutation of [0, n).
+// A seeded permutation of [0, n).
 std::vector<int64_t> shuffled(int64_t n, uint64_t seed) {
   std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  SplitRng rng(mix64(seed, 0x6c696e6b));  // "link"
-  for (int64_t i = n - 1; i > 0; --i) {
-    std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
-  }
+  std::iota(order.begin(), order.end(), int64_t{0});
+  seeded_shuffle(order.data(), n, mix64(seed, 0x6c696e6b));  // "link"
   return order;
 }
 

@@ -80,13 +80,9 @@ CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs) {
 namespace {
 
 at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
-  std::vector<int64_t> order(static_cast<size_t>(rows.size(0)));
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
-  SplitRng rng(seed);
-  for (int64_t i = rows.size(0) - 1; i > 0; --i) {
-    std::swap(order[i], order[rng.below(static_cast<uint64_t>(i + 1))]);
-  }
-  return rows.index_select(0, at::tensor(order, at::kLong));
+  at::Tensor order = at::arange(rows.size(0), at::kLong);
+  seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), seed);
+  return rows.index_select(0, order);
 }
 
 class LinkRun {

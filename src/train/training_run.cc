@@ -56,9 +56,7 @@ double seconds_since(Clock::time_point start) {
 
 at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
   at::Tensor out = ids.clone();
-  int64_t* p = out.data_ptr<int64_t>();
-  SplitRng rng(seed);
-  for (int64_t i = out.numel() - 1; i > 0; --i) std::swap(p[i], p[rng.below(i + 1)]);
+  seeded_shuffle(out.data_ptr<int64_t>(), out.numel(), seed);
   return out;
 }
 
