@@ -1,13 +1,10 @@
 #include "train/link_trainer.h"
 
 #include <ATen/ATen.h>
-#include <torch/optim/adam.h>
-#include <torch/optim/sgd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "core/progress.h"
@@ -17,7 +14,7 @@
 #include "graph/coo_builder.h"
 #include "graph/splits.h"
 #include "train/checkpoint.h"
-#include "train/fused_adam.h"
+#include "train/training_run.h"
 
 namespace directgnn {
 
@@ -109,7 +106,7 @@ class LinkRun {
   std::unique_ptr<LinkModel> model_;
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::ofstream metrics_;
+  MetricsLog metrics_;
   LinkTrainReport report_;
   double best_ = -1, train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, eval_s_ = 0;
   int64_t evaluations_ = 0;
@@ -117,7 +114,12 @@ class LinkRun {
 
 LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
                  std::ostream& out)
-    : ds_(ds), o_(o), link_(link), out_(out), chosen_(choose_link_split(ds, o.seed)) {
+    : ds_(ds),
+      o_(o),
+      link_(link),
+      out_(out),
+      chosen_(choose_link_split(ds, o.seed)),
+      metrics_(o.metrics_path, /*append=*/false) {
   LoaderOptions lo = o.loader;
   lo.fanouts = resolved_fanouts(o);
   check_fanouts(lo.fanouts, o.model.layers);
@@ -136,17 +138,7 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
   torch::manual_seed(o.seed);
   model_ = std::make_unique<LinkModel>(config_, link.decoder, link.decoder_layers);
   params_ = model_->parameters();
-  if (o.optimizer == Optimizer::kAdam) {
-    optimizer_ = std::make_unique<FusedAdam>(
-        params_, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
-  } else {
-    optimizer_ = std::make_unique<torch::optim::SGD>(
-        params_, torch::optim::SGDOptions(o.lr).weight_decay(o.weight_decay));
-  }
-  if (!o.metrics_path.empty()) {
-    metrics_.open(o.metrics_path, std::ios::out | std::ios::trunc);
-    DGNN_CHECK_IO(metrics_.good(), o.metrics_path, ": cannot open the metrics file for writing");
-  }
+  optimizer_ = make_optimizer(params_, o);
   // OGB's Hits@K is 1 for every model when K reaches the shared negatives: refuse, not report.
   if (chosen_.split.negatives == LinkNegatives::kShared) {
     const int64_t fewest = std::min(chosen_.split.val_neg.size(0), chosen_.split.test_neg.size(0));
@@ -239,7 +231,7 @@ void LinkRun::train_epoch(int64_t epoch) {
   }
   std::snprintf(text, sizeof(text), " | Time(s) %.4f", epoch_s);
   if (!o_.quiet) out_ << line << text << std::endl;
-  if (metrics_.is_open()) metrics_ << record.dump() << '\n' << std::flush;
+  metrics_.write(record);
 }
 
 // " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120" (the metrics the layout gives).
@@ -301,7 +293,7 @@ LinkTrainReport LinkRun::finish() {
   nlohmann::json final_record = report_.to_json();
   final_record["event"] = "final";
   final_record["threads"] = num_threads();
-  if (metrics_.is_open()) metrics_ << final_record.dump() << '\n' << std::flush;
+  metrics_.write(final_record);
   if (o_.quiet) return report_;
   out_ << "Best validation epoch " << report_.best_epoch << " (by " << report_.primary_metric << ")"
        << metrics_text("Val", report_.best_val, link_.hits_k)

@@ -26,25 +26,29 @@
 
 namespace directgnn {
 
-class MetricsLog {
- public:
-  MetricsLog(const std::string& path, bool append) {
-    if (path.empty()) return;
-    file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
-    DGNN_CHECK_IO(file_.good(), path, ": cannot open the metrics file for writing");
-    path_ = path;
-  }
-  void write(const nlohmann::json& record) {
-    if (!file_.is_open()) return;
-    file_ << record.dump() << '\n';
-    file_.flush();
-    DGNN_CHECK_IO(file_.good(), path_, ": writing the metrics failed (disk full?)");
-  }
+MetricsLog::MetricsLog(const std::string& path, bool append) {
+  if (path.empty()) return;
+  file_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
+  DGNN_CHECK_IO(file_.good(), path, ": cannot open the metrics file for writing");
+  path_ = path;
+}
 
- private:
-  std::ofstream file_;
-  std::string path_;
-};
+void MetricsLog::write(const nlohmann::json& record) {
+  if (!file_.is_open()) return;
+  file_ << record.dump() << '\n';
+  file_.flush();
+  DGNN_CHECK_IO(file_.good(), path_, ": writing the metrics failed (disk full?)");
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& params,
+                                                        const TrainOptions& o) {
+  if (o.optimizer == Optimizer::kAdam) {
+    return std::make_unique<FusedAdam>(
+        params, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+  }
+  return std::make_unique<torch::optim::SGD>(
+      params, torch::optim::SGDOptions(o.lr).weight_decay(o.weight_decay));
+}
 
 namespace {
 
@@ -186,13 +190,7 @@ void TrainingRun::init_model() {
     torch::NoGradGuard no_grad;
     group_->broadcast(params_, 0);
   }
-  if (o_.optimizer == Optimizer::kAdam) {
-    optimizer_ = std::make_unique<FusedAdam>(
-        params_, torch::optim::AdamOptions(o_.lr).weight_decay(o_.weight_decay));
-  } else {
-    optimizer_ = std::make_unique<torch::optim::SGD>(
-        params_, torch::optim::SGDOptions(o_.lr).weight_decay(o_.weight_decay));
-  }
+  optimizer_ = make_optimizer(params_, o_);
 }
 
 // Where the run stands: the saved state of an earlier run with the same options.

@@ -6,6 +6,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -21,8 +22,23 @@
 namespace directgnn {
 
 class FreeCores;
-class MetricsLog;
 class Progress;
+
+// The --metrics file: one JSON object per line, flushed after each; nothing without a path.
+// Throws naming the file when it cannot be opened or written (a full disk).
+class MetricsLog {
+ public:
+  MetricsLog(const std::string& path, bool append);
+  void write(const nlohmann::json& record);
+
+ private:
+  std::ofstream file_;
+  std::string path_;
+};
+
+// The run's optimiser over `params`: Adam (the fused CPU/GPU step) or plain SGD.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& params,
+                                                        const TrainOptions& options);
 
 class TrainingRun {
  public:
