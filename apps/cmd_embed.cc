@@ -5,7 +5,6 @@
 #include "directgnn/error.h"
 #include "graph/splits.h"
 #include "options.h"
-#include "sampling/link_sampler.h"
 #include "train/checkpoint.h"
 #include "train/embed.h"
 #include "train/link_trainer.h"
@@ -37,13 +36,10 @@ void embed(const Args& a) {
     write_embeddings(model, ds.graph, ds.features, a.out, o);
   } else {
     // A link model embeds over the graph its test scores passed messages on.
-    const LinkTrainOptions link = link_options_from_json(meta.at("link"), where);
-    LinkModel model(config, link.decoder, link.decoder_layers);
-    load_checkpoint(a.checkpoint, model, nullptr);
-    const ChosenLinkSplit split = choose_link_split(ds, meta.value("seed", uint64_t{0}));
-    CsrGraph graph = message_passing_graph(split.graph, ds.directed);
-    if (link.use_val_edges) graph = with_pairs(graph, split.split.val);
-    write_embeddings(model.encoder(), graph, ds.features, a.out, o);
+    const LinkCheckpoint c = load_link_checkpoint(a.checkpoint, meta, ds);
+    const LinkGraphs& g = c.graphs;
+    write_embeddings(c.model->encoder(), g.test_graph ? *g.test_graph : g.graph, ds.features, a.out,
+                     o);
   }
   std::cout << "Wrote " << a.out << ": " << ds.num_nodes() << " x " << config.num_classes << " "
             << a.dtype << "\n";

@@ -15,19 +15,11 @@ namespace {
 
 // A link checkpoint: the split it was trained on (its dataset's, or the seeded random one),
 // the metrics recomputed as training computed them, and whether they match.
-void eval_link(const nlohmann::json& meta, const Dataset& ds, const std::string& where) {
-  ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
-  DGNN_CHECK(ds.feat_dim() == config.in_dim, where, ": the checkpoint was trained on ",
-             config.in_dim, " features, but ", ds.source, " has ", ds.feat_dim(),
-             "; pass the dataset it was trained on");
-  const LinkTrainOptions link = link_options_from_json(meta.at("link"), where);
-  LinkModel model(config, link.decoder, link.decoder_layers);
-  load_checkpoint(where.substr(0, where.rfind('/')), model, nullptr);
-  const ChosenLinkSplit split = choose_link_split(ds, meta.value("seed", uint64_t{0}));
-  const CsrGraph graph = message_passing_graph(split.graph, ds.directed);
-  const CsrGraph with_val = link.use_val_edges ? with_pairs(graph, split.split.val) : CsrGraph();
-  const LinkEvalResult r = evaluate_link_model(model, ds.features, split.split, graph,
-                                               link.use_val_edges ? with_val : graph, link.hits_k);
+void eval_link(const nlohmann::json& meta, const Dataset& ds, const std::string& dir) {
+  const LinkCheckpoint c = load_link_checkpoint(dir, meta, ds);
+  const ChosenLinkSplit& split = c.split;
+  const LinkEvalResult r =
+      evaluate_link_model(*c.model, ds.features, split.split, c.graphs, c.link.hits_k);
   const nlohmann::json test = metrics_json(r.test);
   std::printf("Link split: %s\nCheckpoint epoch %lld | test %s\n", split.description.c_str(),
               static_cast<long long>(meta.value("epoch", int64_t{-1})), test.dump().c_str());
@@ -61,7 +53,7 @@ void register_eval(CLI::App& app) {
     const std::string where = args->checkpoint + "/checkpoint.pt";
     const Dataset ds = dataset_or_default(args->dataset, import_options(args->keep_self_loops));
     if (meta.value("task", std::string("node")) == "link") {
-      eval_link(meta, ds, where);
+      eval_link(meta, ds, args->checkpoint);
       return;
     }
     ModelConfig config = ModelConfig::from_json(meta.at("model"), where);

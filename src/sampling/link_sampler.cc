@@ -45,14 +45,30 @@ std::string negative_dist_name(NegativeDist dist) {
   return dist == NegativeDist::kUniform ? "uniform" : "degree";
 }
 
-CsrGraph message_passing_graph(const CsrGraph& graph, bool directed) {
-  if (!directed) return graph;
-  const at::Tensor dst = at::repeat_interleave(graph.degrees());
+namespace {
+
+// `graph`'s edges and src[i] -> dst[i], each in both directions, duplicates collapsed.
+CsrGraph symmetric_with(const CsrGraph& graph, const at::Tensor& src, const at::Tensor& dst,
+                        const std::string& where) {
   CooBuildOptions o;
   o.symmetrize = true;
   o.remove_self_loops = false;
-  return build_csr_from_coo(graph.indices.to(at::kLong), dst, graph.num_nodes(), o,
-                            "message-passing graph");
+  return build_csr_from_coo(at::cat({graph.indices.to(at::kLong), src}),
+                            at::cat({at::repeat_interleave(graph.degrees()), dst}),
+                            graph.num_nodes(), o, where);
+}
+
+}  // namespace
+
+CsrGraph message_passing_graph(const CsrGraph& graph, bool directed) {
+  if (!directed) return graph;
+  const at::Tensor none = at::empty({0}, at::kLong);
+  return symmetric_with(graph, none, none, "message-passing graph");
+}
+
+CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs) {
+  return symmetric_with(graph, pairs.select(1, 0), pairs.select(1, 1),
+                        "message passing with validation edges");
 }
 
 LinkSampler::LinkSampler(const CsrGraph& graph, SamplerOptions sampling, LinkSamplerOptions link)

@@ -60,6 +60,9 @@ struct LinkBatch {
 // every edge's reverse added (duplicates collapse), as OGB's ogbl-citation2 recipes
 // symmetrise the citation graph.
 CsrGraph message_passing_graph(const CsrGraph& graph, bool directed);
+// A symmetric `graph` with `pairs` ([E, 2]) added in both directions (duplicates collapse):
+// the message passing of test scores that may read the validation edges.
+CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs);
 
 class LinkSampler {
  public:

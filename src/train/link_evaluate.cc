@@ -57,9 +57,13 @@ std::pair<at::Tensor, at::Tensor> score_split(LinkDecoder& decoder, const at::Te
   return {p, score_pairs(decoder, h, nodes, src, neg.reshape(-1), chunk).view(neg.sizes())};
 }
 
-// Every node id the split's scores read, sorted and unique.
-at::Tensor needed_nodes(const LinkSplit& s, bool test) {
-  std::vector<at::Tensor> ids{s.val.reshape(-1), s.val_neg.reshape(-1)};
+// Every node id the scores of the splits asked for read, sorted and unique.
+at::Tensor needed_nodes(const LinkSplit& s, bool val, bool test) {
+  std::vector<at::Tensor> ids;
+  if (val) {
+    ids.push_back(s.val.reshape(-1));
+    ids.push_back(s.val_neg.reshape(-1));
+  }
   if (test) {
     ids.push_back(s.test.reshape(-1));
     ids.push_back(s.test_neg.reshape(-1));
@@ -78,12 +82,15 @@ LinkEvalResult evaluate_links(GnnModel& model, LinkDecoder& decoder, const CsrGr
   torch::NoGradGuard no_grad;
   const bool was_training = decoder.is_training();
   decoder.eval();
-  const at::Tensor nodes = needed_nodes(split, o.test);
+  DGNN_CHECK(o.val || o.test, "link evaluation: score the validation or the test split");
+  const at::Tensor nodes = needed_nodes(split, o.val, o.test);
   const at::Tensor h = model.infer_nodes(graph, features, nodes, o.chunk);
   LinkEvalResult r;
-  auto [vp, vn] =
-      score_split(decoder, h, nodes, split.val, split.val_neg, split.negatives, o.chunk);
-  r.val = link_metrics(vp, vn, split.negatives, o.hits_k);
+  if (o.val) {
+    auto [vp, vn] =
+        score_split(decoder, h, nodes, split.val, split.val_neg, split.negatives, o.chunk);
+    r.val = link_metrics(vp, vn, split.negatives, o.hits_k);
+  }
   if (o.test) {
     auto [tp, tn] =
         score_split(decoder, h, nodes, split.test, split.test_neg, split.negatives, o.chunk);

@@ -32,7 +32,8 @@ LinkMetrics link_metrics(const at::Tensor& pos, const at::Tensor& neg, LinkNegat
 struct LinkEvalOptions {
   int64_t hits_k = 50;    // ogbl-collab's K
   int64_t chunk = 65536;  // pairs scored (and nodes inferred) at a time
-  bool test = true;       // also the test split (else validation only)
+  bool val = true;        // score the validation split
+  bool test = true;       // score the test split
 };
 
 struct LinkEvalResult {

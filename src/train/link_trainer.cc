@@ -11,7 +11,6 @@
 #include "core/random.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
-#include "graph/coo_builder.h"
 #include "graph/splits.h"
 #include "train/checkpoint.h"
 #include "train/training_run.h"
@@ -64,16 +63,6 @@ void check_supported(const TrainOptions& o, const LoaderSettings& s) {
 
 }  // namespace
 
-CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs) {
-  const at::Tensor dst = at::repeat_interleave(graph.degrees());
-  const at::Tensor src = at::cat({graph.indices.to(at::kLong), pairs.select(1, 0)});
-  CooBuildOptions o;
-  o.symmetrize = true;
-  o.remove_self_loops = false;
-  return build_csr_from_coo(src, at::cat({dst, pairs.select(1, 1)}), graph.num_nodes(), o,
-                            "message passing with validation edges");
-}
-
 namespace {
 
 at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
@@ -99,7 +88,7 @@ class LinkRun {
   const LinkTrainOptions& link_;
   std::ostream& out_;
   ChosenLinkSplit chosen_;
-  CsrGraph graph_, test_graph_;  // message passing: training edges (and validation edges)
+  LinkGraphs graphs_;
   LoaderSettings settings_;
   std::unique_ptr<LinkSampler> sampler_;
   ModelConfig config_;
@@ -125,12 +114,11 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
   check_fanouts(lo.fanouts, o.model.layers);
   settings_ = resolve_loader(lo, ds, nullptr);
   check_supported(o, settings_);
-  graph_ = message_passing_graph(chosen_.graph, ds.directed);
-  test_graph_ = link.use_val_edges ? with_pairs(graph_, chosen_.split.val) : graph_;
+  graphs_ = link_graphs(chosen_, ds.directed, link.use_val_edges);
   SamplerOptions so;
   so.fanouts = settings_.fanouts;
   so.mode = settings_.sample_mode;
-  sampler_ = std::make_unique<LinkSampler>(graph_, so, link.sampling);
+  sampler_ = std::make_unique<LinkSampler>(graphs_.graph, so, link.sampling);
   config_ = o.model;
   config_.in_dim = ds.feat_dim();
   config_.num_classes = o.model.hidden;  // the output layer gives the embeddings
@@ -159,9 +147,10 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
 
 void LinkRun::print_header() const {
   if (o_.quiet) return;
-  out_ << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << graph_.num_edges()
-       << " message-passing edges" << (ds_.directed ? " (the directed graph symmetrised)" : "")
-       << ", " << ds_.feat_dim() << " features\n"
+  out_ << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, "
+       << graphs_.graph.num_edges() << " message-passing edges"
+       << (ds_.directed ? " (the directed graph symmetrised)" : "") << ", " << ds_.feat_dim()
+       << " features\n"
        << "Link split: " << chosen_.description << "\n"
        << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers << " layers, hidden "
        << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder) << ", fan-out "
@@ -252,7 +241,7 @@ std::string metrics_text(const char* split, const LinkMetrics& m, int64_t k) {
 void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line) {
   const auto start = Clock::now();
   const LinkEvalResult r =
-      evaluate_link_model(*model_, ds_.features, chosen_.split, graph_, test_graph_, link_.hits_k);
+      evaluate_link_model(*model_, ds_.features, chosen_.split, graphs_, link_.hits_k);
   const double eval_s = seconds_since(start);
   eval_s_ += eval_s;
   ++evaluations_;
@@ -313,22 +302,45 @@ LinkTrainReport LinkRun::finish() {
 
 }  // namespace
 
+LinkGraphs link_graphs(const ChosenLinkSplit& split, bool directed, bool use_val_edges) {
+  LinkGraphs out;
+  out.graph = message_passing_graph(split.graph, directed);
+  if (use_val_edges) out.test_graph = with_pairs(out.graph, split.split.val);
+  return out;
+}
+
 LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
-                                   const LinkSplit& split, const CsrGraph& graph,
-                                   const CsrGraph& test_graph, int64_t hits_k) {
+                                   const LinkSplit& split, const LinkGraphs& graphs,
+                                   int64_t hits_k) {
   LinkEvalOptions eo;
   eo.hits_k = hits_k;
-  eo.test = &test_graph == &graph;  // else the test split is scored on its own graph below
-  LinkEvalResult r = evaluate_links(model.encoder(), model.decoder(), graph, features, split, eo);
-  if (!eo.test) {
-    LinkSplit test_only = split;
-    test_only.val = split.test;
-    test_only.val_neg = split.test_neg;
-    eo.test = false;
+  eo.test = !graphs.test_graph.has_value();  // else the test split on its own graph below
+  LinkEvalResult r =
+      evaluate_links(model.encoder(), model.decoder(), graphs.graph, features, split, eo);
+  if (graphs.test_graph) {
+    eo.val = false;
+    eo.test = true;
     r.test =
-        evaluate_links(model.encoder(), model.decoder(), test_graph, features, test_only, eo).val;
+        evaluate_links(model.encoder(), model.decoder(), *graphs.test_graph, features, split, eo)
+            .test;
   }
   return r;
+}
+
+LinkCheckpoint load_link_checkpoint(const std::string& dir, const nlohmann::json& meta,
+                                    const Dataset& ds) {
+  const std::string where = dir + "/checkpoint.pt";
+  const ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
+  DGNN_CHECK(ds.feat_dim() == config.in_dim, where, ": the checkpoint was trained on ",
+             config.in_dim, " features, but ", ds.source, " has ", ds.feat_dim(),
+             "; pass the dataset it was trained on");
+  LinkCheckpoint c;
+  c.link = link_options_from_json(meta.at("link"), where);
+  c.model = std::make_unique<LinkModel>(config, c.link.decoder, c.link.decoder_layers);
+  load_checkpoint(dir, *c.model, nullptr);
+  c.split = choose_link_split(ds, meta.value("seed", uint64_t{0}));
+  c.graphs = link_graphs(c.split, ds.directed, c.link.use_val_edges);
+  return c;
 }
 
 nlohmann::json link_options_json(const LinkTrainOptions& o) {

@@ -15,10 +15,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 
+#include "graph/splits.h"
 #include "io/dataset.h"
 #include "nn/link_decoder.h"
 #include "sampling/link_sampler.h"
@@ -52,14 +55,31 @@ std::string primary_link_metric(LinkNegatives layout);
 LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
                             const LinkTrainOptions& link, std::ostream& out);
 
-// A split's metrics as training reports them: validation scores pass messages over `graph`
-// (the training edges), test scores over `test_graph` (the same graph, or with the validation
-// edges added for use_val_edges).
+// The message-passing graphs of a split's scores: validation over the training edges (a
+// directed graph symmetrised, sampling/link_sampler.h), and with use_val_edges a test graph
+// that adds the validation edges (none otherwise: the test split uses `graph` too).
+struct LinkGraphs {
+  CsrGraph graph;
+  std::optional<CsrGraph> test_graph;
+};
+LinkGraphs link_graphs(const ChosenLinkSplit& split, bool directed, bool use_val_edges);
+
+// A split's metrics as training reports them, each split scored over its graph.
 LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
-                                   const LinkSplit& split, const CsrGraph& graph,
-                                   const CsrGraph& test_graph, int64_t hits_k);
-// `graph` (symmetric) with `pairs` ([E, 2]) added in both directions.
-CsrGraph with_pairs(const CsrGraph& graph, const at::Tensor& pairs);
+                                   const LinkSplit& split, const LinkGraphs& graphs,
+                                   int64_t hits_k);
+
+// A link checkpoint (its directory and description) made ready to score or embed: the options,
+// the model with its parameters, the split rebuilt from the dataset and the seed, and the
+// graphs. Throws naming the checkpoint when the dataset's features do not fit the model.
+struct LinkCheckpoint {
+  LinkTrainOptions link;
+  std::unique_ptr<LinkModel> model;
+  ChosenLinkSplit split;
+  LinkGraphs graphs;
+};
+LinkCheckpoint load_link_checkpoint(const std::string& dir, const nlohmann::json& meta,
+                                    const Dataset& ds);
 // The validation metric's value for a layout (MRR per source, ROC-AUC shared).
 double primary_value(const LinkMetrics& metrics, LinkNegatives layout);
 nlohmann::json metrics_json(const LinkMetrics& metrics);
