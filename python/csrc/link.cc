@@ -52,9 +52,6 @@ class LinkSamplerHolder : public torch::CustomClassHolder {
     return {as_result(b.sample), {b.src_index, b.dst_pos_index, b.dst_neg_index}};
   }
 
-  // The message-passing graph the sampler reads (a directed graph symmetrised).
-  std::tuple<at::Tensor, at::Tensor> graph() const { return {graph_.indptr, graph_.indices}; }
-
  private:
   CsrGraph graph_;
   std::unique_ptr<LinkSampler> sampler_;
@@ -66,8 +63,7 @@ void define_link(torch::Library& m) {
   m.class_<LinkSamplerHolder>("LinkSampler")
       .def(guarded_init<LinkSamplerHolder, at::Tensor, at::Tensor, bool, std::vector<int64_t>,
                         std::string, std::string, int64_t, std::string, bool, bool>())
-      .def("sample", guarded<&LinkSamplerHolder::sample>)
-      .def("graph", guarded<&LinkSamplerHolder::graph>);
+      .def("sample", guarded<&LinkSamplerHolder::sample>);
 }
 
 }  // namespace directgnn::ops

@@ -101,8 +101,7 @@ class Dataset:
         indptr, indices, link = ops.random_link_split(
             self.indptr, self.indices, self.directed, float(val), float(test),
             int(neg_per_source), int(seed))
-        out = dataclasses.replace(self, indptr=indptr, indices=indices, edge_weight=None,
-                                  features_path=self.features_path)
+        out = dataclasses.replace(self, indptr=indptr, indices=indices, edge_weight=None)
         out.link = _link_dict(link, "per_source" if neg_per_source > 0 else "shared")
         return out
 

@@ -202,14 +202,14 @@ class NeighborSampler:
 
     def _draw(self, seeds: torch.Tensor, seed: Optional[int] = None):
         """The C++ sampler's result tuple for an id tensor (directgnn.pyg's fast path)."""
-        if seed is None:
-            seed = self._seed * 1_000_003 + self._calls
-            self._calls += 1
-        return self._sampler.sample(seeds, int(seed))
+        return self._sampler.sample(seeds, self._next_seed() if seed is None else int(seed))
 
     def _draw_pyg(self, seeds: torch.Tensor):
         """The draw as PyG's fields, ``(node, row, col, edge, num_sampled_nodes,
         num_sampled_edges)``, in one C++ call (mode "pyg"; directgnn.pyg's fast path)."""
-        seed = self._seed * 1_000_003 + self._calls
+        return self._sampler.sample_pyg(seeds, self._next_seed())
+
+    def _next_seed(self) -> int:
+        """The sampler's seed and a call counter: each call draws anew."""
         self._calls += 1
-        return self._sampler.sample_pyg(seeds, int(seed))
+        return self._seed * 1_000_003 + self._calls - 1
