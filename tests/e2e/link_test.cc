@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "e2e/e2e_util.h"
 #include "io/npy.h"
@@ -73,23 +74,18 @@ TEST(LinkTraining, TripletNegativesPerSourceGiveMrr) {
 TEST(LinkTraining, WhatIsNotSupportedYetIsRefusedByFlag) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
-  const CommandResult a = run("train --task link --dataset " + cora + " --checkpoint " +
-                              dir.file("ck") + " --checkpoint-every 5 --epochs 1");
-  EXPECT_NE(a.status, 0);
-  EXPECT_NE(a.output.find("--checkpoint-every: link prediction saves its best-validation"),
-            std::string::npos)
-      << a.output;
-  const CommandResult b = run("train --task link --dataset " + cora + " --neg-ratio 0");
-  EXPECT_NE(b.status, 0);
-  EXPECT_NE(b.output.find("--neg-ratio: must be at least 1"), std::string::npos) << b.output;
-  const CommandResult k = run("train --task link --dataset " + cora + " --hits-k 300");
-  EXPECT_NE(k.status, 0);
-  EXPECT_NE(k.output.find("--hits-k: 300 is not below the 263 shared validation or test"),
-            std::string::npos)
-      << k.output;
-  const CommandResult c = run("train --task link --dataset " + cora + " --decoder cosine");
-  EXPECT_NE(c.status, 0);
-  EXPECT_NE(c.output.find("--decoder: 'cosine' is not dot"), std::string::npos) << c.output;
+  const std::pair<std::string, std::string> cases[] = {
+      {"--checkpoint " + dir.file("ck") + " --checkpoint-every 5 --epochs 1",
+       "--checkpoint-every: link prediction saves its best-validation"},
+      {"--neg-ratio 0", "--neg-ratio: must be at least 1"},
+      {"--hits-k 300", "--hits-k: 300 is not below the 263 shared validation or test"},
+      {"--decoder cosine", "--decoder: 'cosine' is not dot"},
+  };
+  for (const auto& [flags, message] : cases) {
+    const CommandResult r = run("train --task link --dataset " + cora + " " + flags);
+    EXPECT_NE(r.status, 0) << flags;
+    EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
+  }
 }
 
 }  // namespace
