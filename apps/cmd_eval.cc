@@ -24,6 +24,10 @@ void eval_link(const nlohmann::json& meta, const Dataset& ds, const std::string&
   std::printf("Link split: %s\nCheckpoint epoch %lld | test %s\n", split.description.c_str(),
               static_cast<long long>(meta.value("epoch", int64_t{-1})), test.dump().c_str());
   const std::string metric = meta.value("primary_metric", std::string("roc_auc"));
+  if (!meta.contains("test")) {
+    std::printf("Training recorded no metrics for this checkpoint (it ran without evaluation).\n");
+    return;
+  }
   const double recorded = meta.at("test").value(metric, -1.0);
   const double now = test.value(metric, -2.0);
   if (std::abs(recorded - now) < 1e-9) {

@@ -90,8 +90,8 @@ void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
 // --task link's flags, parsed once the command line is complete.
 struct LinkArgs {
   std::string task = "node", decoder = "dot", neg_sampling = "binary", neg_dist = "uniform";
-  int64_t neg_ratio = 1, hits_k = 50, decoder_layers = 2;
-  bool exact_negatives = false, keep_seed_edges = false, use_val_edges = false;
+  int64_t neg_ratio = 1, hits_k = 50, decoder_layers = 2, steps_per_epoch = 0;
+  bool exact_negatives = false, keep_seed_edges = false, use_val_edges = false, no_eval = false;
 
   LinkTrainOptions options() const {
     LinkTrainOptions o;
@@ -104,6 +104,7 @@ struct LinkArgs {
     o.sampling.exclude_seed_edges = !keep_seed_edges;
     o.hits_k = hits_k;
     o.use_val_edges = use_val_edges;
+    o.steps_per_epoch = steps_per_epoch;
     return o;
   }
 };
@@ -134,6 +135,23 @@ void add_link_options(CLI::App* c, LinkArgs* a) {
   c->add_option("--hits-k", a->hits_k, "link: K of Hits@K")->capture_default_str();
   c->add_flag("--use-val-edges", a->use_val_edges,
               "link: test scores pass messages over the validation edges too");
+  c->add_option("--steps-per-epoch", a->steps_per_epoch,
+                "link: batches per epoch at most, the first of each shuffle (0 = every training "
+                "edge once)")
+      ->capture_default_str();
+  c->add_flag("--no-eval", a->no_eval,
+              "link: no evaluation (timing runs, or splits too large to score in memory); with "
+              "--checkpoint the last epoch's model is saved, for embed");
+}
+
+// Link prediction's flags given without --task link: refused, not ignored.
+void refuse_link_flags_without_link(const CLI::App& c, const LinkArgs& a) {
+  if (a.task == "link") return;
+  for (const CLI::Option* option : c.get_options()) {
+    const std::string name = option->get_name();
+    if (option->count() == 0 || option->get_description().rfind("link", 0) != 0) continue;
+    fail(name, " is a link prediction option; add --task link, or leave it out");
+  }
 }
 
 }  // namespace
@@ -174,6 +192,7 @@ void register_train(CLI::App& app) {
           "count changes the order of floating-point sums, so give N for bitwise-reproducible "
           "runs)");
   c->callback([args, c] {
+    refuse_link_flags_without_link(*c, args->link);
     TrainOptions options = args->train.options();
     options.adapt_threads = args->threads == 0;
     std::string dataset = args->dataset;
@@ -204,7 +223,9 @@ void register_train(CLI::App& app) {
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
     if (args->link.task == "link") {
+      options.evaluate = !args->link.no_eval;
       train_links(ds, options, args->link.options(), std::cout);
+      if (group != nullptr) group->barrier();
       return;
     }
     train(ds, options, std::cout);

@@ -121,7 +121,6 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
 std::string LoaderHolder::fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress) {
   const LoaderSettings& s = loader_->settings();
   if (s.cache.gib <= 0) return "";
-  std::lock_guard<std::mutex> lock(mutex_);
   passes_.clear();
   return fill_feature_cache(*loader_, dataset_, checked_seeds(seeds, dataset_.num_nodes()),
                             static_cast<uint64_t>(seed), s.cache, show_progress);
@@ -132,42 +131,16 @@ LoaderHolder::~LoaderHolder() { passes_.clear(); }
 int64_t LoaderHolder::start(const at::Tensor& seeds, int64_t seed) {
   const at::Tensor order = checked_seeds(seeds, dataset_.num_nodes());
   const auto base = static_cast<uint64_t>(seed);
-  auto epoch = std::make_shared<MinibatchLoader::Epoch>(loader_->epoch(
+  return passes_.add(loader_->epoch(
       order, [base](int64_t step) { return mix64(base, 0x10ad, static_cast<uint64_t>(step)); }));
-  std::lock_guard<std::mutex> lock(mutex_);
-  passes_.emplace(next_pass_, std::move(epoch));
-  return next_pass_++;
-}
-
-std::shared_ptr<MinibatchLoader::Epoch> LoaderHolder::pass(int64_t id) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = passes_.find(id);
-  return it == passes_.end() ? nullptr : it->second;
-}
-
-bool LoaderHolder::has_next(int64_t id) const {
-  const auto epoch = pass(id);
-  return epoch != nullptr && !epoch->done();
 }
 
 LoaderBatch LoaderHolder::next(int64_t id) {
-  const auto epoch = pass(id);
+  const auto epoch = passes_.get(id);
   DGNN_CHECK(epoch != nullptr && !epoch->done(),
              "directgnn.Loader: no minibatch left in this pass; start another");
   const Minibatch b = epoch->next();
   return {b.seeds, b.x, b.labels, as_result(b.batch)};
-}
-
-void LoaderHolder::finish(int64_t id) {
-  std::shared_ptr<MinibatchLoader::Epoch> epoch;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = passes_.find(id);
-    if (it == passes_.end()) return;
-    epoch = std::move(it->second);
-    passes_.erase(it);
-  }
-  epoch.reset();  // joins the pass's workers, outside the lock
 }
 
 void define_classes(torch::Library& m) {

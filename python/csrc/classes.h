@@ -20,6 +20,7 @@
 #include "io/dataset.h"
 #include "loader/loader.h"
 #include "ops.h"
+#include "passes.h"
 #include "sampling/sampler.h"
 
 namespace directgnn::ops {
@@ -91,10 +92,10 @@ class LoaderHolder : public torch::CustomClassHolder {
   // Starts a pass over `seeds` in this order and returns its id. Passes are independent (each
   // has its own workers); each is iterated by one thread at a time, and ended by finish.
   int64_t start(const at::Tensor& seeds, int64_t seed);
-  bool has_next(int64_t pass) const;
+  bool has_next(int64_t pass) const { return passes_.has_next(pass); }
   LoaderBatch next(int64_t pass);
   // Stops pass `pass` (its workers are joined); an ended or unknown pass is ignored.
-  void finish(int64_t pass);
+  void finish(int64_t pass) { passes_.finish(pass); }
   int64_t steps(int64_t num_seeds) const { return loader_->steps(num_seeds); }
   std::string mode() const { return loader_->mode(); }
   std::string device() const { return loader_->settings().device.str(); }
@@ -103,11 +104,7 @@ class LoaderHolder : public torch::CustomClassHolder {
  private:
   Dataset dataset_;
   std::unique_ptr<MinibatchLoader> loader_;
-  // The passes running, by id: the map may be used from several threads.
-  mutable std::mutex mutex_;
-  std::map<int64_t, std::shared_ptr<MinibatchLoader::Epoch>> passes_;
-  int64_t next_pass_ = 0;
-  std::shared_ptr<MinibatchLoader::Epoch> pass(int64_t id) const;
+  Passes<MinibatchLoader::Epoch> passes_;
   std::string note_;
 };
 

@@ -1,7 +1,7 @@
 """Link prediction's minibatches for your own training loop: :class:`LinkLoader`."""
 
 import dataclasses
-import math
+import warnings
 from typing import Iterator, Optional, Sequence, Tuple, Union
 
 import torch
@@ -9,7 +9,7 @@ import torch
 from ._ops import classes, os_errors
 from .data import Dataset
 from .sampler import Block, Sample, _sample
-from .tensor import _as_tensor, gather
+from .tensor import _as_tensor
 
 
 @dataclasses.dataclass
@@ -78,16 +78,34 @@ class LinkLoader:
         seed: the base of every draw; a pass repeats for a seed, whatever the thread count.
         mode: "dgl" (each layer draws anew) or "pyg" (each node drawn once).
         directed: whether the graph is directed (default: the dataset's; False for a tuple).
+        device: where batches are delivered: "auto" (a GPU when there is one), "cpu", "cuda"
+            or "cuda:N". The link sampler itself runs on the CPU.
+        features: "auto" (pinned on a GPU, host on the CPU), "host", "pinned", "device", or
+            "disk" (rows read from the dataset directory's ``features.npy`` as batches need
+            them; ``data`` must come from ``directgnn.load(DIR)``), as :class:`Loader`.
+        gather: "auto", "cpu-copy", "zero-copy" or "aligned" (onto a GPU).
+        prefetch: batches prepared ahead by worker threads: "auto" (2 on a GPU or with
+            features="disk", else 0, as ``directgnn train``), or 0..64.
+        workers: threads preparing them.
+        disk_io, disk_direct: with features="disk", as :class:`Loader`.
+
+    Each ``iter(loader)`` is a pass of its own, with its own workers; a pass left unfinished
+    stops when its iterator is closed or collected.
     """
 
     def __init__(self, data: Union[Dataset, Tuple[torch.Tensor, ...]], edges: torch.Tensor, *,
                  fanouts: Sequence[int], batch_size: int = 1024, neg_sampling: str = "binary",
                  neg_ratio: int = 1, neg_dist: str = "uniform", exact_negatives: bool = False,
                  exclude_seed_edges: bool = True, shuffle: bool = True, seed: int = 0,
-                 mode: str = "dgl", directed: Optional[bool] = None):
+                 mode: str = "dgl", directed: Optional[bool] = None,
+                 device: Union[str, torch.device] = "auto", features: str = "auto",
+                 gather: str = "auto", prefetch: Union[str, int] = "auto", workers: int = 1,
+                 disk_io: str = "auto", disk_direct: bool = False):
+        features_path = ""
         if isinstance(data, Dataset):
             indptr, indices, x = data.indptr, data.indices, data.x
             directed = data.directed if directed is None else directed
+            features_path = data.features_path or ""
         else:
             indptr, indices, x = (_as_tensor(a) for a in data)
         edges = torch.as_tensor(edges)
@@ -100,15 +118,38 @@ class LinkLoader:
                              f"{batch_size}")
         self.edges, self.batch_size, self.shuffle = edges.long(), int(batch_size), shuffle
         self.seed, self.mode, self.neg_sampling = int(seed), mode, neg_sampling
-        self._x = x
         self._epoch = 0
+        choices = {"device": str(device), "features": features, "gather": gather, "mode": mode,
+                   "disk_io": disk_io, "neg_sampling": neg_sampling, "neg_dist": neg_dist,
+                   "exact_negatives": "true" if exact_negatives else "false",
+                   "exclude_seed_edges": "true" if exclude_seed_edges else "false"}
+        depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
         with os_errors():
-            self._sampler = classes.LinkSampler(
-                indptr, indices, bool(directed), [int(f) for f in fanouts], mode, neg_sampling,
-                int(neg_ratio), neg_dist, bool(exact_negatives), bool(exclude_seed_edges))
+            self._loader = classes.LinkLoader(
+                indptr, indices, x, features_path, bool(directed), choices,
+                [int(f) for f in fanouts], self.batch_size, depth, int(workers),
+                bool(disk_direct), int(neg_ratio))
+        note = self._loader.note()
+        if note:
+            warnings.warn(note.removeprefix("note: "), stacklevel=2)
+
+    @property
+    def device(self) -> torch.device:
+        """Where batches are delivered."""
+        return torch.device(self._loader.device())
+
+    @property
+    def prefetch(self) -> int:
+        """Batches prepared ahead, as resolved."""
+        return self._loader.prefetch()
+
+    def __repr__(self):
+        return (f"LinkLoader(edges={self.edges.shape[0]}, batch_size={self.batch_size}, "
+                f"batches={len(self)}, neg_sampling={self.neg_sampling!r}, "
+                f"device={self.device}, mode={self._loader.mode()!r})")
 
     def __len__(self) -> int:
-        return math.ceil(self.edges.shape[0] / self.batch_size)
+        return self._loader.steps(self.edges.shape[0])
 
     def __iter__(self) -> Iterator[LinkBatch]:
         order = self.edges
@@ -117,14 +158,17 @@ class LinkLoader:
             g = torch.Generator().manual_seed(base)
             order = self.edges[torch.randperm(self.edges.shape[0], generator=g)]
         self._epoch += 1
-        for step in range(len(self)):
-            positives = order[step * self.batch_size:(step + 1) * self.batch_size]
-            with os_errors():
-                result, labels = self._sampler.sample(positives, base * 1_000_003 + step)
-            sample = _sample(result, self.mode)
-            batch = LinkBatch(positives, gather(self._x, sample.node), sample)
-            if self.neg_sampling == "binary":
-                batch.edge_label_index, batch.edge_label = labels
-            else:
-                batch.src_index, batch.dst_pos_index, batch.dst_neg_index = labels
-            yield batch
+        with os_errors():
+            pass_id = self._loader.start(order, base)
+        try:
+            while self._loader.has_next(pass_id):
+                with os_errors():
+                    positives, x, result, labels = self._loader.next(pass_id)
+                batch = LinkBatch(positives, x, _sample(result, self.mode))
+                if self.neg_sampling == "binary":
+                    batch.edge_label_index, batch.edge_label = labels
+                else:
+                    batch.src_index, batch.dst_pos_index, batch.dst_neg_index = labels
+                yield batch
+        finally:
+            self._loader.finish(pass_id)

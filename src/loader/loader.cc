@@ -46,6 +46,8 @@ LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
   return s;
 }
 
+}  // namespace
+
 // Copies a CPU sampler's blocks to `device`. kOncePerNode blocks are prefixes of the outermost
 // one: it alone is copied, and the others stay views of it.
 void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
@@ -67,7 +69,7 @@ void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode) {
 
 // The loader's feature store: `disk` reads the dataset's features.npy, the others use the
 // table in place.
-FeatureStore make_store(const Dataset& ds, const LoaderSettings& o) {
+FeatureStore make_feature_store(const Dataset& ds, const LoaderSettings& o) {
   const int index = o.device.is_cuda() ? std::max<int>(0, o.device.index()) : 0;
   if (o.features != Placement::kDisk) return FeatureStore(ds.features, o.features, index);
   DGNN_CHECK_ARG(!ds.features_path.empty(), "features",
@@ -77,8 +79,6 @@ FeatureStore make_store(const Dataset& ds, const LoaderSettings& o) {
                  "that");
   return FeatureStore::on_disk(ds.features, ds.features_path, o.disk, index);
 }
-
-}  // namespace
 
 std::vector<at::Tensor> Minibatch::tensors() const {
   std::vector<at::Tensor> all{seeds, labels, x, batch.seeds, batch.input_nodes};
@@ -93,7 +93,7 @@ MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderSettings settings
     : dataset_(dataset),
       settings_(checked(dataset, std::move(settings))),
       sampler_(dataset.graph, sampler_options(settings_)),
-      store_(make_store(dataset, settings_)) {
+      store_(make_feature_store(dataset, settings_)) {
   labels_ = settings_.device.is_cuda() ? dataset.labels.to(settings_.device) : dataset.labels;
 }
 
@@ -103,15 +103,16 @@ int64_t MinibatchLoader::steps(int64_t num_seeds) const {
   return (num_seeds + settings_.batch_size - 1) / settings_.batch_size;
 }
 
-std::string MinibatchLoader::mode() const {
-  std::string features = placement_name(settings_.features);
-  if (const disk::RowFile* file = store_.row_file()) {
-    features +=
-        ":" + disk::backend_name(file->backend()) + (settings_.disk.direct ? "+direct" : "");
+std::string loader_mode(const LoaderSettings& settings, const FeatureStore& store) {
+  std::string features = placement_name(settings.features);
+  if (const disk::RowFile* file = store.row_file()) {
+    features += ":" + disk::backend_name(file->backend()) + (settings.disk.direct ? "+direct" : "");
   }
-  return features + "/" + (settings_.gpu() ? gather_method_name(settings_.gather.method) : "cpu") +
-         "/" + (settings_.gpu_sampler ? "gpu" : "cpu");
+  return features + "/" + (settings.gpu() ? gather_method_name(settings.gather.method) : "cpu") +
+         "/" + (settings.gpu_sampler ? "gpu" : "cpu");
 }
+
+std::string MinibatchLoader::mode() const { return loader_mode(settings_, store_); }
 
 MiniBatch MinibatchLoader::sample(const at::Tensor& seeds, uint64_t sample_seed) const {
   return sampler_.sample(seeds, sample_seed);

@@ -104,4 +104,12 @@ class MinibatchLoader {
   at::Tensor labels_;  // on the device
 };
 
+// The loader's feature store: `disk` reads the dataset's features.npy (throws when it was not
+// loaded from a directory), the other placements use the table in place.
+FeatureStore make_feature_store(const Dataset& dataset, const LoaderSettings& settings);
+// Copies a CPU sampler's blocks to `device` (kOncePerNode blocks stay views of the outermost).
+void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode);
+// features/gather/sampler as a loader with these settings and store runs them.
+std::string loader_mode(const LoaderSettings& settings, const FeatureStore& store);
+
 }  // namespace directgnn

@@ -71,6 +71,21 @@ at::Tensor needed_nodes(const LinkSplit& s, bool val, bool test) {
   return std::get<0>(at::_unique(at::cat(ids)));
 }
 
+// The final-layer embeddings of `nodes` (sorted ids), each rank computing its share.
+at::Tensor embed_nodes(GnnModel& model, const CsrGraph& graph, const at::Tensor& features,
+                       const at::Tensor& nodes, int64_t chunk, ProcessGroup* group) {
+  if (group == nullptr) return model.infer_nodes(graph, features, nodes, chunk);
+  const int64_t n = nodes.numel(), rank = group->rank(), ranks = group->size();
+  const int64_t lo = n * rank / ranks, hi = n * (rank + 1) / ranks;
+  std::vector<at::Tensor> h{at::zeros({n, model.config().num_classes}, at::kFloat)};
+  if (hi > lo) {
+    h[0].narrow(0, lo, hi - lo)
+        .copy_(model.infer_nodes(graph, features, nodes.narrow(0, lo, hi - lo), chunk));
+  }
+  group->all_reduce_sum(h);
+  return h[0];
+}
+
 }  // namespace
 
 LinkEvalResult evaluate_links(GnnModel& model, LinkDecoder& decoder, const CsrGraph& graph,
@@ -84,7 +99,7 @@ LinkEvalResult evaluate_links(GnnModel& model, LinkDecoder& decoder, const CsrGr
   decoder.eval();
   DGNN_CHECK(o.val || o.test, "link evaluation: score the validation or the test split");
   const at::Tensor nodes = needed_nodes(split, o.val, o.test);
-  const at::Tensor h = model.infer_nodes(graph, features, nodes, o.chunk);
+  const at::Tensor h = embed_nodes(model, graph, features, nodes, o.chunk, o.group);
   LinkEvalResult r;
   if (o.val) {
     auto [vp, vn] =

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "dist/process_group.h"
 #include "graph/csr_graph.h"
 #include "graph/link_split.h"
 #include "nn/link_decoder.h"
@@ -34,6 +35,9 @@ struct LinkEvalOptions {
   int64_t chunk = 65536;  // pairs scored (and nodes inferred) at a time
   bool val = true;        // score the validation split
   bool test = true;       // score the test split
+  // Data-parallel ranks: each embeds an equal share of the nodes, summed into place across
+  // ranks, then every rank scores every pair (the same metrics as one process).
+  ProcessGroup* group = nullptr;
 };
 
 struct LinkEvalResult {

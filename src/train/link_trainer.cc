@@ -12,6 +12,8 @@
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "graph/splits.h"
+#include "loader/feature_cache.h"
+#include "loader/link_loader.h"
 #include "train/checkpoint.h"
 #include "train/training_run.h"
 
@@ -47,23 +49,21 @@ double primary_value(const LinkMetrics& m, LinkNegatives layout) {
 namespace {
 
 // What link training does not do yet, refused by name rather than ignored.
-void check_supported(const TrainOptions& o, const LoaderSettings& s) {
-  DGNN_CHECK_ARG(o.group == nullptr, "ranks",
-                 "link prediction trains in one process so far; run it without ranks");
-  DGNN_CHECK_ARG(!s.gpu(), "device",
-                 "link prediction trains on the CPU so far; give the CPU as the device");
-  DGNN_CHECK_ARG(s.features == Placement::kHost, "features",
-                 "link prediction reads the feature table in memory so far; leave the feature "
-                 "placement at its default");
+void check_supported(const TrainOptions& o) {
   DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_every == 0, "checkpoint_every",
                  "link prediction saves its best-validation checkpoint but no training state "
                  "yet, so it cannot resume");
-  DGNN_CHECK_ARG(!s.weighted, "weighted_sampling", "link prediction does not use edge weights yet");
 }
 
-}  // namespace
-
-namespace {
+// The loader's settings: the link sampler runs on the CPU (loader/link_loader.h), also where
+// the rest of the run is on a GPU.
+LoaderSettings link_loader_settings(const TrainOptions& o, const Dataset& ds) {
+  LoaderOptions lo = o.loader;
+  lo.fanouts = resolved_fanouts(o);
+  check_fanouts(lo.fanouts, o.model.layers);
+  if (lo.sampler == SamplerChoice::kAuto) lo.sampler = SamplerChoice::kCpu;
+  return resolve_loader(lo, ds, o.group);
+}
 
 at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
   at::Tensor order = at::arange(rows.size(0), at::kLong);
@@ -79,8 +79,11 @@ class LinkRun {
   LinkTrainReport finish();
 
  private:
-  double step(const LinkBatch& b);
+  void init_model();
+  void check_hits_k() const;
+  double step(const LinkMinibatch& b);
   void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
+  void save_model(int64_t epoch, const LinkEvalResult* r);
   void print_header() const;
 
   const Dataset& ds_;
@@ -89,15 +92,21 @@ class LinkRun {
   std::ostream& out_;
   ChosenLinkSplit chosen_;
   LinkGraphs graphs_;
-  LoaderSettings settings_;
-  std::unique_ptr<LinkSampler> sampler_;
+  std::unique_ptr<LinkLoader> loader_;
+  ProcessGroup* group_;
+  int rank_, ranks_;
+  bool leader_;
   ModelConfig config_;
   std::unique_ptr<LinkModel> model_;
+  std::unique_ptr<LinkModel> cpu_model_;  // GPU runs evaluate with a CPU copy
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   MetricsLog metrics_;
   LinkTrainReport report_;
-  double best_ = -1, train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, eval_s_ = 0;
+  int64_t num_train_ = 0;  // this rank's positives per epoch
+  DiskTally disk_start_;
+  double best_ = -1, train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, wait_s_ = 0;
+  double eval_s_ = 0;
   int64_t evaluations_ = 0;
 };
 
@@ -108,68 +117,101 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
       link_(link),
       out_(out),
       chosen_(choose_link_split(ds, o.seed)),
-      metrics_(o.metrics_path, /*append=*/false) {
-  LoaderOptions lo = o.loader;
-  lo.fanouts = resolved_fanouts(o);
-  check_fanouts(lo.fanouts, o.model.layers);
-  settings_ = resolve_loader(lo, ds, nullptr);
-  check_supported(o, settings_);
+      group_(o.group),
+      rank_(group_ != nullptr ? group_->rank() : 0),
+      ranks_(group_ != nullptr ? group_->size() : 1),
+      leader_(rank_ == 0),
+      metrics_(leader_ ? o.metrics_path : std::string(), /*append=*/false) {
+  check_supported(o);
+  const LoaderSettings settings = link_loader_settings(o, ds);
   graphs_ = link_graphs(chosen_, ds.directed, link.use_val_edges);
-  SamplerOptions so;
-  so.fanouts = settings_.fanouts;
-  so.mode = settings_.sample_mode;
-  sampler_ = std::make_unique<LinkSampler>(graphs_.graph, so, link.sampling);
+  loader_ = std::make_unique<LinkLoader>(ds, graphs_.graph, settings, link.sampling);
   config_ = o.model;
   config_.in_dim = ds.feat_dim();
   config_.num_classes = o.model.hidden;  // the output layer gives the embeddings
   config_.validate();
-  torch::manual_seed(o.seed);
-  model_ = std::make_unique<LinkModel>(config_, link.decoder, link.decoder_layers);
-  params_ = model_->parameters();
-  optimizer_ = make_optimizer(params_, o);
-  // OGB's Hits@K is 1 for every model when K reaches the shared negatives: refuse, not report.
-  if (chosen_.split.negatives == LinkNegatives::kShared) {
-    const int64_t fewest = std::min(chosen_.split.val_neg.size(0), chosen_.split.test_neg.size(0));
-    DGNN_CHECK_ARG(link.hits_k < fewest, "hits_k", link.hits_k, " is not below the ", fewest,
-                   " shared validation or test negatives of the split; Hits@K would be 1 for any "
-                   "model. Give a smaller K");
-  } else if (chosen_.split.negatives == LinkNegatives::kPerSource) {
-    DGNN_CHECK_ARG(link.hits_k <= chosen_.split.val_neg.size(1), "hits_k", link.hits_k,
-                   " is more than the ", chosen_.split.val_neg.size(1),
-                   " negatives per positive; every positive would count. Give a smaller K");
-  }
+  init_model();
+  check_hits_k();
   report_.split_description = chosen_.description;
   report_.primary_metric = primary_link_metric(chosen_.split.negatives);
-  const int64_t b = settings_.batch_size;
-  report_.steps_per_epoch = (chosen_.split.train.size(0) + b - 1) / b;
+  // Each rank trains on its own equal shard of every epoch's shuffled positives.
+  num_train_ = chosen_.split.train.size(0) / ranks_;
+  DGNN_CHECK(num_train_ > 0, "the link split has ", chosen_.split.train.size(0),
+             " training edges, fewer than the ", ranks_, " ranks");
+  report_.steps_per_epoch = loader_->steps(num_train_);
+  if (link.steps_per_epoch > 0) {
+    report_.steps_per_epoch = std::min(report_.steps_per_epoch, link.steps_per_epoch);
+  }
+  report_.mode = loader_->mode();
+  report_.device = report_device(loader_->settings());
+  disk_start_ = DiskTally::of(loader_->store());
   print_header();
 }
 
+// As node training: every device starts from one initialisation made on the CPU, every rank
+// from rank 0's; a GPU run keeps a CPU copy for evaluation, made before seeding.
+void LinkRun::init_model() {
+  const LoaderSettings& s = loader_->settings();
+  auto make = [&] {
+    return std::make_unique<LinkModel>(config_, link_.decoder, link_.decoder_layers);
+  };
+  if (s.gpu()) cpu_model_ = make();
+  torch::manual_seed(o_.seed);
+  model_ = make();
+  if (s.gpu()) model_->to(s.device);
+  params_ = model_->parameters();
+  if (group_ != nullptr) {
+    torch::NoGradGuard no_grad;
+    group_->broadcast(params_, 0);
+  }
+  optimizer_ = make_optimizer(params_, o_);
+}
+
+// OGB's Hits@K is 1 for every model when K reaches the shared negatives: refuse, not report.
+void LinkRun::check_hits_k() const {
+  const LinkSplit& split = chosen_.split;
+  if (split.negatives == LinkNegatives::kShared) {
+    const int64_t fewest = std::min(split.val_neg.size(0), split.test_neg.size(0));
+    DGNN_CHECK_ARG(link_.hits_k < fewest, "hits_k", link_.hits_k, " is not below the ", fewest,
+                   " shared validation or test negatives of the split; Hits@K would be 1 for any "
+                   "model. Give a smaller K");
+  } else if (split.negatives == LinkNegatives::kPerSource) {
+    DGNN_CHECK_ARG(link_.hits_k <= split.val_neg.size(1), "hits_k", link_.hits_k,
+                   " is more than the ", split.val_neg.size(1),
+                   " negatives per positive; every positive would count. Give a smaller K");
+  }
+}
+
 void LinkRun::print_header() const {
-  if (o_.quiet) return;
-  out_ << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, "
-       << graphs_.graph.num_edges() << " message-passing edges"
+  if (o_.quiet || !leader_) return;
+  const LoaderSettings& s = loader_->settings();
+  out_ << (s.note.empty() ? "" : s.note + "\n") << "Dataset " << ds_.name << ": " << ds_.num_nodes()
+       << " nodes, " << graphs_.graph.num_edges() << " message-passing edges"
        << (ds_.directed ? " (the directed graph symmetrised)" : "") << ", " << ds_.feat_dim()
        << " features\n"
        << "Link split: " << chosen_.description << "\n"
        << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers << " layers, hidden "
        << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder) << ", fan-out "
-       << fanout_text(settings_.fanouts) << ", batch " << settings_.batch_size
-       << " positive edges, negatives " << negative_mode_name(link_.sampling.mode) << " x"
-       << link_.sampling.neg_ratio << " (" << negative_dist_name(link_.sampling.dist)
+       << fanout_text(s.fanouts) << ", batch " << s.batch_size << " positive edges"
+       << (ranks_ > 1 ? " per rank" : "") << ", negatives "
+       << negative_mode_name(link_.sampling.mode) << " x" << link_.sampling.neg_ratio << " ("
+       << negative_dist_name(link_.sampling.dist)
        << (link_.sampling.exact_negatives ? ", exact" : "") << "), seed edges "
-       << (link_.sampling.exclude_seed_edges ? "excluded" : "kept") << ", " << num_threads()
-       << " thread(s)\n";
+       << (link_.sampling.exclude_seed_edges ? "excluded" : "kept") << "\n"
+       << "Features " << loader_->store().description() << ", " << num_threads() << " thread(s)"
+       << (ranks_ > 1 ? " per rank, " + std::to_string(ranks_) + " ranks (" +
+                            to_string(group_->backend()) + ")"
+                      : std::string())
+       << ", prefetch " << s.prefetch << "; device " << report_.device << ", mode " << report_.mode
+       << "\n";
   out_.flush();
 }
 
-double LinkRun::step(const LinkBatch& b) {
-  const auto t = Clock::now();
-  const at::Tensor x = ds_.features.index_select(0, b.sample.input_nodes).to(at::kFloat);
-  gather_s_ += seconds_since(t);
+double LinkRun::step(const LinkMinibatch& m) {
   const auto c = Clock::now();
+  const LinkBatch& b = m.batch;
   optimizer_->zero_grad();
-  const at::Tensor h = model_->encoder().forward(b.sample.blocks, x);
+  const at::Tensor h = model_->encoder().forward(b.sample.blocks, m.x.to(at::kFloat));
   at::Tensor scores, labels;
   if (link_.sampling.mode == NegativeMode::kBinary) {
     scores = model_->decoder().forward(h.index_select(0, b.edge_label_index[0]),
@@ -180,46 +222,68 @@ double LinkRun::step(const LinkBatch& b) {
     const at::Tensor src = at::cat({b.src_index, b.src_index.repeat_interleave(k)});
     const at::Tensor dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
     scores = model_->decoder().forward(h.index_select(0, src), h.index_select(0, dst));
-    labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
+    labels = at::cat({at::ones({b.src_index.numel()}, scores.options()),
+                      at::zeros({b.dst_neg_index.numel()}, scores.options())});
   }
   const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels);
   loss.backward();
+  if (group_ != nullptr) {
+    std::vector<at::Tensor> grads;
+    for (const at::Tensor& param : params_) grads.push_back(param.grad());
+    group_->all_reduce_mean(grads);
+  }
   optimizer_->step();
+  const double value = loss.item<double>();
   compute_s_ += seconds_since(c);
-  return loss.item<double>();
+  return value;
 }
 
 void LinkRun::train_epoch(int64_t epoch) {
   model_->train();
   const auto start = Clock::now();
-  const at::Tensor order = shuffled_rows(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch));
-  const int64_t b = settings_.batch_size, steps = report_.steps_per_epoch;
-  Progress progress("Epoch " + std::to_string(epoch) + " steps", steps);
-  double loss_sum = 0;
+  const DiskTally disk_before = DiskTally::of(loader_->store());
+  const at::Tensor mine = shuffled_rows(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
+                              .narrow(0, rank_ * num_train_, num_train_);
+  const int64_t steps = report_.steps_per_epoch;
+  // Rank r's step s draws from stream s·ranks + r: one stream per rank, a single process's
+  // streams unchanged.
+  const uint64_t seed = o_.seed;
+  const int64_t rank = rank_, ranks = ranks_;
+  LinkLoader::Epoch batches =
+      loader_->epoch(mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); });
+  Progress progress("Epoch " + std::to_string(epoch) + " steps", leader_ ? steps : -1);
+  const c10::Device device = loader_->settings().device;
+  std::vector<at::Tensor> loss_sum{at::zeros({1}, at::TensorOptions(device).dtype(at::kDouble))};
   for (int64_t s = 0; s < steps; ++s) {
     progress.update(s);
     const auto t = Clock::now();
-    const LinkBatch batch = sampler_->sample(
-        order.narrow(0, s * b, std::min(b, order.size(0) - s * b)), mix64(o_.seed, epoch, s));
-    sample_s_ += seconds_since(t);
-    loss_sum += step(batch);
+    const LinkMinibatch batch = batches.next();
+    wait_s_ += seconds_since(t);
+    sample_s_ += batch.sample_s;
+    gather_s_ += batch.gather_s;
+    loss_sum[0] += step(batch);
   }
   progress.finish();
+  if (group_ != nullptr) group_->all_reduce_mean(loss_sum);
+  const double loss = loss_sum[0].item<double>() / static_cast<double>(steps);
   const double epoch_s = seconds_since(start);
   train_s_ += epoch_s;
-  nlohmann::json record = {{"event", "epoch"},
-                           {"epoch", epoch},
-                           {"loss", loss_sum / static_cast<double>(steps)},
-                           {"epoch_time_s", epoch_s}};
+  nlohmann::json record = {
+      {"event", "epoch"}, {"epoch", epoch}, {"loss", loss}, {"epoch_time_s", epoch_s}};
   char text[128];
   std::snprintf(text, sizeof(text), "Epoch %05lld | Loss %.4f", static_cast<long long>(epoch),
-                loss_sum / static_cast<double>(steps));
-  std::string line = text;
+                loss);
+  std::string line = text, disk_text;
+  if (loader_->store().row_file() != nullptr) {
+    const DiskTally disk = DiskTally::of(loader_->store()).since(disk_before);
+    disk.write_to(record);
+    disk_text = disk.text();
+  }
   if (o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs)) {
     evaluate_epoch(epoch, record, line);
   }
   std::snprintf(text, sizeof(text), " | Time(s) %.4f", epoch_s);
-  if (!o_.quiet) out_ << line << text << std::endl;
+  if (!o_.quiet && leader_) out_ << line << text << disk_text << std::endl;
   metrics_.write(record);
 }
 
@@ -240,8 +304,13 @@ std::string metrics_text(const char* split, const LinkMetrics& m, int64_t k) {
 
 void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line) {
   const auto start = Clock::now();
+  // Batch norm's running statistics come from each rank's own batches: agree on their mean.
+  const std::vector<at::Tensor> buffers = model_->buffers();
+  if (group_ != nullptr && !buffers.empty()) group_->all_reduce_mean(buffers);
+  if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
+  LinkModel& model = cpu_model_ != nullptr ? *cpu_model_ : *model_;
   const LinkEvalResult r =
-      evaluate_link_model(*model_, ds_.features, chosen_.split, graphs_, link_.hits_k);
+      evaluate_link_model(model, ds_.features, chosen_.split, graphs_, link_.hits_k, group_);
   const double eval_s = seconds_since(start);
   eval_s_ += eval_s;
   ++evaluations_;
@@ -255,47 +324,64 @@ void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string&
   report_.best_epoch = epoch;
   report_.best_val = r.val;
   report_.test = r.test;
-  if (o_.checkpoint_dir.empty()) return;
+  save_model(epoch, &r);
+}
+
+// The checkpoint of `epoch`'s model, with its metrics when it was evaluated.
+void LinkRun::save_model(int64_t epoch, const LinkEvalResult* r) {
+  if (o_.checkpoint_dir.empty() || !leader_) return;
   nlohmann::json meta = training_options_json(o_);
   meta.update(
       {{"task", "link"},
        {"link", link_options_json(link_)},
        {"model", config_.to_json()},
        {"epoch", epoch},
-       {"val", metrics_json(r.val)},
-       {"test", metrics_json(r.test)},
        {"primary_metric", report_.primary_metric},
        {"split_description", chosen_.description},
        {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}});
+  if (r != nullptr) meta.update({{"val", metrics_json(r->val)}, {"test", metrics_json(r->test)}});
   save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
 }
 
 LinkTrainReport LinkRun::finish() {
+  if (!o_.evaluate) save_model(o_.epochs, nullptr);  // the last model, unscored
   const auto epochs = static_cast<double>(o_.epochs);
   report_.epochs = o_.epochs;
   report_.epoch_time_s = train_s_ / epochs;
   report_.sample_s = sample_s_ / epochs;
   report_.gather_s = gather_s_ / epochs;
   report_.compute_s = compute_s_ / epochs;
+  report_.wait_s = wait_s_ / epochs;
   report_.eval_s = evaluations_ > 0 ? eval_s_ / static_cast<double>(evaluations_) : 0.0;
   report_.param_digest = parameter_digest(params_);
   nlohmann::json final_record = report_.to_json();
   final_record["event"] = "final";
   final_record["threads"] = num_threads();
+  final_record["ranks"] = ranks_;
+  if (loader_->store().row_file() != nullptr) {
+    DiskTally::of(loader_->store()).since(disk_start_).write_to(final_record);
+  }
   metrics_.write(final_record);
-  if (o_.quiet) return report_;
-  out_ << "Best validation epoch " << report_.best_epoch << " (by " << report_.primary_metric << ")"
-       << metrics_text("Val", report_.best_val, link_.hits_k)
-       << metrics_text("Test", report_.test, link_.hits_k) << "\n";
-  char line[192];
+  if (o_.quiet || !leader_) return report_;
+  if (o_.evaluate) {
+    out_ << "Best validation epoch " << report_.best_epoch << " (by " << report_.primary_metric
+         << ")" << metrics_text("Val", report_.best_val, link_.hits_k)
+         << metrics_text("Test", report_.test, link_.hits_k) << "\n";
+  } else {
+    out_ << "Not evaluated\n";
+  }
+  char line[224];
   std::snprintf(line, sizeof(line),
-                "Average epoch time %.4f s (sampling %.4f, gathering %.4f, compute %.4f); "
-                "evaluation %.4f s\n",
-                report_.epoch_time_s, report_.sample_s, report_.gather_s, report_.compute_s,
+                "Average epoch time %.4f s, %.2f ms a step (sampling %.4f, gathering %.4f, "
+                "compute %.4f, waiting %.4f); evaluation %.4f s\n",
+                report_.epoch_time_s,
+                1e3 * report_.epoch_time_s / static_cast<double>(report_.steps_per_epoch),
+                report_.sample_s, report_.gather_s, report_.compute_s, report_.wait_s,
                 report_.eval_s);
   out_ << line;
   if (!o_.checkpoint_dir.empty()) {
-    out_ << "Checkpoint (epoch " << report_.best_epoch << ") in " << o_.checkpoint_dir << "\n";
+    out_ << "Checkpoint (epoch " << (o_.evaluate ? report_.best_epoch : o_.epochs) << ") in "
+         << o_.checkpoint_dir << "\n";
   }
   return report_;
 }
@@ -310,10 +396,11 @@ LinkGraphs link_graphs(const ChosenLinkSplit& split, bool directed, bool use_val
 }
 
 LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
-                                   const LinkSplit& split, const LinkGraphs& graphs,
-                                   int64_t hits_k) {
+                                   const LinkSplit& split, const LinkGraphs& graphs, int64_t hits_k,
+                                   ProcessGroup* group) {
   LinkEvalOptions eo;
   eo.hits_k = hits_k;
+  eo.group = group;
   eo.test = !graphs.test_graph.has_value();  // else the test split on its own graph below
   LinkEvalResult r =
       evaluate_links(model.encoder(), model.decoder(), graphs.graph, features, split, eo);
@@ -352,7 +439,8 @@ nlohmann::json link_options_json(const LinkTrainOptions& o) {
           {"exact_negatives", o.sampling.exact_negatives},
           {"exclude_seed_edges", o.sampling.exclude_seed_edges},
           {"hits_k", o.hits_k},
-          {"use_val_edges", o.use_val_edges}};
+          {"use_val_edges", o.use_val_edges},
+          {"steps_per_epoch", o.steps_per_epoch}};
 }
 
 LinkTrainOptions link_options_from_json(const nlohmann::json& j, const std::string& where) {
@@ -367,6 +455,7 @@ LinkTrainOptions link_options_from_json(const nlohmann::json& j, const std::stri
     o.sampling.exclude_seed_edges = j.at("exclude_seed_edges").get<bool>();
     o.hits_k = j.at("hits_k").get<int64_t>();
     o.use_val_edges = j.at("use_val_edges").get<bool>();
+    o.steps_per_epoch = j.value("steps_per_epoch", int64_t{0});  // absent before it existed
     return o;
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": the link options are incomplete or mistyped: ", e.what());
@@ -385,7 +474,10 @@ nlohmann::json LinkTrainReport::to_json() const {
           {"sample_s", sample_s},
           {"gather_s", gather_s},
           {"compute_s", compute_s},
+          {"wait_s", wait_s},
           {"eval_time_s", eval_s},
+          {"device", device},
+          {"mode", mode},
           {"split", split_description},
           {"param_digest", param_digest}};
 }
@@ -395,6 +487,8 @@ LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
   DGNN_CHECK_ARG(options.epochs >= 1, "epochs", "must be at least 1, got ", options.epochs);
   DGNN_CHECK_ARG(options.eval_every >= 1, "eval_every", "must be at least 1");
   DGNN_CHECK_ARG(link.hits_k >= 1, "hits_k", "must be at least 1, got ", link.hits_k);
+  DGNN_CHECK_ARG(link.steps_per_epoch >= 0, "steps_per_epoch",
+                 "must be 0 (every training edge) or positive, got ", link.steps_per_epoch);
   LinkRun run(dataset, options, link, out);
   for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) run.train_epoch(epoch);
   return run.finish();

@@ -9,9 +9,16 @@
 // source, ROC-AUC for shared negatives.
 //
 // The best-validation model (encoder and decoder) goes to the checkpoint directory, with
-// "task": "link" in its description; `directgnn eval` reproduces its metrics. So far on the
-// CPU in one process, with the feature table in memory: a GPU device, data-parallel ranks,
-// the training state and resume are refused by name (issue 31 lists them).
+// "task": "link" in its description; `directgnn eval` reproduces its metrics.
+//
+// Batches come from the LinkLoader (loader/link_loader.h): any feature placement (disk
+// included), prepared ahead by its workers. Data-parallel ranks each train on their own shard
+// of every epoch's positives with their own negative stream, averaging gradients; evaluation
+// shares the nodes to embed between ranks and sums them into place, so every rank scores
+// every pair and the metrics are exactly those of one process. On a GPU the model trains
+// there, the sampler runs on the CPU and the rows are gathered by the loader's method; the
+// evaluation runs on a CPU copy of the model. The training state and resume are refused by
+// name (issue 31 lists them).
 #pragma once
 
 #include <cstdint>
@@ -38,13 +45,19 @@ struct LinkTrainOptions {
   // Test scores pass messages over the training and validation edges (ogbl-collab's rule
   // allows it); validation scores always over the training edges only.
   bool use_val_edges = false;
+  // Batches per epoch, at most (0: every training edge once). An epoch then takes the first
+  // batches of its shuffle (PinSage's batches_per_epoch), for graphs whose edges are too many
+  // for whole epochs between evaluations.
+  int64_t steps_per_epoch = 0;
 };
 
 struct LinkTrainReport {
   int64_t epochs = 0, best_epoch = -1, steps_per_epoch = 0;
   LinkMetrics best_val, test;  // at the best validation epoch
-  double epoch_time_s = 0, sample_s = 0, gather_s = 0, compute_s = 0, eval_s = 0;
-  std::string split_description, primary_metric, param_digest;
+  // Per epoch: sample_s and gather_s are the loader's (overlapping training when it prefetches),
+  // wait_s what the training loop waited for its batches.
+  double epoch_time_s = 0, sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0, eval_s = 0;
+  std::string split_description, primary_metric, param_digest, device, mode;
 
   nlohmann::json to_json() const;
 };
@@ -66,8 +79,8 @@ LinkGraphs link_graphs(const ChosenLinkSplit& split, bool directed, bool use_val
 
 // A split's metrics as training reports them, each split scored over its graph.
 LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
-                                   const LinkSplit& split, const LinkGraphs& graphs,
-                                   int64_t hits_k);
+                                   const LinkSplit& split, const LinkGraphs& graphs, int64_t hits_k,
+                                   ProcessGroup* group = nullptr);
 
 // A link checkpoint (its directory and description) made ready to score or embed: the options,
 // the model with its parameters, the split rebuilt from the dataset and the seed, and the

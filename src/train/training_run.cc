@@ -64,8 +64,9 @@ at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
   return out;
 }
 
-// Copies `from`'s parameters into `to` (any devices).
-void copy_parameters(GnnModel& from, GnnModel& to) {
+}  // namespace
+
+void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
   torch::NoGradGuard no_grad;
   const std::vector<at::Tensor> a = from.parameters(), b = to.parameters();
   for (size_t i = 0; i < a.size(); ++i) b[i].copy_(a[i]);
@@ -73,6 +74,8 @@ void copy_parameters(GnnModel& from, GnnModel& to) {
   const std::vector<at::Tensor> c = from.buffers(), d = to.buffers();
   for (size_t i = 0; i < c.size(); ++i) d[i].copy_(c[i]);
 }
+
+namespace {
 
 // True on every rank when any rank has been asked to stop (ranks must stop at the same step).
 int agreed_stop(ProcessGroup* group) {

@@ -36,6 +36,10 @@ class MetricsLog {
   std::string path_;
 };
 
+// Copies `from`'s parameters and buffers (batch norm's running statistics) into `to`, a
+// module of the same structure on any device.
+void copy_parameters(torch::nn::Module& from, torch::nn::Module& to);
+
 // The run's optimiser over `params`: Adam (the fused CPU/GPU step) or plain SGD.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& params,
                                                         const TrainOptions& options);

@@ -80,12 +80,64 @@ TEST(LinkTraining, WhatIsNotSupportedYetIsRefusedByFlag) {
       {"--neg-ratio 0", "--neg-ratio: must be at least 1"},
       {"--hits-k 300", "--hits-k: 300 is not below the 263 shared validation or test"},
       {"--decoder cosine", "--decoder: 'cosine' is not dot"},
+      {"--weighted-sampling", "--weighted-sampling: link batches do not use edge weights"},
+      {"--sampler gpu --device cpu", "--sampler: "},
+      {"--steps-per-epoch -1", "--steps-per-epoch: must be 0"},
   };
   for (const auto& [flags, message] : cases) {
     const CommandResult r = run("train --task link --dataset " + cora + " " + flags);
     EXPECT_NE(r.status, 0) << flags;
     EXPECT_NE(r.output.find(message), std::string::npos) << flags << "\n" << r.output;
   }
+}
+
+// The parameter digest and test metric of a run's final record.
+std::pair<std::string, double> outcome(const std::string& metrics) {
+  const nlohmann::json final = final_record(metrics);
+  return {final["param_digest"].get<std::string>(), final["test"]["roc_auc"].get<double>()};
+}
+
+TEST(LinkTraining, DiskFeaturesAndPrefetchingTrainTheSameModel) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult c = run("convert " + cora + " " + dir.file("cora"));
+  ASSERT_EQ(c.status, 0) << c.output;
+  const std::string base = "train --task link --dataset " + dir.file("cora") +
+                           " --epochs 2 --hidden 32 --batch-size 512 --threads 1 --metrics ";
+  const CommandResult host = run(base + dir.file("host.jsonl") + " --prefetch 0");
+  ASSERT_EQ(host.status, 0) << host.output;
+  const CommandResult disk = run(base + dir.file("disk.jsonl") + " --features disk --prefetch 2");
+  ASSERT_EQ(disk.status, 0) << disk.output;
+  EXPECT_NE(disk.output.find("prefetch 2"), std::string::npos) << disk.output;
+  EXPECT_NE(disk.output.find("mode disk:"), std::string::npos) << disk.output;
+  EXPECT_NE(disk.output.find("| Disk: rows"), std::string::npos) << disk.output;
+  // The same batches in the same order, whoever reads the rows and whenever: the same model.
+  EXPECT_EQ(outcome(dir.file("host.jsonl")), outcome(dir.file("disk.jsonl")));
+  const nlohmann::json final = final_record(dir.file("disk.jsonl"));
+  EXPECT_GT(final["disk_bytes_gathered"].get<int64_t>(), 0);
+}
+
+TEST(LinkTraining, TwoRanksTrainAndTheirMetricsAreOneProcesss) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult r =
+      run("launch -n 2 -- train --task link --dataset " + cora +
+          " --epochs 10 --eval-every 5 --hidden 64 --fan-out 10,10 --batch-size 128 --threads 1 "
+          "--metrics " +
+          dir.file("m.jsonl") + " --checkpoint " + dir.file("ck"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("per rank, 2 ranks (gloo)"), std::string::npos) << r.output;
+  const nlohmann::json final = final_record(dir.file("m.jsonl"));
+  EXPECT_EQ(final["ranks"], 2);
+  // 4488 training edges, 2244 per rank: 18 batches of 128.
+  EXPECT_EQ(final["steps_per_epoch"], 18);
+  EXPECT_GE(final["test"]["roc_auc"].get<double>(), 0.85) << r.output;
+  // The ranks each embedded half the nodes; one process scoring the saved model on its own
+  // must find the very metrics the ranks recorded.
+  const CommandResult e = run("eval --checkpoint " + dir.file("ck") + " --dataset " + cora);
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
+      << e.output;
 }
 
 }  // namespace

@@ -1,0 +1,145 @@
+#include "loader/link_loader.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "loader/loader.h"
+#include "loader/pipeline.h"
+
+namespace directgnn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+LoaderSettings checked(LoaderSettings s) {
+  DGNN_CHECK_ARG(s.batch_size >= 1, "batch_size", "must be positive, got ", s.batch_size);
+  DGNN_CHECK_ARG(s.prefetch >= 0 && s.prefetch <= 64, "prefetch", "must be in 0..64, got ",
+                 s.prefetch);
+  DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
+  DGNN_CHECK_ARG(!s.gpu_sampler, "sampler",
+                 "link batches are sampled on the CPU so far (negatives and seed-edge exclusion "
+                 "have no GPU kernels yet); choose the cpu sampler");
+  DGNN_CHECK_ARG(!s.weighted, "weighted_sampling", "link batches do not use edge weights yet");
+  DGNN_CHECK_ARG(!s.sources_in_place, "sources_in_place",
+                 "link batches gather every input row; leave it off");
+  return s;
+}
+
+SamplerOptions sampler_options(const LoaderSettings& s) {
+  SamplerOptions o;
+  o.fanouts = s.fanouts;
+  o.mode = s.sample_mode;
+  o.edge_ids = s.edge_ids;
+  return o;
+}
+
+// The batch's pair indices and labels on `device` (the blocks go by blocks_to).
+void pairs_to(LinkBatch& b, c10::Device device) {
+  for (at::Tensor* t :
+       {&b.edge_label_index, &b.edge_label, &b.src_index, &b.dst_pos_index, &b.dst_neg_index}) {
+    if (t->defined()) *t = t->to(device);
+  }
+}
+
+}  // namespace
+
+std::vector<at::Tensor> LinkMinibatch::tensors() const {
+  std::vector<at::Tensor> all{x};
+  for (const at::Tensor& t : {batch.edge_label_index, batch.edge_label, batch.src_index,
+                              batch.dst_pos_index, batch.dst_neg_index}) {
+    if (t.defined()) all.push_back(t);
+  }
+  for (const Block& b : batch.sample.blocks) {
+    all.insert(all.end(), {b.indptr, b.indices, b.src_degree, b.dst_degree});
+    if (b.edge_ids.defined()) all.push_back(b.edge_ids);
+  }
+  return all;
+}
+
+LinkLoader::LinkLoader(const Dataset& dataset, const CsrGraph& graph, LoaderSettings settings,
+                       LinkSamplerOptions link)
+    : settings_(checked(std::move(settings))),
+      sampler_(graph, sampler_options(settings_), link),
+      store_(make_feature_store(dataset, settings_)) {
+  DGNN_CHECK(graph.num_nodes() == dataset.num_nodes(),
+             "link loader: the message-passing graph has ", graph.num_nodes(),
+             " nodes, the dataset ", dataset.num_nodes());
+}
+
+LinkLoader::~LinkLoader() = default;
+
+int64_t LinkLoader::steps(int64_t num_positives) const {
+  return (num_positives + settings_.batch_size - 1) / settings_.batch_size;
+}
+
+std::string LinkLoader::mode() const { return loader_mode(settings_, store_); }
+
+LinkMinibatch LinkLoader::prepare(const at::Tensor& positives, uint64_t sample_seed) const {
+  LinkMinibatch m;
+  auto t = Clock::now();
+  m.batch = sampler_.sample(positives, sample_seed);
+  m.sample_s = seconds_since(t);
+  if (!settings_.gpu()) {
+    t = Clock::now();
+    m.x = store_.gather(m.batch.sample.input_nodes);
+    m.gather_s = seconds_since(t);
+    return m;
+  }
+  // The CPU's batch copied to the GPU and its rows gathered there, on this worker's side stream.
+  const int index = settings_.index();
+  m.ticket = gpu::run_on_side_stream(index, [&] {
+    t = Clock::now();
+    blocks_to(m.batch.sample, settings_.device, settings_.sample_mode);
+    pairs_to(m.batch, settings_.device);
+    m.x = store_.gather(m.batch.sample.input_nodes, settings_.device, settings_.gather);
+    gpu::synchronize_current_stream(index);
+    m.gather_s = seconds_since(t);
+  });
+  return m;
+}
+
+LinkLoader::Epoch LinkLoader::epoch(at::Tensor positives,
+                                    std::function<uint64_t(int64_t)> sample_seed,
+                                    int64_t first_step) const {
+  return Epoch(*this, std::move(positives), std::move(sample_seed), first_step);
+}
+
+LinkLoader::Epoch::Epoch(const LinkLoader& loader, at::Tensor positives,
+                         std::function<uint64_t(int64_t)> sample_seed, int64_t first_step)
+    : gpu_(loader.settings_.gpu()) {
+  DGNN_CHECK(positives.dim() == 2 && positives.size(1) == 2 && positives.device().is_cpu(),
+             "link loader: positives must be an [E, 2] CPU tensor");
+  const int64_t count = positives.size(0), batch = loader.settings_.batch_size;
+  const int threads =
+      loader.settings_.worker_threads > 0 ? loader.settings_.worker_threads : num_threads();
+  auto produce = [&loader, positives, count, batch, sample_seed](int64_t step) {
+    const int64_t lo = step * batch;
+    return loader.prepare(positives.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
+  };
+  pipeline_ = std::make_unique<Pipeline<LinkMinibatch>>(
+      first_step, loader.steps(count), loader.settings_.prefetch, loader.settings_.workers, produce,
+      [threads] { set_thread_team(threads); });
+}
+
+LinkLoader::Epoch::Epoch(Epoch&&) noexcept = default;
+LinkLoader::Epoch& LinkLoader::Epoch::operator=(Epoch&&) noexcept = default;
+LinkLoader::Epoch::~Epoch() = default;
+
+bool LinkLoader::Epoch::done() const { return pipeline_->done(); }
+
+LinkMinibatch LinkLoader::Epoch::next() {
+  LinkMinibatch m = pipeline_->next();
+  if (gpu_) gpu::wait_on_current_stream(m.ticket, m.tensors());
+  return m;
+}
+
+}  // namespace directgnn
