@@ -6,6 +6,8 @@
   check.py accuracy REF.jsonl... -- RUN.jsonl...
                                  mean final test accuracy of each group; exit 1 if they
                                  differ by more than 0.02
+  check.py link RUN.jsonl...     mean final test ROC-AUC of link runs; exit 1 below 0.90
+                                 (issue 31's target for Cora's random split)
 """
 
 import json
@@ -45,6 +47,15 @@ def final_test_acc(path):
     return final[-1]["test_acc"]
 
 
+def final_test_auc(path):
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    final = [r for r in records if r.get("event") == "final" and r.get("task") == "link"]
+    if not final or "roc_auc" not in final[-1].get("test", {}):
+        sys.exit(f"{path}: no final link record with a test ROC-AUC")
+    return final[-1]["test"]["roc_auc"]
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "skips":
         bad = [s for path in argv[1:] for s in unexpected_skips(path)]
@@ -60,6 +71,11 @@ def main(argv):
         print(f"mean test accuracy: reference {a:.4f} {ref}, run {b:.4f} {run}, "
               f"difference {b - a:+.4f} (allowed 0.02)")
         return 0 if abs(a - b) <= 0.02 else 1
+    if len(argv) >= 2 and argv[0] == "link":
+        aucs = [final_test_auc(p) for p in argv[1:]]
+        mean = statistics.mean(aucs)
+        print(f"link: mean test ROC-AUC {mean:.4f} {[round(a, 4) for a in aucs]} (target 0.90)")
+        return 0 if mean >= 0.90 else 1
     sys.exit(__doc__)
 
 

@@ -13,6 +13,7 @@
 #   4. e2e
 #   5. scale
 #   6. pyg
+#   7. link
 # Stages:
 #   tests   the unit tests (a GPU or dataset test that skips fails the stage), then the kernel
 #           tests under compute-sanitizer memcheck: a reduced grid of the gather oracle test
@@ -33,6 +34,10 @@
 #           in place from pinned memory (aligned zero-copy) against PyG's default feature path
 #           (rows gathered on the CPU, then batch.to(device)), same sampler; and PyG's own
 #           NeighborLoader where pyg-lib or torch-sparse is installed
+#   link    (issue 31) the GPU link sampler against its CPU twin; Cora's link recipe with the
+#           GPU sampler over seeds 0-2 (mean test ROC-AUC); 2 x LINK_STEPS (100) link steps on
+#           an R-MAT graph of LINK_SCALE (22) with aligned zero-copy rows, CPU sampler against
+#           GPU sampler, the second epoch reported
 # Files under $OUT (at most 8 come back): summary.txt, logs.tar.gz, and the stages' JSON/HTML.
 # BUDGET_S (default 560) is the call's time: every step runs under `timeout` with what is left,
 # so the summary and the logs are always written.
@@ -75,7 +80,7 @@ step() {
 tool() { command -v "$1" || { [ -x "/usr/local/cuda/bin/$1" ] && echo "/usr/local/cuda/bin/$1"; }; }
 
 stages=("$@")
-((${#stages[@]} > 0)) || { say "usage: bench/gpu/run.sh tests|e2e|gather|train|scale|nccl|pyg ..."; exit 2; }
+((${#stages[@]} > 0)) || { say "usage: bench/gpu/run.sh tests|e2e|gather|train|scale|nccl|pyg|link ..."; exit 2; }
 [ -d "$deps/googletest" ] && [ -f "$deps/datasets/cora.npz" ] ||
   { say "error: $deps is incomplete: run bench/gpu/prepare.sh here and carry .deps/gpu"; exit 2; }
 export DIRECTGNN_DATA=$deps/datasets
@@ -90,11 +95,11 @@ say "cmake: $(cmake --version | head -1); compute-sanitizer: $(tool compute-sani
 targets=(directgnn)
 for s in "${stages[@]}"; do
   case $s in
-    tests | nccl) targets+=(directgnn_tests) ;;
+    tests | nccl | link) targets+=(directgnn_tests) ;;
     e2e) targets+=(directgnn_e2e_tests directgnn_ops) ;;
     pyg) targets+=(directgnn_ops) ;;
     gather | train | scale) ;;
-    *) say "error: unknown stage '$s' (tests, e2e, gather, train, scale, nccl, pyg)"; exit 2 ;;
+    *) say "error: unknown stage '$s' (tests, e2e, gather, train, scale, nccl, pyg, link)"; exit 2 ;;
   esac
 done
 nvcc=$(tool nvcc)
@@ -145,6 +150,7 @@ memcheck_patterns=(
   "Methods/GpuGather.EmptyAndOutOfRangeIds/* 10"
   "GpuGatherRules.* 5"
   "GpuSampler.* 2"
+  "GpuLinkSampler.* 1"
   "GpuDropout.* 1"
   "GpuPipeline.* 2"
 )
@@ -260,6 +266,36 @@ stage_pyg() {
     --device cuda --loaders pyg host-rows directgnn --epochs "${PYG_EPOCHS:-3}" \
     --json "$OUT/pyg.json" || failed=1
   grep -E "^(pyg|host-rows|directgnn): " "$logs/pyg.log" | tee -a "$summary"
+}
+
+# Link prediction on the GPU. The R-MAT dataset stays in build-gpu/ while the machine is warm.
+stage_link() {
+  local got cora=$DIRECTGNN_DATA/cora.npz dir=build-gpu/link-rmat seed sampler
+  got=$(gtest_count 'GpuLinkSampler.*')
+  ((got >= 1)) || { say "filter GpuLinkSampler.* matches $got tests, expected 1: FAILED"; failed=1; }
+  step "link sampler and loader tests" link-unit.log build-gpu/tests/directgnn_tests \
+    --gtest_filter='GpuLinkSampler.*:LinkSampler.*:LinkLoader.*' || failed=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$logs/link-unit.log" | tee -a "$summary"
+  check_skips "$logs/link-unit.log"
+  for seed in 0 1 2; do
+    step "cora link seed $seed, GPU sampler" link-cora.log $dgnn train --task link --dataset "$cora" \
+      --device cuda --sampler gpu --seed $seed --decoder mlp --epochs 100 --eval-every 5 \
+      --fan-out 10,10 --batch-size 256 --metrics "$logs/link-cora-$seed.jsonl" || failed=1
+  done
+  python3 bench/gpu/check.py link "$logs"/link-cora-*.jsonl 2>&1 | tee -a "$summary"
+  if [ ! -d "$dir" ]; then
+    step "generate r-mat for link" link-gen.log $dgnn generate rmat --scale "${LINK_SCALE:-22}" \
+      --edge-factor 8 --feat-dim 128 --out "$dir.src" &&
+      step "link split" link-gen.log $dgnn convert "$dir.src" "$dir" --link-split 0.85,0.05,0.1 ||
+      { failed=1; return; }
+  fi
+  for sampler in cpu gpu; do
+    step "link steps, $sampler sampler" link-train.log $dgnn train --task link --dataset "$dir" \
+      --device cuda --sampler $sampler --layers 3 --hidden 256 --fan-out 15,10,5 --batch-size 1024 \
+      --epochs 2 --steps-per-epoch "${LINK_STEPS:-100}" --no-eval --prefetch 2 \
+      --metrics "$OUT/link-$sampler.jsonl" || failed=1
+  done
+  grep -E "^(Epoch|Average|Features)" "$logs/link-train.log" | tee -a "$summary"
 }
 
 for s in "${stages[@]}"; do

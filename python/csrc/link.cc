@@ -69,7 +69,6 @@ class LinkLoaderHolder : public torch::CustomClassHolder {
     LoaderOptions o = loader_options_arg(
         choices, LoaderNumbers{std::move(fanouts), batch_size, prefetch, workers, disk_direct, 0});
     check_fanouts(o.fanouts, static_cast<int64_t>(o.fanouts.size()));
-    if (o.sampler == SamplerChoice::kAuto) o.sampler = SamplerChoice::kCpu;  // no GPU twin yet
     const LoaderSettings settings = resolve_loader(o, dataset_);
     note_ = settings.note;
     loader_ = std::make_unique<LinkLoader>(dataset_, graph_, settings, link);

@@ -79,7 +79,10 @@ class LinkLoader:
         mode: "dgl" (each layer draws anew) or "pyg" (each node drawn once).
         directed: whether the graph is directed (default: the dataset's; False for a tuple).
         device: where batches are delivered: "auto" (a GPU when there is one), "cpu", "cuda"
-            or "cuda:N". The link sampler itself runs on the CPU.
+            or "cuda:N".
+        sampler: "auto" (the GPU's on a GPU: negatives, exclusion and the k-hop sample drawn
+            there, the same batches as the CPU's), "cpu" or "gpu".
+        graph: where the GPU sampler reads the graph: "pinned" or "device".
         features: "auto" (pinned on a GPU, host on the CPU), "host", "pinned", "device", or
             "disk" (rows read from the dataset directory's ``features.npy`` as batches need
             them; ``data`` must come from ``directgnn.load(DIR)``), as :class:`Loader`.
@@ -99,7 +102,8 @@ class LinkLoader:
                  exclude_seed_edges: bool = True, shuffle: bool = True, seed: int = 0,
                  mode: str = "dgl", directed: Optional[bool] = None,
                  device: Union[str, torch.device] = "auto", features: str = "auto",
-                 gather: str = "auto", prefetch: Union[str, int] = "auto", workers: int = 1,
+                 gather: str = "auto", sampler: str = "auto", graph: str = "pinned",
+                 prefetch: Union[str, int] = "auto", workers: int = 1,
                  disk_io: str = "auto", disk_direct: bool = False):
         features_path = ""
         if isinstance(data, Dataset):
@@ -119,7 +123,8 @@ class LinkLoader:
         self.edges, self.batch_size, self.shuffle = edges.long(), int(batch_size), shuffle
         self.seed, self.mode, self.neg_sampling = int(seed), mode, neg_sampling
         self._epoch = 0
-        choices = {"device": str(device), "features": features, "gather": gather, "mode": mode,
+        choices = {"device": str(device), "features": features, "gather": gather,
+                   "sampler": sampler, "graph": graph, "mode": mode,
                    "disk_io": disk_io, "neg_sampling": neg_sampling, "neg_dist": neg_dist,
                    "exact_negatives": "true" if exact_negatives else "false",
                    "exclude_seed_edges": "true" if exclude_seed_edges else "false"}

@@ -19,22 +19,30 @@ DGNN_HD inline uint64_t mix64(uint64_t x) {
 DGNN_HD inline uint64_t mix64(uint64_t a, uint64_t b) { return mix64(a ^ mix64(b)); }
 DGNN_HD inline uint64_t mix64(uint64_t a, uint64_t b, uint64_t c) { return mix64(mix64(a, b), c); }
 
-// Small fast generator for per-item streams (xorshift64*), seeded through mix64.
+// The high 64 bits of a * b.
+DGNN_HD inline uint64_t mul_high64(uint64_t a, uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(a, b);
+#else
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
+#endif
+}
+
+// Small fast generator for per-item streams (xorshift64*), seeded through mix64. The same
+// stream on the CPU and in CUDA kernels.
 class SplitRng {
  public:
-  explicit SplitRng(uint64_t seed) : state_(mix64(seed) | 1) {}
-  uint64_t next() {
+  DGNN_HD explicit SplitRng(uint64_t seed) : state_(mix64(seed) | 1) {}
+  DGNN_HD uint64_t next() {
     state_ ^= state_ >> 12;
     state_ ^= state_ << 25;
     state_ ^= state_ >> 27;
     return state_ * 0x2545f4914f6cdd1dULL;
   }
   // Uniform in [0, n) (Lemire's multiply-shift; bias below 2^-32 for n < 2^32).
-  uint64_t below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
+  DGNN_HD uint64_t below(uint64_t n) { return mul_high64(next(), n); }
   // Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  DGNN_HD double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
  private:
   uint64_t state_;

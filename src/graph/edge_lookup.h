@@ -20,6 +20,9 @@ class EdgeLookup {
   bool connects(int64_t a, int64_t b) const { return contains(a, b) || contains(b, a); }
   int64_t num_nodes() const { return num_nodes_; }
   bool sorted_in_place() const { return in_place_; }
+  // The rows searched: the graph's indptr, and its indices with every row sorted.
+  const at::Tensor& indptr() const { return indptr_; }
+  const at::Tensor& sorted_indices() const { return indices_; }
 
  private:
   at::Tensor indptr_, indices_;  // indices_: the graph's, or the row-sorted copy

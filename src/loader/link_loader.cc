@@ -25,9 +25,8 @@ LoaderSettings checked(LoaderSettings s) {
   DGNN_CHECK_ARG(s.prefetch >= 0 && s.prefetch <= 64, "prefetch", "must be in 0..64, got ",
                  s.prefetch);
   DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
-  DGNN_CHECK_ARG(!s.gpu_sampler, "sampler",
-                 "link batches are sampled on the CPU so far (negatives and seed-edge exclusion "
-                 "have no GPU kernels yet); choose the cpu sampler");
+  DGNN_CHECK_ARG(!s.gpu_sampler || s.gpu(), "sampler",
+                 "gpu samples on a GPU, but batches go to the CPU");
   DGNN_CHECK_ARG(!s.weighted, "weighted_sampling", "link batches do not use edge weights yet");
   DGNN_CHECK_ARG(!s.sources_in_place, "sources_in_place",
                  "link batches gather every input row; leave it off");
@@ -38,6 +37,8 @@ SamplerOptions sampler_options(const LoaderSettings& s) {
   SamplerOptions o;
   o.fanouts = s.fanouts;
   o.mode = s.sample_mode;
+  o.device = s.gpu_sampler ? s.device : c10::Device(c10::kCPU);
+  o.graph = s.graph;
   o.edge_ids = s.edge_ids;
   return o;
 }
@@ -85,21 +86,28 @@ std::string LinkLoader::mode() const { return loader_mode(settings_, store_); }
 
 LinkMinibatch LinkLoader::prepare(const at::Tensor& positives, uint64_t sample_seed) const {
   LinkMinibatch m;
-  auto t = Clock::now();
-  m.batch = sampler_.sample(positives, sample_seed);
-  m.sample_s = seconds_since(t);
   if (!settings_.gpu()) {
+    auto t = Clock::now();
+    m.batch = sampler_.sample(positives, sample_seed);
+    m.sample_s = seconds_since(t);
     t = Clock::now();
     m.x = store_.gather(m.batch.sample.input_nodes);
     m.gather_s = seconds_since(t);
     return m;
   }
-  // The CPU's batch copied to the GPU and its rows gathered there, on this worker's side stream.
+  // On this worker's side stream: the GPU sampler's batch, or the CPU's copied over; then the
+  // rows gathered onto the GPU by the settings' method.
   const int index = settings_.index();
   m.ticket = gpu::run_on_side_stream(index, [&] {
+    auto t = Clock::now();
+    m.batch = sampler_.sample(positives, sample_seed);
+    if (!settings_.gpu_sampler) {
+      blocks_to(m.batch.sample, settings_.device, settings_.sample_mode);
+      pairs_to(m.batch, settings_.device);
+    }
+    gpu::synchronize_current_stream(index);
+    m.sample_s = seconds_since(t);
     t = Clock::now();
-    blocks_to(m.batch.sample, settings_.device, settings_.sample_mode);
-    pairs_to(m.batch, settings_.device);
     m.x = store_.gather(m.batch.sample.input_nodes, settings_.device, settings_.gather);
     gpu::synchronize_current_stream(index);
     m.gather_s = seconds_since(t);

@@ -1,15 +1,13 @@
 // Link prediction's data path as one object, the twin of MinibatchLoader (loader/loader.h):
-// positive seed edges -> link sampler (negatives, exclusion, k-hop blocks; on the CPU) ->
-// feature gather from the loader's store (host, pinned, device or disk) -> the batch, prepared
-// ahead of the training step by the same worker pipeline (loader/pipeline.h) and, on a GPU,
-// copied there on a side stream with the rows gathered by the settings' method.
+// positive seed edges -> link sampler (negatives, exclusion, k-hop blocks; on the CPU, or its
+// GPU twin with the gpu sampler) -> feature gather from the loader's store (host, pinned,
+// device or disk) -> the batch, prepared ahead of the training step by the same worker
+// pipeline (loader/pipeline.h) and, on a GPU, on a side stream with the rows gathered by the
+// settings' method.
 //
 //   LinkLoader loader(dataset, message_passing_graph, settings, link_options);
 //   LinkLoader::Epoch epoch = loader.epoch(shuffled_positives, seed_of_step);
 //   while (!epoch.done()) { LinkMinibatch b = epoch.next(); ... }
-//
-// The sampler runs on the CPU: a GPU sampler for link batches is not written yet, so settings
-// that ask for one are refused by name.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -45,7 +43,7 @@ struct LinkMinibatch {
 class LinkLoader {
  public:
   // `dataset` (its feature table) and `graph` (the message-passing graph) must outlive the
-  // loader. `settings` come from resolve_loader (loader/options.h), with the CPU sampler.
+  // loader. `settings` come from resolve_loader (loader/options.h).
   LinkLoader(const Dataset& dataset, const CsrGraph& graph, LoaderSettings settings,
              LinkSamplerOptions link);
   ~LinkLoader();

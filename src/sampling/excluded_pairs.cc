@@ -7,7 +7,8 @@
 namespace directgnn {
 
 ExcludedPairs::ExcludedPairs(const at::Tensor& pairs) {
-  const at::Tensor p = pairs.to(at::kLong).contiguous();
+  pairs_ = pairs.to(at::kLong).contiguous();
+  const at::Tensor& p = pairs_;
   const int64_t* ids = p.data_ptr<int64_t>();
   for (int64_t i = 0; i < p.size(0); ++i) {
     const int64_t u = ids[2 * i], v = ids[2 * i + 1];

@@ -23,8 +23,11 @@ class ExcludedPairs {
   bool touches(int64_t v) const;
   // Whether the edge u -> v is left out.
   bool contains(int64_t u, int64_t v) const;
+  // The pairs as given (int64 [B, 2], CPU): what the GPU twin builds its keys from.
+  const at::Tensor& pairs() const { return pairs_; }
 
  private:
+  at::Tensor pairs_;
   std::vector<std::pair<int64_t, int64_t>> keys_;  // both directions, sorted
   std::vector<int64_t> nodes_;                     // the endpoints, sorted, unique
 };

@@ -30,8 +30,11 @@ class NeighborSampler {
   NeighborSampler& operator=(const NeighborSampler&) = delete;
 
   // Seeds distinct and in range (the front door checks them), on any device. Runs on the
-  // device's current stream; the result is on the device, with edge ids when asked.
-  MiniBatch sample(const at::Tensor& seeds, uint64_t seed) const;
+  // device's current stream; the result is on the device, with edge ids when asked. Picks
+  // u -> v where (u, v) or (v, u) is a row of `excluded` (int64 [B, 2], any device) are
+  // dropped after each hop's draw, as the CPU twin drops them.
+  MiniBatch sample(const at::Tensor& seeds, uint64_t seed,
+                   const at::Tensor* excluded = nullptr) const;
 
  private:
   struct Impl;

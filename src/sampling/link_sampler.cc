@@ -13,14 +13,10 @@
 #include "directgnn/error.h"
 #include "graph/coo_builder.h"
 #include "sampling/excluded_pairs.h"
+#include "sampling/gpu_negatives.h"
+#include "sampling/negative_draw.h"
 
 namespace directgnn {
-namespace {
-
-constexpr int kExactTries = 1000;            // draws for one exact negative before giving up
-constexpr uint64_t kNegativeTag = 0x6e6567;  // "neg": the negatives' stream, apart from picks
-
-}  // namespace
 
 NegativeMode parse_negative_mode(const std::string& name) {
   if (name == "binary") return NegativeMode::kBinary;
@@ -76,41 +72,36 @@ LinkSampler::LinkSampler(const CsrGraph& graph, SamplerOptions sampling, LinkSam
   DGNN_CHECK_ARG(link_.neg_ratio >= 1, "neg_ratio",
                  "must be at least 1 (negatives per positive), got ", link_.neg_ratio);
   DGNN_CHECK_ARG(graph.num_nodes() >= 2, "graph", "link prediction needs at least 2 nodes");
+  source_.num_nodes = graph.num_nodes();
   if (link_.dist == NegativeDist::kDegree) {
-    const at::Tensor deg = graph.degrees().to(at::kDouble).pow(0.75).cumsum(0);
-    cumulative_.assign(deg.data_ptr<double>(), deg.data_ptr<double>() + deg.numel());
-    DGNN_CHECK_ARG(cumulative_.back() > 0, "neg_dist",
+    cumulative_ = graph.degrees().to(at::kDouble).pow(0.75).cumsum(0);
+    DGNN_CHECK_ARG(cumulative_[-1].item<double>() > 0, "neg_dist",
                    "degree: the graph has no edges, so no node can be drawn by degree");
+    source_.cumulative = cumulative_.data_ptr<double>();
   }
-  if (link_.exact_negatives) edges_ = std::make_unique<EdgeLookup>(graph);
+  if (link_.exact_negatives) {
+    edges_ = std::make_unique<EdgeLookup>(graph);
+    source_.indptr = edges_->indptr().data_ptr<int64_t>();
+    const at::Tensor& ids = edges_->sorted_indices();
+    if (ids.scalar_type() == at::kInt) {
+      source_.ids32 = ids.data_ptr<int32_t>();
+    } else {
+      source_.ids64 = ids.data_ptr<int64_t>();
+    }
+  }
+  if (sampler_.on_gpu()) {
+    gpu_ = std::make_unique<gpu::NegativeSampler>(graph.num_nodes(), cumulative_, edges_.get(),
+                                                  sampler_.options().device);
+  }
 }
 
 LinkSampler::~LinkSampler() = default;
-
-int64_t LinkSampler::draw_node(SplitRng& rng) const {
-  const auto n = static_cast<uint64_t>(graph_.num_nodes());
-  if (cumulative_.empty()) return static_cast<int64_t>(rng.below(n));
-  const double target = rng.uniform() * cumulative_.back();
-  const auto it = std::upper_bound(cumulative_.begin(), cumulative_.end(), target);
-  return std::min<int64_t>(it - cumulative_.begin(), graph_.num_nodes() - 1);
-}
-
-bool LinkSampler::draw_negative(uint64_t seed, uint64_t index, int64_t src, int64_t* out_src,
-                                int64_t* out_dst) const {
-  SplitRng rng(mix64(seed, kNegativeTag, index));
-  for (int tries = 0; tries < kExactTries; ++tries) {
-    *out_src = src >= 0 ? src : draw_node(rng);
-    *out_dst = draw_node(rng);
-    if (edges_ == nullptr) return true;
-    if (*out_src != *out_dst && !edges_->connects(*out_src, *out_dst)) return true;
-  }
-  return false;
-}
 
 // binary: int64 [K·B, 2] pairs; triplet: int64 [B, K] destinations.
 at::Tensor LinkSampler::negatives(const at::Tensor& positives, uint64_t seed) const {
   const int64_t b = positives.size(0), k = link_.neg_ratio;
   const bool triplet = link_.mode == NegativeMode::kTriplet;
+  if (gpu_ != nullptr) return gpu_->draw(positives, k, triplet, seed);
   at::Tensor out = triplet ? at::empty({b, k}, at::kLong) : at::empty({k * b, 2}, at::kLong);
   int64_t* p = out.data_ptr<int64_t>();
   const int64_t* pos = positives.data_ptr<int64_t>();
@@ -119,7 +110,9 @@ at::Tensor LinkSampler::negatives(const at::Tensor& positives, uint64_t seed) co
     for (int64_t i = begin; i < end; ++i) {
       int64_t src = 0, dst = 0;
       const int64_t given = triplet ? pos[2 * (i / k)] : -1;
-      if (!draw_negative(seed, static_cast<uint64_t>(i), given, &src, &dst)) failed = true;
+      if (!negative_draw::draw(source_, seed, static_cast<uint64_t>(i), given, &src, &dst)) {
+        failed = true;
+      }
       if (triplet) {
         p[i] = dst;
       } else {
@@ -128,7 +121,8 @@ at::Tensor LinkSampler::negatives(const at::Tensor& positives, uint64_t seed) co
       }
     }
   });
-  DGNN_CHECK_ARG(!failed, "exact_negatives", "found no pair that is not an edge in ", kExactTries,
+  DGNN_CHECK_ARG(!failed, "exact_negatives", "found no pair that is not an edge in ",
+                 negative_draw::kExactTries,
                  " random tries: the graph is too dense for exact negatives; drop exact "
                  "negatives (PyG does not make them exact either)");
   return out;
@@ -168,31 +162,51 @@ struct Endpoints {
   }
 };
 
+// Local ids of the batch's pairs: each endpoint's place among the distinct endpoints in order
+// of first appearance (positives', then negatives'), which seed the k-hop sample.
+struct LocalPairs {
+  at::Tensor seeds, pos, neg;
+};
+
+LocalPairs local_pairs(const at::Tensor& pos, const at::Tensor& neg) {
+  LocalPairs out;
+  if (neg.is_cuda()) {  // the same order, as tensor operations on the GPU
+    auto [nodes, local] =
+        relabel_first_seen(at::cat({pos.to(neg.device()).view(-1), neg.view(-1)}));
+    out.seeds = nodes;
+    out.pos = local.narrow(0, 0, pos.numel()).view(pos.sizes());
+    out.neg = local.narrow(0, pos.numel(), neg.numel()).view(neg.sizes());
+    return out;
+  }
+  Endpoints ends;
+  out.pos = ends.map(pos);
+  out.neg = ends.map(neg);
+  out.seeds = at::tensor(ends.nodes, at::kLong);
+  return out;
+}
+
 }  // namespace
 
 LinkBatch LinkSampler::sample(const at::Tensor& positives_in, uint64_t seed) const {
   check_positives(positives_in, graph_.num_nodes());
   LinkBatch batch;
-  batch.positives = positives_in.to(at::kLong).contiguous();
-  const at::Tensor neg = negatives(batch.positives, seed);
-  Endpoints ends;
-  const at::Tensor pos_local = ends.map(batch.positives);  // [B, 2]
-  const at::Tensor neg_local = ends.map(neg);
+  batch.positives = positives_in.cpu().to(at::kLong).contiguous();
+  const LocalPairs local = local_pairs(batch.positives, negatives(batch.positives, seed));
   if (link_.mode == NegativeMode::kTriplet) {
-    batch.src_index = pos_local.select(1, 0).contiguous();
-    batch.dst_pos_index = pos_local.select(1, 1).contiguous();
-    batch.dst_neg_index = neg_local;
+    batch.src_index = local.pos.select(1, 0).contiguous();
+    batch.dst_pos_index = local.pos.select(1, 1).contiguous();
+    batch.dst_neg_index = local.neg;
   } else {
-    batch.edge_label_index = at::cat({pos_local, neg_local}).t().contiguous();
-    batch.edge_label = at::cat(
-        {at::ones({pos_local.size(0)}, at::kFloat), at::zeros({neg_local.size(0)}, at::kFloat)});
+    const auto options = local.pos.options().dtype(at::kFloat);
+    batch.edge_label_index = at::cat({local.pos, local.neg}).t().contiguous();
+    batch.edge_label =
+        at::cat({at::ones({local.pos.size(0)}, options), at::zeros({local.neg.size(0)}, options)});
   }
-  const at::Tensor seeds = at::tensor(ends.nodes, at::kLong);
   if (!link_.exclude_seed_edges) {
-    batch.sample = sampler_.sample(seeds, seed);
+    batch.sample = sampler_.sample(local.seeds, seed);
   } else {
     const ExcludedPairs exclude(batch.positives);
-    batch.sample = sampler_.sample(seeds, seed, &exclude);
+    batch.sample = sampler_.sample(local.seeds, seed, &exclude);
   }
   return batch;
 }

@@ -14,6 +14,10 @@
 // none is refused. The batch's seed edges and their reverses are left out of its sampled
 // neighbourhoods unless kept (GraphBolt's exclude_seed_edges). The result depends only on
 // (graph, positives, options, seed), not on the number of threads.
+//
+// With the sampler on a GPU (SamplerOptions::device), the GPU twins run: negatives by
+// gpu::NegativeSampler (the same draws, sampling/negative_draw.h), endpoints relabelled and the
+// k-hop sample taken with its exclusion on the GPU; the result is the CPU's, on the device.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -26,11 +30,14 @@
 #include "graph/csr_graph.h"
 #include "graph/edge_lookup.h"
 #include "sampling/block.h"
+#include "sampling/negative_draw.h"
 #include "sampling/sampler.h"
 
 namespace directgnn {
 
-class SplitRng;
+namespace gpu {
+class NegativeSampler;
+}
 
 enum class NegativeMode { kBinary, kTriplet };
 enum class NegativeDist { kUniform, kDegree };
@@ -47,9 +54,10 @@ struct LinkSamplerOptions {
   bool exclude_seed_edges = true;
 };
 
+// On a GPU sampler every tensor but `positives` is on the device.
 struct LinkBatch {
   MiniBatch sample;      // seeds: the distinct endpoints, positives' first, then negatives'
-  at::Tensor positives;  // int64 [B, 2] global (src, dst): the batch's seed edges
+  at::Tensor positives;  // int64 [B, 2] global (src, dst): the batch's seed edges (CPU)
   // binary: int64 [2, B + K·B] local (src; dst) and float32 [B + K·B] labels.
   at::Tensor edge_label_index, edge_label;
   // triplet: int64 [B], [B] and [B, K] local ids.
@@ -77,18 +85,15 @@ class LinkSampler {
   const Sampler& sampler() const { return sampler_; }
 
  private:
-  int64_t draw_node(SplitRng& rng) const;
-  // Negative `index` of the batch: a destination for `src`, or with src < 0 a whole pair;
-  // false when exact negatives found no non-edge in the tries allowed.
-  bool draw_negative(uint64_t seed, uint64_t index, int64_t src, int64_t* out_src,
-                     int64_t* out_dst) const;
   at::Tensor negatives(const at::Tensor& positives, uint64_t seed) const;
 
   const CsrGraph& graph_;
   Sampler sampler_;
   LinkSamplerOptions link_;
-  std::vector<double> cumulative_;     // degree^0.75, summed (kDegree)
-  std::unique_ptr<EdgeLookup> edges_;  // for exact negatives
+  at::Tensor cumulative_;                      // float64 [N]: degree^0.75, summed (kDegree)
+  std::unique_ptr<EdgeLookup> edges_;          // for exact negatives
+  negative_draw::Source source_;               // what the CPU's draws read
+  std::unique_ptr<gpu::NegativeSampler> gpu_;  // with the sampler on a GPU
 };
 
 }  // namespace directgnn

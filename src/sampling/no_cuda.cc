@@ -1,5 +1,5 @@
-// The GPU twin of the sampler in builds without CUDA: its constructor says so
-// (sampling/gpu_sampler.h).
+// The GPU twins of the sampler and of the link sampler's negatives in builds without CUDA:
+// their constructors say so (sampling/gpu_sampler.h, sampling/gpu_negatives.h).
 #include "directgnn/error.h"
 #include "gpu/runtime.h"
 #include "sampling/gpu_sampler.h"
@@ -14,7 +14,25 @@ NeighborSampler::NeighborSampler(const CsrGraph&, const SamplerOptions&, const a
 
 NeighborSampler::~NeighborSampler() = default;
 
-MiniBatch NeighborSampler::sample(const at::Tensor&, uint64_t) const {
+MiniBatch NeighborSampler::sample(const at::Tensor&, uint64_t, const at::Tensor*) const {
+  fail_argument("sampler", "gpu needs a GPU, but ", unavailable_reason());
+}
+
+}  // namespace directgnn::gpu
+
+#include "sampling/gpu_negatives.h"
+
+namespace directgnn::gpu {
+
+struct NegativeSampler::Impl {};
+
+NegativeSampler::NegativeSampler(int64_t, const at::Tensor&, const EdgeLookup*, c10::Device) {
+  fail_argument("sampler", "gpu needs a GPU, but ", unavailable_reason(), "; set sampler to cpu");
+}
+
+NegativeSampler::~NegativeSampler() = default;
+
+at::Tensor NegativeSampler::draw(const at::Tensor&, int64_t, bool, uint64_t) const {
   fail_argument("sampler", "gpu needs a GPU, but ", unavailable_reason());
 }
 

@@ -56,11 +56,9 @@ MiniBatch Sampler::sample(const at::Tensor& seeds, uint64_t seed,
   DGNN_CHECK_TYPE(seeds.scalar_type() == at::kLong || seeds.scalar_type() == at::kInt,
                   "seeds must be int64 or int32, got ", seeds.scalar_type());
   if (gpu_ == nullptr) return cpu_->sample(seeds.cpu(), seed, exclude);  // checks the seeds
-  DGNN_CHECK_ARG(exclude == nullptr || exclude->empty(), "exclude_seed_edges",
-                 "the GPU sampler does not leave seed edges out yet; sample on the CPU, or keep "
-                 "the seed edges");
   check_seeds(seeds, graph_.num_nodes());
-  return gpu_->sample(seeds, seed);
+  const bool excluding = exclude != nullptr && !exclude->empty();
+  return gpu_->sample(seeds, seed, excluding ? &exclude->pairs() : nullptr);
 }
 
 const at::Tensor& Sampler::degrees() const { return cpu_->degrees(); }

@@ -65,11 +65,12 @@ class Sampler {
   // The blocks for `seeds` (distinct int64 or int32 node ids, on any device; checked). Safe to
   // call from several threads at once. Edges that `exclude` lists (a pair or its reverse) are
   // left out of the neighbourhoods after the draw, so a node next to an excluded pair may keep
-  // fewer than its fan-out (as DGL's and GraphBolt's exclusion); the CPU twin only, so far.
+  // fewer than its fan-out (as DGL's and GraphBolt's exclusion); both twins drop the same picks.
   MiniBatch sample(const at::Tensor& seeds, uint64_t seed,
                    const ExcludedPairs* exclude = nullptr) const;
 
   const SamplerOptions& options() const { return options_; }
+  bool on_gpu() const { return gpu_ != nullptr; }
   // float32 [N] on the CPU: each node's degree in the whole graph, as the blocks hold it.
   const at::Tensor& degrees() const;
 

@@ -55,13 +55,10 @@ void check_supported(const TrainOptions& o) {
                  "yet, so it cannot resume");
 }
 
-// The loader's settings: the link sampler runs on the CPU (loader/link_loader.h), also where
-// the rest of the run is on a GPU.
 LoaderSettings link_loader_settings(const TrainOptions& o, const Dataset& ds) {
   LoaderOptions lo = o.loader;
   lo.fanouts = resolved_fanouts(o);
   check_fanouts(lo.fanouts, o.model.layers);
-  if (lo.sampler == SamplerChoice::kAuto) lo.sampler = SamplerChoice::kCpu;
   return resolve_loader(lo, ds, o.group);
 }
 

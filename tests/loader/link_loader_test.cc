@@ -67,8 +67,7 @@ TEST(LinkLoader, RefusesWhatItCannotDoByName) {
   const Dataset ds = small_graph();
   LoaderSettings gpu_sampler = cpu_settings(0, 1);
   gpu_sampler.gpu_sampler = true;
-  EXPECT_ERROR_CONTAINS(LinkLoader(ds, ds.graph, gpu_sampler, {}),
-                        "sampler: link batches are sampled");
+  EXPECT_ERROR_CONTAINS(LinkLoader(ds, ds.graph, gpu_sampler, {}), "sampler: gpu samples on a GPU");
   LoaderSettings weighted = cpu_settings(0, 1);
   weighted.weighted = true;
   EXPECT_ERROR_CONTAINS(LinkLoader(ds, ds.graph, weighted, {}), "weighted_sampling: ");

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "gpu/runtime.h"
 #include "graph/coo_builder.h"
 #include "graph/edge_lookup.h"
 #include "test_util.h"
@@ -209,6 +210,57 @@ TEST(LinkSampler, BadInputIsRefusedByName) {
   o.exact_negatives = true;
   EXPECT_ERROR_CONTAINS(LinkSampler(full, fanouts({2}), o).sample(some_edges(full, 3), 0),
                         "too dense for exact negatives");
+}
+
+TEST(LinkSampler, TheGpuTwinNeedsAGpu) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present; GpuLinkSampler below runs instead";
+  const CsrGraph g = random_graph(100, 400, 1);
+  SamplerOptions on_gpu = fanouts({3});
+  on_gpu.device = c10::Device(c10::kCUDA, 0);
+  EXPECT_ERROR_CONTAINS(LinkSampler(g, on_gpu, {}), "sampler: gpu needs a GPU");
+}
+
+// The GPU twin (negatives kernel, relabelling and exclusion on the GPU) gives the CPU's
+// batches: every mode, distribution and exactness, with seed edges excluded and kept.
+TEST(GpuLinkSampler, MatchesTheCpuLinkSamplerExactly) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
+  const CsrGraph g = random_graph(3000, 30000, 4);
+  const at::Tensor positives = some_edges(g, 400);
+  for (const NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
+    for (const bool exact : {false, true}) {
+      for (const bool exclude : {true, false}) {
+        LinkSamplerOptions link;
+        link.mode = mode;
+        link.neg_ratio = 3;
+        link.dist = exact ? NegativeDist::kDegree : NegativeDist::kUniform;
+        link.exact_negatives = exact;
+        link.exclude_seed_edges = exclude;
+        SamplerOptions options = fanouts({10, 5});
+        options.edge_ids = true;
+        const LinkBatch want = LinkSampler(g, options, link).sample(positives, 21);
+        options.device = c10::Device(c10::kCUDA, 0);
+        const LinkBatch got = LinkSampler(g, options, link).sample(positives, 21);
+        const std::string what = negative_mode_name(mode) + (exact ? " exact" : "") +
+                                 (exclude ? " excluding" : " keeping");
+        for (const auto& [a, b] : {std::pair{got.edge_label_index, want.edge_label_index},
+                                   {got.edge_label, want.edge_label},
+                                   {got.src_index, want.src_index},
+                                   {got.dst_pos_index, want.dst_pos_index},
+                                   {got.dst_neg_index, want.dst_neg_index}}) {
+          ASSERT_EQ(a.defined(), b.defined()) << what;
+          if (a.defined()) EXPECT_TRUE(a.cpu().equal(b)) << what;
+        }
+        EXPECT_TRUE(got.sample.input_nodes.cpu().equal(want.sample.input_nodes)) << what;
+        EXPECT_EQ(got.sample.hop_edges, want.sample.hop_edges) << what;
+        for (size_t l = 0; l < got.sample.blocks.size(); ++l) {
+          const Block &x = got.sample.blocks[l], &y = want.sample.blocks[l];
+          EXPECT_TRUE(x.indptr.cpu().equal(y.indptr)) << what << ", block " << l;
+          EXPECT_TRUE(x.indices.cpu().equal(y.indices)) << what << ", block " << l;
+          EXPECT_TRUE(x.edge_ids.cpu().equal(y.edge_ids)) << what << ", block " << l;
+        }
+      }
+    }
+  }
 }
 
 TEST(MessagePassingGraph, ADirectedGraphGainsEveryReverse) {

@@ -93,13 +93,52 @@ NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& op
 
 NeighborSampler::~NeighborSampler() = default;
 
-MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) const {
+namespace {
+
+// Excluded edges u -> v as keys u·N + v, both directions, sorted and unique, on `device`.
+at::Tensor excluded_keys(const at::Tensor& pairs, int64_t n, c10::Device device) {
+  // 3,037,000,499² < 2^63: the keys of any graph of up to that many nodes fit in int64.
+  DGNN_CHECK_ARG(n <= 3037000499LL, "exclude_seed_edges",
+                 "the GPU sampler keys excluded pairs as u·N + v, which overflows for ", n,
+                 " nodes; sample on the CPU");
+  const at::Tensor p = pairs.to(device, at::kLong);
+  const at::Tensor u = p.select(1, 0), v = p.select(1, 1);
+  return std::get<0>(at::_unique(at::cat({u * n + v, v * n + u}), /*sorted=*/true));
+}
+
+// Drops the picks edge picked[e] -> frontier[row of e] whose key is in `keys`, keeping the rest
+// in order: the CPU twin's drop_excluded as tensor operations (one host round trip: the count).
+void drop_excluded(const at::Tensor& frontier, at::Tensor& offsets, at::Tensor& picked,
+                   at::Tensor& edges, int64_t& total, const at::Tensor& keys, int64_t n) {
+  if (total == 0) return;
+  const at::Tensor counts = offsets.diff();
+  const at::Tensor rows = at::arange(frontier.numel(), counts.options());
+  const at::Tensor row = at::repeat_interleave(rows, counts, /*dim=*/0, total);
+  const at::Tensor key = picked * n + frontier.index_select(0, row);
+  const at::Tensor at_key = at::searchsorted(keys, key).clamp_max(keys.numel() - 1);
+  const at::Tensor keep = keys.index_select(0, at_key).ne(key);
+  const at::Tensor kept = at::zeros_like(counts).index_add_(0, row, keep.to(at::kLong));
+  offsets = at::cat({at::zeros({1}, kept.options()), kept.cumsum(0)});
+  const at::Tensor where = keep.nonzero().view(-1);
+  total = where.numel();
+  picked = picked.index_select(0, where);
+  if (edges.defined()) edges = edges.index_select(0, where);
+}
+
+}  // namespace
+
+MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed,
+                                  const at::Tensor* excluded) const {
   const Impl& s = *impl_;
   c10::cuda::CUDAGuard guard(s.options.device);
   MiniBatch batch;
   batch.seeds = seeds_in.to(s.options.device, at::kLong).contiguous();
   batch.hop_nodes = {batch.seeds.numel()};
   at::Tensor nodes = batch.seeds;
+  const int64_t num_nodes = s.graph.num_nodes();
+  const at::Tensor keys = excluded != nullptr && excluded->numel() > 0
+                              ? excluded_keys(*excluded, num_nodes, s.options.device)
+                              : at::Tensor();
   std::vector<HopCsr> hops;
   int64_t row_begin = 0;
   for (size_t hop = 0; hop < s.options.fanouts.size(); ++hop) {
@@ -107,10 +146,11 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed) con
     const int64_t n = nodes.numel();
     const at::Tensor frontier = nodes.narrow(0, row_begin, n - row_begin);
     const at::Tensor count = s.counts(frontier, view);
-    const at::Tensor offsets = at::cat({at::zeros({1}, count.options()), count.cumsum(0)});
-    const int64_t total = offsets[-1].item<int64_t>();  // the one size the host must know
+    at::Tensor offsets = at::cat({at::zeros({1}, count.options()), count.cumsum(0)});
+    int64_t total = offsets[-1].item<int64_t>();  // the one size the host must know
     at::Tensor picked, edges;
     s.draw(frontier, view, offsets, total, picked, edges);
+    if (keys.defined()) drop_excluded(frontier, offsets, picked, edges, total, keys, num_nodes);
     // The nodes so far keep their places: they are distinct and come first.
     auto [next, local] = relabel_first_seen(at::cat({nodes, picked}));
     hops.push_back({offsets, local.narrow(0, n, total).contiguous(), edges, n});
