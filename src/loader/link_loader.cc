@@ -54,7 +54,7 @@ void pairs_to(LinkBatch& b, c10::Device device) {
 }  // namespace
 
 std::vector<at::Tensor> LinkMinibatch::tensors() const {
-  std::vector<at::Tensor> all{x};
+  std::vector<at::Tensor> all{x, batch.sample.seeds, batch.sample.input_nodes};
   for (const at::Tensor& t : {batch.edge_label_index, batch.edge_label, batch.src_index,
                               batch.dst_pos_index, batch.dst_neg_index}) {
     if (t.defined()) all.push_back(t);

@@ -11,15 +11,19 @@
 #include <memory>
 
 #include "graph/edge_lookup.h"
+#include "sampling/sampler.h"
 
 namespace directgnn::gpu {
 
 class NegativeSampler {
  public:
   // `cumulative`: degree^0.75 summed (float64 [N], CPU), or undefined for uniform draws;
-  // `edges`: the lookup of exact negatives, or null. What the draws read is copied to `device`.
+  // `edges`: the lookup of exact negatives, or null. The cumulative weights are copied to
+  // `device`; the lookup's rows are read in place through the pinned mapping when they are the
+  // graph's own (sorted in place) and `graph` is pinned (the GPU sampler registered them),
+  // else copied.
   NegativeSampler(int64_t num_nodes, const at::Tensor& cumulative, const EdgeLookup* edges,
-                  c10::Device device);
+                  c10::Device device, GraphPlacement graph);
   ~NegativeSampler();
   NegativeSampler(const NegativeSampler&) = delete;
   NegativeSampler& operator=(const NegativeSampler&) = delete;

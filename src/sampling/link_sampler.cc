@@ -90,8 +90,9 @@ LinkSampler::LinkSampler(const CsrGraph& graph, SamplerOptions sampling, LinkSam
     }
   }
   if (sampler_.on_gpu()) {
-    gpu_ = std::make_unique<gpu::NegativeSampler>(graph.num_nodes(), cumulative_, edges_.get(),
-                                                  sampler_.options().device);
+    gpu_ =
+        std::make_unique<gpu::NegativeSampler>(graph.num_nodes(), cumulative_, edges_.get(),
+                                               sampler_.options().device, sampler_.options().graph);
   }
 }
 

@@ -26,7 +26,8 @@ namespace directgnn::gpu {
 
 struct NegativeSampler::Impl {};
 
-NegativeSampler::NegativeSampler(int64_t, const at::Tensor&, const EdgeLookup*, c10::Device) {
+NegativeSampler::NegativeSampler(int64_t, const at::Tensor&, const EdgeLookup*, c10::Device,
+                                 GraphPlacement) {
   fail_argument("sampler", "gpu needs a GPU, but ", unavailable_reason(), "; set sampler to cpu");
 }
 

@@ -15,12 +15,14 @@ namespace directgnn::gpu {
 
 struct NegativeSampler::Impl {
   c10::Device device{c10::kCUDA, 0};
-  at::Tensor cumulative, indptr, indices;  // on the device
+  at::Tensor cumulative, indptr, indices;  // on the device (indptr, indices: when copied)
   negative_draw::Source source;
+
+  void place_rows(const EdgeLookup& edges, GraphPlacement graph);
 };
 
 NegativeSampler::NegativeSampler(int64_t num_nodes, const at::Tensor& cumulative,
-                                 const EdgeLookup* edges, c10::Device device)
+                                 const EdgeLookup* edges, c10::Device device, GraphPlacement graph)
     : impl_(std::make_unique<Impl>()) {
   DGNN_CHECK_ARG(available(), "sampler", "gpu needs a GPU, but ", unavailable_reason(),
                  "; set sampler to cpu");
@@ -32,19 +34,32 @@ NegativeSampler::NegativeSampler(int64_t num_nodes, const at::Tensor& cumulative
     s.cumulative = cumulative.to(device, at::kDouble).contiguous();
     s.source.cumulative = s.cumulative.data_ptr<double>();
   }
-  if (edges != nullptr) {
-    const int64_t bytes = edges->indptr().nbytes() + edges->sorted_indices().nbytes();
-    check_fits_on_device(bytes, device.index(), "exact_negatives",
-                         "exact negatives on the GPU: the graph's rows",
+  if (edges != nullptr) s.place_rows(*edges, graph);
+}
+
+// The rows exact negatives search: read in place through the sampler's pinned mapping when the
+// graph's own rows are sorted (nothing copied), else copied to the GPU.
+void NegativeSampler::Impl::place_rows(const EdgeLookup& edges, GraphPlacement graph) {
+  const at::Tensor &ptr = edges.indptr(), &ids = edges.sorted_indices();
+  const void *ptr_at = nullptr, *ids_at = nullptr;
+  if (edges.sorted_in_place() && graph == GraphPlacement::kPinned) {
+    // The GPU neighbour sampler registered these very arrays (sampling/cuda/neighbor_sampler.cc).
+    ptr_at = mapped_device_pointer(ptr.data_ptr());
+    ids_at = ids.numel() > 0 ? mapped_device_pointer(ids.data_ptr()) : nullptr;
+  } else {
+    check_fits_on_device(ptr.nbytes() + ids.nbytes(), device.index(), "exact_negatives",
+                         "exact negatives on the GPU: the graph's sorted rows",
                          "sample on the CPU, or drop exact negatives");
-    s.indptr = edges->indptr().to(device);
-    s.indices = edges->sorted_indices().to(device);
-    s.source.indptr = s.indptr.data_ptr<int64_t>();
-    if (s.indices.scalar_type() == at::kInt) {
-      s.source.ids32 = s.indices.data_ptr<int32_t>();
-    } else {
-      s.source.ids64 = s.indices.data_ptr<int64_t>();
-    }
+    indptr = ptr.to(device);
+    indices = ids.to(device);
+    ptr_at = indptr.data_ptr();
+    ids_at = indices.data_ptr();
+  }
+  source.indptr = static_cast<const int64_t*>(ptr_at);
+  if (ids.scalar_type() == at::kInt) {
+    source.ids32 = static_cast<const int32_t*>(ids_at);
+  } else {
+    source.ids64 = static_cast<const int64_t*>(ids_at);
   }
 }
 
@@ -58,11 +73,13 @@ at::Tensor NegativeSampler::draw(const at::Tensor& positives, int64_t ratio, boo
   const int64_t b = pos.size(0);
   const auto options = at::TensorOptions(s.device).dtype(at::kLong);
   at::Tensor out = triplet ? at::empty({b, ratio}, options) : at::empty({ratio * b, 2}, options);
-  at::Tensor failed = at::zeros({1}, at::TensorOptions(s.device).dtype(at::kInt));
+  const bool exact = s.source.indptr != nullptr;
+  at::Tensor failed = at::zeros({exact ? 1 : 0}, at::TensorOptions(s.device).dtype(at::kInt));
   const cuda::NegativeJob job{pos.data_ptr<int64_t>(), b, ratio, triplet, seed};
-  cuda::launch_draw_negatives(s.source, job, out.data_ptr<int64_t>(), failed.data_ptr<int>(),
+  cuda::launch_draw_negatives(s.source, job, out.data_ptr<int64_t>(),
+                              exact ? failed.data_ptr<int>() : nullptr,
                               c10::cuda::getCurrentCUDAStream(s.device.index()).stream());
-  if (s.source.indptr != nullptr) {
+  if (exact) {
     DGNN_CHECK_ARG(failed.item<int>() == 0, "exact_negatives",
                    "found no pair that is not an edge "
                    "in ",

@@ -14,7 +14,8 @@ __global__ void draw_negatives_kernel(negative_draw::Source source, NegativeJob 
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t given = job.triplet ? job.positives[2 * (i / job.ratio)] : -1;
     int64_t src = 0, dst = 0;
-    if (!negative_draw::draw(source, job.seed, static_cast<uint64_t>(i), given, &src, &dst)) {
+    if (!negative_draw::draw(source, job.seed, static_cast<uint64_t>(i), given, &src, &dst) &&
+        failed != nullptr) {
       *failed = 1;
     }
     if (job.triplet) {

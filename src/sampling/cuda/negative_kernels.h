@@ -20,7 +20,8 @@ struct NegativeJob {
 };
 
 // binary: out is [K·B, 2] pairs; triplet: [B, K] destinations. `failed` (one int on the
-// device, zeroed by the caller) becomes 1 when an exact negative found no non-edge.
+// device, zeroed by the caller; null without exact negatives, which cannot fail) becomes 1
+// when an exact negative found no non-edge.
 void launch_draw_negatives(const negative_draw::Source& source, const NegativeJob& job,
                            int64_t* out, int* failed, cudaStream_t stream);
 
