@@ -173,7 +173,7 @@ std::string DiskTally::text() const {
                   static_cast<double>(bytes_from_disk) / 1e9);
   char line[200];
   std::snprintf(line, sizeof(line),
-                " | Disk: rows %.2f GB, cache hits %.1f%%, blocks asked %.2f GB, process read %s, "
+                " | Disk: rows %.2f GB, cache hits %.1f%%, asked %.2f GB, process read %s, "
                 "reads %.1f s",
                 static_cast<double>(bytes_gathered) / 1e9, 100.0 * hit_rate(),
                 static_cast<double>(bytes_asked) / 1e9, from_disk, read_s);

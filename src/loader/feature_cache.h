@@ -50,7 +50,7 @@ struct DiskTally {
   int64_t rows_gathered = 0;  // rows asked of the table (repeats counted)
   int64_t bytes_gathered = 0;
   int64_t rows_hit = 0;         // of those, served by the cache
-  int64_t bytes_asked = 0;      // bytes of the blocks read from the file for the misses
+  int64_t bytes_asked = 0;      // bytes asked of the file for the misses (O_DIRECT: whole blocks)
   int64_t bytes_from_disk = 0;  // /proc/self/io read_bytes: what the storage delivered
   double read_s = 0;            // time the readers waited for reads, summed over threads
 
@@ -59,7 +59,7 @@ struct DiskTally {
   double hit_rate() const;
   // Adds disk_* fields to an epoch's JSON record.
   void write_to(nlohmann::json& record) const;
-  // " | Disk: rows 7.51 GB, cache hits 99.4%, blocks asked 0.04 GB, process read 0.04 GB,
+  // " | Disk: rows 7.51 GB, cache hits 99.4%, asked 0.04 GB, process read 0.04 GB,
   // reads 2.4 s"
   std::string text() const;
 };

@@ -112,6 +112,27 @@ TEST(DiskGather, PlanSortsDedupesAndMergesRowsByBlock) {
   EXPECT_EQ(straddle.source[0], 64);
 }
 
+TEST(DiskGather, BufferedPlansAskForTheRowsBytesOnly) {
+  // 256-byte rows after a 4 KiB header, aligned to 1 byte (buffered reads): rows 0 and 2 share
+  // block 1 and read as one extent from row 0's first byte to row 2's last; row 20 (block 2)
+  // adjoins that block and joins too; row 400 reads its own 256 bytes.
+  disk::PlanShape shape{4096, 256};
+  shape.align = 1;
+  const int64_t ids[] = {2, 400, 0, 20};
+  const disk::ReadPlan plan = disk::plan_reads(ids, 4, shape);
+  ASSERT_EQ(plan.extents.size(), 2u);
+  EXPECT_EQ(plan.extents[0].offset, 4096);
+  EXPECT_EQ(plan.extents[0].length, 21 * 256);
+  EXPECT_EQ(plan.extents[0].needed, plan.extents[0].length);
+  EXPECT_EQ(plan.extents[1].offset, 4096 + 400 * 256);
+  EXPECT_EQ(plan.extents[1].length, 256);
+  EXPECT_EQ(plan.buffer_bytes, 22 * 256);
+  EXPECT_EQ(plan.source[0], 2 * 256);
+  EXPECT_EQ(plan.source[2], 0);
+  EXPECT_EQ(plan.source[3], 20 * 256);
+  EXPECT_EQ(plan.source[1], 21 * 256);
+}
+
 TEST(DiskGather, ATruncatedOrResizedFileIsRefusedWhenOpened) {
   const at::Tensor table = at::randn({100, 16});
   testing::TempDirectory dir;

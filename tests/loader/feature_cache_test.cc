@@ -83,7 +83,7 @@ TEST(DiskTally, DifferencesGiveAnEpochsFiguresAndItsLine) {
   EXPECT_EQ(record["disk_bytes_asked"], 2'000'000'000);
   EXPECT_DOUBLE_EQ(record["disk_cache_hit_rate"].get<double>(), 0.75);
   EXPECT_EQ(epoch.text(),
-            " | Disk: rows 4.00 GB, cache hits 75.0%, blocks asked 2.00 GB, process read 1.50 GB, "
+            " | Disk: rows 4.00 GB, cache hits 75.0%, asked 2.00 GB, process read 1.50 GB, "
             "reads 2.5 s");
   before.bytes_from_disk = -1;  // /proc/self/io unreadable
   EXPECT_TRUE(after.since(before).bytes_from_disk < 0);

@@ -211,7 +211,8 @@ void RowFile::read_rows(const at::Tensor& ids, at::Tensor& out, const int64_t* o
              path_, ": disk gather output must be a contiguous CPU [rows, ", dim_, "] ", dtype_,
              " tensor");
   if (count == 0) return;
-  const PlanShape shape{data_offset_, row_bytes_};
+  PlanShape shape{data_offset_, row_bytes_};
+  shape.align = options_.direct ? kBlockBytes : 1;
   const ReadPlan plan = ids.scalar_type() == at::kInt
                             ? plan_reads(ids.data_ptr<int32_t>(), count, shape)
                             : plan_reads(ids.data_ptr<int64_t>(), count, shape);
