@@ -8,6 +8,7 @@ import torch
 
 from ._ops import classes, os_errors
 from .data import Dataset
+from .loader import _keep_batch_memory
 from .sampler import Block, Sample, _sample
 from .tensor import _as_tensor
 
@@ -93,7 +94,9 @@ class LinkLoader:
         disk_io, disk_direct: with features="disk", as :class:`Loader`.
 
     Each ``iter(loader)`` is a pass of its own, with its own workers; a pass left unfinished
-    stops when its iterator is closed or collected.
+    stops when its iterator is closed or collected. As :class:`Loader`, the first loader of a
+    process tells glibc to keep freed batch buffers for reuse (DIRECTGNN_MALLOC=default keeps
+    glibc's defaults).
     """
 
     def __init__(self, data: Union[Dataset, Tuple[torch.Tensor, ...]], edges: torch.Tensor, *,
@@ -120,6 +123,7 @@ class LinkLoader:
         if batch_size < 1:
             raise ValueError(f"directgnn.LinkLoader: batch_size must be positive, got "
                              f"{batch_size}")
+        _keep_batch_memory()  # as Loader: freed batch buffers stay with the process
         self.edges, self.batch_size, self.shuffle = edges.long(), int(batch_size), shuffle
         self.seed, self.mode, self.neg_sampling = int(seed), mode, neg_sampling
         self._epoch = 0
