@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 
 #include "core/progress.h"
 #include "core/random.h"
+#include "core/signals.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "graph/splits.h"
@@ -82,6 +84,7 @@ class LinkRun {
   void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
   void save_model(int64_t epoch, const LinkEvalResult* r);
   void print_header() const;
+  [[noreturn]] void stopped(int signal, int64_t epoch, int64_t steps) const;
 
   const Dataset& ds_;
   const TrainOptions& o_;
@@ -259,6 +262,7 @@ void LinkRun::train_epoch(int64_t epoch) {
     sample_s_ += batch.sample_s;
     gather_s_ += batch.gather_s;
     loss_sum[0] += step(batch);
+    if (const int signal = agreed_stop(group_)) stopped(signal, epoch, s + 1);
   }
   progress.finish();
   if (group_ != nullptr) group_->all_reduce_mean(loss_sum);
@@ -282,6 +286,21 @@ void LinkRun::train_epoch(int64_t epoch) {
   std::snprintf(text, sizeof(text), " | Time(s) %.4f", epoch_s);
   if (!o_.quiet && leader_) out_ << line << text << disk_text << std::endl;
   metrics_.write(record);
+}
+
+// A stop asked for by a signal, after `steps` steps of `epoch`: no training state to save yet,
+// so the run ends here, saying where its best-validation checkpoint is.
+void LinkRun::stopped(int signal, int64_t epoch, int64_t steps) const {
+  if (group_ != nullptr) group_->barrier();
+  std::ostringstream message;
+  message << "Interrupted by " << signal_name(signal) << " at epoch " << epoch << ", step " << steps
+          << " of " << report_.steps_per_epoch
+          << ". Link prediction keeps no training state yet, so the run cannot be resumed";
+  if (!o_.checkpoint_dir.empty() && report_.best_epoch >= 0) {
+    message << "; the best-validation model so far (epoch " << report_.best_epoch << ") is in "
+            << o_.checkpoint_dir;
+  }
+  throw Interrupted(signal, message.str());
 }
 
 // " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120" (the metrics the layout gives).

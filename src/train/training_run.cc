@@ -75,9 +75,6 @@ void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
   for (size_t i = 0; i < c.size(); ++i) d[i].copy_(c[i]);
 }
 
-namespace {
-
-// True on every rank when any rank has been asked to stop (ranks must stop at the same step).
 int agreed_stop(ProcessGroup* group) {
   const int local = stop_signal();
   if (group == nullptr) return local;
@@ -90,6 +87,8 @@ int agreed_stop(ProcessGroup* group) {
 const char* signal_name(int signal) {
   return signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
 }
+
+namespace {
 
 // "Test Acc per class: NAME 0.8123 | ..." on a line of its own, when the dataset names its
 // classes (meta.json class_names); empty otherwise.

@@ -36,6 +36,12 @@ class MetricsLog {
   std::string path_;
 };
 
+// The signal that asked any rank of `group` (or this process) to stop, the same on every rank
+// (SIGTERM on the ranks that were not signalled), or 0: ranks must stop at the same step.
+int agreed_stop(ProcessGroup* group);
+// "SIGINT", "SIGTERM" or "a signal".
+const char* signal_name(int signal);
+
 // Copies `from`'s parameters and buffers (batch norm's running statistics) into `to`, a
 // module of the same structure on any device.
 void copy_parameters(torch::nn::Module& from, torch::nn::Module& to);

@@ -118,6 +118,25 @@ TEST(Interrupt, SigtermThenResumeOnTheGpuEndsNearTheSameModel) {
   EXPECT_GT(r["test_acc"].get<double>(), 0.5);
 }
 
+// Link training keeps no training state yet: a signal still ends it at the next step, naming
+// the best-validation checkpoint written so far, instead of being swallowed.
+TEST(Interrupt, SigintStopsLinkTrainingAtTheNextStep) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  testing::TempDirectory dir;
+  const std::string metrics = dir.file("m.jsonl"), ckpt = dir.file("ck");
+  const Background b =
+      e2e::spawn("train --task link --dataset " + cora + " --epochs 100000 --threads 1 --metrics " +
+                     metrics + " --checkpoint " + ckpt,
+                 dir.file("b.log"));
+  ASSERT_TRUE(wait_for_lines(metrics, 2, b)) << e2e::read_text(dir.file("b.log"));
+  kill(b.pid, SIGINT);
+  EXPECT_EQ(e2e::wait_exit(b), 130);
+  const std::string log = e2e::read_text(dir.file("b.log"));
+  EXPECT_NE(log.find("Interrupted by SIGINT at epoch"), std::string::npos) << log;
+  EXPECT_NE(log.find("the best-validation model so far"), std::string::npos) << log;
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/checkpoint.pt")) << log;
+}
+
 TEST(Interrupt, ASecondSignalExitsAtOnce) {
   testing::TempDirectory dir;
   const std::string metrics = dir.file("m.jsonl");
