@@ -405,7 +405,7 @@ void run_bench_train(const BenchTrainArgs& args) {
   const nlohmann::json setup =
       bench_setup(ds, options, build_s, peak_rss_bytes(), group != nullptr ? group->size() : 1);
   if (leader) print_bench_header(ds, options, setup, args.dataset.empty());
-  install_stop_handlers(/*saves_state=*/false);
+  install_stop_handlers(StopAction::kWriteResults);
   if (!args.modes.empty()) {
     DGNN_CHECK(options.metrics_path.empty(),
                "--metrics records one training run; with --modes use --json");

@@ -2,6 +2,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "core/signals.h"
 #include "directgnn/error.h"
 #include "graph/splits.h"
 #include "options.h"
@@ -19,6 +20,7 @@ struct Args {
 };
 
 void embed(const Args& a) {
+  install_stop_handlers(StopAction::kRemoveTemporaries);
   DGNN_CHECK_ARG(a.dtype == "float32" || a.dtype == "float16", "dtype", "'", a.dtype,
                  "' is not float32 or float16");
   const nlohmann::json meta = read_checkpoint_meta(a.checkpoint);

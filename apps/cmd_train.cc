@@ -218,7 +218,8 @@ void register_train(CLI::App& app) {
     // An absolute path, so a run resumes from any working directory.
     const std::string dataset_path = absolute_path(dataset);
     options.run_info = {{"dataset", dataset_path}, {"keep_self_loops", keep_self_loops}};
-    install_stop_handlers(/*saves_state=*/args->link.task != "link");
+    install_stop_handlers(args->link.task == "link" ? StopAction::kWriteResults
+                                                    : StopAction::kSaveState);
     const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.loader.device);
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));

@@ -31,17 +31,33 @@ void on_signal(int signal) {
 
 }  // namespace
 
-void install_stop_handlers(bool saves_state) {
-  g_sigint_text = saves_state
-                      ? "\ndirectgnn: SIGINT received, finishing the current step and saving the "
-                        "training state (press Ctrl-C again to exit at once)\n"
-                      : "\ndirectgnn: SIGINT received, finishing the current step and writing the "
-                        "results so far (press Ctrl-C again to exit at once)\n";
-  g_sigterm_text = saves_state
-                       ? "\ndirectgnn: SIGTERM received, finishing the current step and saving "
-                         "the training state (a second signal exits at once)\n"
-                       : "\ndirectgnn: SIGTERM received, finishing the current step and writing "
-                         "the results so far (a second signal exits at once)\n";
+void install_stop_handlers(StopAction action_on_stop) {
+  switch (action_on_stop) {
+    case StopAction::kSaveState:
+      g_sigint_text =
+          "\ndirectgnn: SIGINT received, finishing the current step and saving the training "
+          "state (press Ctrl-C again to exit at once)\n";
+      g_sigterm_text =
+          "\ndirectgnn: SIGTERM received, finishing the current step and saving the training "
+          "state (a second signal exits at once)\n";
+      break;
+    case StopAction::kWriteResults:
+      g_sigint_text =
+          "\ndirectgnn: SIGINT received, finishing the current step and writing the results so "
+          "far (press Ctrl-C again to exit at once)\n";
+      g_sigterm_text =
+          "\ndirectgnn: SIGTERM received, finishing the current step and writing the results "
+          "so far (a second signal exits at once)\n";
+      break;
+    case StopAction::kRemoveTemporaries:
+      g_sigint_text =
+          "\ndirectgnn: SIGINT received, stopping after the current chunk and removing the "
+          "temporary files (press Ctrl-C again to exit at once)\n";
+      g_sigterm_text =
+          "\ndirectgnn: SIGTERM received, stopping after the current chunk and removing the "
+          "temporary files (a second signal exits at once)\n";
+      break;
+  }
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);

@@ -10,9 +10,11 @@
 
 namespace directgnn {
 
-// `saves_state`: what the first signal's notice says the process does before stopping (saves
-// the training state, or writes the results it has, as benchmarks do).
-void install_stop_handlers(bool saves_state = true);
+// What the first signal's notice says the process does before stopping: saves the training
+// state (node training), writes the results it has (benchmarks, link training), or removes its
+// temporary files (embed).
+enum class StopAction { kSaveState, kWriteResults, kRemoveTemporaries };
+void install_stop_handlers(StopAction action = StopAction::kSaveState);
 // The signal that asked for a stop (SIGINT, SIGTERM), or 0.
 int stop_signal();
 // Records `signal` as if it had arrived (tests, and ranks told by another rank to stop).

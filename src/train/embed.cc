@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "core/atomic_file.h"
 #include "core/progress.h"
+#include "core/signals.h"
 #include "directgnn/error.h"
 #include "io/dataset.h"
 #include "io/npy.h"
@@ -16,6 +18,15 @@
 namespace directgnn {
 namespace fs = std::filesystem;
 namespace {
+
+// A signal asked for a stop (core/signals.h): unwinding removes the scratch files and the
+// unfinished output.
+void stop_if_asked(const std::string& where) {
+  if (const int signal = stop_signal()) {
+    throw Interrupted(signal, std::string(signal == SIGINT ? "SIGINT" : "SIGTERM") + " while " +
+                                  where + ": stopped, nothing written");
+  }
+}
 
 // The layers' memory-mapped scratch files, removed when it goes.
 class ScratchFiles {
@@ -64,6 +75,7 @@ void write_npy(const at::Tensor& rows, at::ScalarType dtype, const std::string& 
                                   : "; the model's output is not finite");
     file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));
     progress.update(end);
+    stop_if_asked("writing " + out);
   }
   progress.finish();
   file.commit();
@@ -85,6 +97,7 @@ void write_embeddings(GnnModel& model, const CsrGraph& graph, const at::Tensor& 
     return scratch.make(layer, rows, dim);
   };
   hooks.progress = [&](size_t layer, int64_t done, int64_t rows) {
+    stop_if_asked("embedding layer " + std::to_string(layer + 1));
     if (!o.progress) return;
     if (layer != shown) {
       if (progress) progress->finish();

@@ -3,8 +3,10 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <csignal>
 #include <filesystem>
 
+#include "core/signals.h"
 #include "graph/planted_partition.h"
 #include "io/npy.h"
 #include "test_util.h"
@@ -50,6 +52,27 @@ TEST(Embed, WritesEveryNodesFinalLayerAndRemovesItsScratchFiles) {
     ++files;
   }
   EXPECT_EQ(files, 2);  // e.npy and h.npy, no scratch or temporary files
+}
+
+// A stop asked for by a signal ends the embedding at the next chunk with Interrupted, and
+// unwinding leaves neither scratch files nor a partial output behind.
+TEST(Embed, ASignalStopsItAndLeavesNoFiles) {
+  Fixture f;
+  testing::TempDirectory dir;
+  EmbedOptions o;
+  o.chunk = 50;
+  o.progress = false;
+  request_stop(SIGTERM);
+  try {
+    write_embeddings(*f.model, f.ds.graph, f.ds.features, dir.file("e.npy"), o);
+    ADD_FAILURE() << "expected Interrupted";
+  } catch (const Interrupted& e) {
+    EXPECT_EQ(e.exit_code(), 143);
+    EXPECT_NE(std::string(e.what()).find("SIGTERM while embedding layer 1"), std::string::npos)
+        << e.what();
+  }
+  clear_stop();
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 TEST(Embed, RefusesWhatFloat16CannotHoldAndKeepsNoPartialFile) {
