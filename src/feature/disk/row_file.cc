@@ -98,6 +98,8 @@ uint8_t* thread_buffer(int64_t bytes) {
     std::free(buffer.data);
     buffer.data = nullptr;
     buffer.size = 0;
+    // aligned_alloc wants a multiple of the alignment; buffered plans need not be whole blocks.
+    bytes = (bytes + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
     void* data = std::aligned_alloc(kBlockBytes, static_cast<size_t>(bytes));
     DGNN_CHECK(data != nullptr, "features disk: cannot allocate a read buffer of ", bytes,
                " bytes");
