@@ -21,12 +21,7 @@ double seconds_since(Clock::time_point start) {
 }
 
 LoaderSettings checked(LoaderSettings s) {
-  DGNN_CHECK_ARG(s.batch_size >= 1, "batch_size", "must be positive, got ", s.batch_size);
-  DGNN_CHECK_ARG(s.prefetch >= 0 && s.prefetch <= 64, "prefetch", "must be in 0..64, got ",
-                 s.prefetch);
-  DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
-  DGNN_CHECK_ARG(!s.gpu_sampler || s.gpu(), "sampler",
-                 "gpu samples on a GPU, but batches go to the CPU");
+  check_batch_settings(s);
   DGNN_CHECK_ARG(!s.weighted, "weighted_sampling", "link batches do not use edge weights yet");
   DGNN_CHECK_ARG(!s.sources_in_place, "sources_in_place",
                  "link batches gather every input row; leave it off");

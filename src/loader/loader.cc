@@ -34,12 +34,7 @@ SamplerOptions sampler_options(const LoaderSettings& s) {
 // Settings made by hand (tests, or a field set after resolve_loader), checked before anything
 // is built from them.
 LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
-  DGNN_CHECK_ARG(s.batch_size >= 1, "batch_size", "must be positive, got ", s.batch_size);
-  DGNN_CHECK_ARG(s.prefetch >= 0 && s.prefetch <= 64, "prefetch", "must be in 0..64, got ",
-                 s.prefetch);
-  DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
-  DGNN_CHECK_ARG(!s.gpu_sampler || s.device.is_cuda(), "sampler",
-                 "gpu samples on a GPU, but minibatches go to the CPU");
+  check_batch_settings(s);
   DGNN_CHECK(!s.sources_in_place || can_read_sources_in_place(dataset, s),
              "loader: sources_in_place reads a host table on the CPU only, a contiguous "
              "float32 matrix");
@@ -47,6 +42,15 @@ LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
 }
 
 }  // namespace
+
+void check_batch_settings(const LoaderSettings& s) {
+  DGNN_CHECK_ARG(s.batch_size >= 1, "batch_size", "must be positive, got ", s.batch_size);
+  DGNN_CHECK_ARG(s.prefetch >= 0 && s.prefetch <= 64, "prefetch", "must be in 0..64, got ",
+                 s.prefetch);
+  DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
+  DGNN_CHECK_ARG(!s.gpu_sampler || s.device.is_cuda(), "sampler",
+                 "gpu samples on a GPU, but minibatches go to the CPU");
+}
 
 // Copies a CPU sampler's blocks to `device`. kOncePerNode blocks are prefixes of the outermost
 // one: it alone is copied, and the others stay views of it.

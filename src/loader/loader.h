@@ -104,6 +104,9 @@ class MinibatchLoader {
   at::Tensor labels_;  // on the device
 };
 
+// The checks every loader makes of settings made by hand: batch size, prefetch depth, workers,
+// and a GPU sampler only where batches go to a GPU. Throws naming the setting.
+void check_batch_settings(const LoaderSettings& settings);
 // The loader's feature store: `disk` reads the dataset's features.npy (throws when it was not
 // loaded from a directory), the other placements use the table in place.
 FeatureStore make_feature_store(const Dataset& dataset, const LoaderSettings& settings);

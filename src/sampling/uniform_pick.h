@@ -25,15 +25,6 @@
 
 namespace directgnn::uniform_pick {
 
-// The high 64 bits of a * b.
-DGNN_HD inline uint64_t mul_high(uint64_t a, uint64_t b) {
-#ifdef __CUDA_ARCH__
-  return __umul64hi(a, b);
-#else
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
-#endif
-}
-
 class Permutation {
  public:
   static constexpr uint32_t kRounds = 6;
@@ -51,7 +42,7 @@ class Permutation {
       add_[r] = add + r * 0x9e3779b97f4a7c15ULL;
       mul_[r] = (mul + r * 0xda942042e4dd58b5ULL) | 1;
     }
-    offset_ = mul_high(mix64(key + 2), size);
+    offset_ = mul_high64(mix64(key + 2), size);
   }
 
   // The position picked `j`-th (j < size).
