@@ -1,8 +1,10 @@
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "directgnn/error.h"
+#include "io/hetero_dir.h"
 #include "options.h"
 
 namespace directgnn::cli {
@@ -31,17 +33,65 @@ void split_links(Dataset& ds, const Args& args) {
   ds.link = std::move(split.split);
 }
 
+// A heterogeneous source: a heterogeneous dataset directory, OGB's heterogeneous raw layout
+// (ogbn-mag) or a directory of typed CSV edge lists (nodes.csv beside S___R___D.csv files).
+bool is_hetero_input(const std::string& in) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(in)) return false;
+  return is_hetero_dir(in) || looks_like_ogb_hetero(in) ||
+         (!fs::exists(in + "/meta.json") && fs::exists(in + "/nodes.csv"));
+}
+
+void convert_hetero(const Args& args) {
+  const ImportOptions& i = args.import;
+  DGNN_CHECK(args.link_split.empty() && i.labels_path.empty() && i.label_column.empty() &&
+                 i.id_column.empty() && i.features_path.empty() && !i.keep_self_loops,
+             args.input,
+             ": a heterogeneous source takes --add-inverse-edges and --feat-dtype; "
+             "--link-split, --labels, --label-column, --id-column, --features and "
+             "--keep-self-loops are for homogeneous graphs (self-loops are always kept)");
+  HeteroImportOptions options;
+  options.add_inverse_edges = i.add_inverse_edges;
+  HeteroDataset ds;
+  if (is_hetero_dir(args.input)) {
+    ds = load_hetero_dir(args.input);
+    if (options.add_inverse_edges) add_reverse_relations(ds);
+  } else if (looks_like_ogb_hetero(args.input)) {
+    ds = import_ogb_hetero(args.input, options);
+  } else {
+    ds = import_hetero_csv(args.input, options);
+  }
+  for (NodeType& t : ds.node_types) {
+    if (!t.has_features() || args.feat_dtype == "keep") continue;
+    t.features = t.features.to(args.feat_dtype == "float16" ? at::kHalf : at::kFloat);
+  }
+  save_hetero_dir(ds, args.output);
+  std::cout << "Wrote " << args.output << ": heterogeneous, " << ds.node_types.size()
+            << " node types (" << ds.num_nodes() << " nodes), " << ds.relations.size()
+            << " relations (" << ds.num_edges() << " edges)";
+  if (ds.target_type >= 0) {
+    std::cout << ", target " << ds.target().name << " (" << ds.num_classes << " classes, "
+              << ds.splits.size() << " split(s))";
+  }
+  std::cout << "\n";
+}
+
 }  // namespace
 
 void register_convert(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand("convert", "write a dataset as a dataset directory");
-  c->add_option("IN", args->input, "dataset directory, .npz file, OGB raw directory or edge list")
+  c->add_option("IN", args->input,
+                "dataset directory, .npz file, OGB raw directory (ogbn-mag's heterogeneous one "
+                "too), edge list, or directory of typed CSV edge lists (nodes.csv and "
+                "SRC___REL___DST.csv files)")
       ->required();
   c->add_option("OUT", args->output, "new dataset directory (must not exist)")->required();
   c->add_flag("--keep-self-loops", args->import.keep_self_loops, "keep self-loops when importing");
   c->add_flag("--add-inverse-edges", args->import.add_inverse_edges,
-              "OGB and edge lists: add the reverse of every edge (undirected graphs)");
+              "OGB and edge lists: add the reverse of every edge (undirected graphs); "
+              "heterogeneous sources: add rev_REL relations and symmetrise relations within "
+              "one type");
   c->add_option("--labels", args->import.labels_path,
                 "edge lists: node labels, a .npy of one integer per node or a CSV table with a "
                 "header (required)");
@@ -67,6 +117,7 @@ void register_convert(CLI::App& app) {
     DGNN_CHECK(args->feat_dtype == "keep" || args->feat_dtype == "float32" ||
                    args->feat_dtype == "float16",
                "--feat-dtype '", args->feat_dtype, "': use keep, float32 or float16");
+    if (is_hetero_input(args->input)) return convert_hetero(*args);
     Dataset ds = load_dataset(args->input, args->import);
     if (!args->link_split.empty()) split_links(ds, *args);
     const at::ScalarType dtype = args->feat_dtype == "float16"   ? at::kHalf

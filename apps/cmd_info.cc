@@ -1,8 +1,10 @@
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/build_info.h"
+#include "io/hetero_dir.h"
 #include "options.h"
 
 namespace directgnn::cli {
@@ -46,6 +48,54 @@ void print_link_split(const Dataset& ds) {
   }
 }
 
+// Per node type: count and features; per relation: edges and in-degree (rows are destinations).
+void print_hetero(const HeteroDataset& ds) {
+  int width = 8, rel_width = 11;
+  for (const NodeType& t : ds.node_types) width = std::max(width, static_cast<int>(t.name.size()));
+  for (const Relation& r : ds.relations) {
+    rel_width = std::max(rel_width, static_cast<int>(r.key().size()));
+  }
+  std::printf("Dataset:    %s (%s), heterogeneous\n", ds.name.c_str(), ds.source.c_str());
+  std::printf("Node types: %zu, %lld nodes\n", ds.node_types.size(),
+              static_cast<long long>(ds.num_nodes()));
+  std::printf("  %-*s %12s  %s\n", width, "type", "nodes", "features");
+  for (const NodeType& t : ds.node_types) {
+    std::printf("  %-*s %12lld  ", width, t.name.c_str(), static_cast<long long>(t.count));
+    if (!t.has_features()) {
+      std::printf("none\n");
+      continue;
+    }
+    std::printf("%lld %s\n", static_cast<long long>(t.feat_dim()),
+                t.features.scalar_type() == at::kHalf ? "float16" : "float32");
+  }
+  std::printf("Relations:  %zu, %lld edges\n", ds.relations.size(),
+              static_cast<long long>(ds.num_edges()));
+  std::printf("  %-*s %12s %9s %9s %8s\n", rel_width, "src,rel,dst", "edges", "in mean", "in max",
+              "no in");
+  for (const Relation& r : ds.relations) {
+    const at::Tensor deg = r.graph.degrees();
+    const int64_t n = r.graph.num_nodes();
+    std::printf("  %-*s %12lld %9.2f %9lld %7.1f%%\n", rel_width, r.key().c_str(),
+                static_cast<long long>(r.num_edges()), static_cast<double>(r.num_edges()) / n,
+                static_cast<long long>(deg.max().item<int64_t>()),
+                100.0 * static_cast<double>(deg.eq(0).sum().item<int64_t>()) / n);
+  }
+  if (ds.target_type < 0) {
+    std::printf("Target:     none (no labels)\n");
+    return;
+  }
+  const int64_t unlabelled = ds.labels.lt(0).sum().item<int64_t>();
+  std::printf("Target:     %s, %lld classes (unlabelled %lld)\n", ds.target().name.c_str(),
+              static_cast<long long>(ds.num_classes), static_cast<long long>(unlabelled));
+  if (ds.splits.empty()) std::printf("Splits:     none stored\n");
+  for (size_t k = 0; k < ds.splits.size(); ++k) {
+    std::printf("Split %zu:    train %lld, validation %lld, test %lld\n", k,
+                static_cast<long long>(ds.splits[k].train.numel()),
+                static_cast<long long>(ds.splits[k].val.numel()),
+                static_cast<long long>(ds.splits[k].test.numel()));
+  }
+}
+
 }  // namespace
 
 void register_info(CLI::App& app) {
@@ -57,7 +107,8 @@ void register_info(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand("info", "describe a dataset, or this build (--build)");
-  c->add_option("PATH", args->path, "dataset directory or .npz file");
+  c->add_option("PATH", args->path,
+                "dataset directory (heterogeneous too), OGB raw directory or .npz file");
   c->add_flag("--build", args->build,
               "print the torch, CUDA, BLAS and OpenMP this build uses, and the GPUs it sees");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
@@ -68,6 +119,10 @@ void register_info(CLI::App& app) {
       if (args->path.empty()) return;
     }
     if (args->path.empty()) throw CLI::RequiredError("PATH (or --build)");
+    if (is_hetero_dir(args->path)) return print_hetero(load_hetero_dir(args->path));
+    if (looks_like_ogb_hetero(args->path)) {
+      return print_hetero(import_ogb_hetero(args->path, HeteroImportOptions{}));
+    }
     const Dataset ds = load_dataset(args->path, import_options(args->keep_self_loops));
     const at::Tensor deg = ds.graph.degrees();
     const at::Tensor sorted = std::get<0>(deg.sort());

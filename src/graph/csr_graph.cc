@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "core/parallel.h"
@@ -18,7 +19,7 @@ at::Tensor CsrGraph::degrees() const {
   return indptr.narrow(0, 1, num_nodes()) - indptr.narrow(0, 0, num_nodes());
 }
 
-void validate_csr(CsrGraph& graph, const std::string& where) {
+void validate_csr(CsrGraph& graph, const std::string& where, int64_t num_src) {
   DGNN_CHECK(graph.indptr.defined() && graph.indptr.dim() == 1 && graph.indptr.numel() >= 1, where,
              ": indptr must be a 1-D array of num_nodes + 1 entries");
   DGNN_CHECK(graph.indptr.scalar_type() == at::kLong || graph.indptr.scalar_type() == at::kInt,
@@ -41,19 +42,22 @@ void validate_csr(CsrGraph& graph, const std::string& where) {
   DGNN_CHECK(ptr[n] == graph.num_edges(), where, ": indptr[-1] = ", ptr[n], " but indices holds ",
              graph.num_edges(), " entries; the two arrays must match");
   graph.indices = graph.indices.contiguous();
+  const int64_t bound = num_src >= 0 ? num_src : n;
   auto check_ids = [&](auto* ids) {
     const int64_t bad = first_index_where(graph.num_edges(), 1 << 16, [&](int64_t e) {
-      return ids[e] < 0 || static_cast<int64_t>(ids[e]) >= n;
+      return ids[e] < 0 || static_cast<int64_t>(ids[e]) >= bound;
     });
     DGNN_CHECK(bad < 0, where, ": indices[", bad,
-               "] = ", bad < 0 ? 0 : static_cast<int64_t>(ids[bad]), " is out of range for ", n,
-               " nodes");
+               "] = ", bad < 0 ? 0 : static_cast<int64_t>(ids[bad]), " is out of range for ", bound,
+               num_src >= 0 ? " source nodes; a relation's source ids must be below its source "
+                              "type's node count (are source and destination swapped?)"
+                            : " nodes");
   };
   if (graph.indices.scalar_type() == at::kInt) {
     check_ids(graph.indices.data_ptr<int32_t>());
   } else {
     check_ids(graph.indices.data_ptr<int64_t>());
-    if (index_type_for(n) == at::kInt) graph.indices = graph.indices.to(at::kInt);
+    if (index_type_for(std::max(n, bound)) == at::kInt) graph.indices = graph.indices.to(at::kInt);
   }
   if (graph.weights.defined()) validate_edge_weights(graph, where);
 }

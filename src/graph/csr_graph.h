@@ -29,7 +29,9 @@ at::ScalarType index_type_for(int64_t num_nodes);
 
 // Checks every invariant above and throws naming `where`, the field and the first bad entry.
 // Converts an int64 `indices` of a small graph to int32, and other floating weights to float32.
-void validate_csr(CsrGraph& graph, const std::string& where);
+// `num_src` >= 0 bounds the indices instead of the row count (a relation between two node
+// types: rows are destinations, indices sources).
+void validate_csr(CsrGraph& graph, const std::string& where, int64_t num_src = -1);
 
 // The weights' checks alone (validate_csr runs them when weights are defined).
 void validate_edge_weights(CsrGraph& graph, const std::string& where);

@@ -10,6 +10,8 @@
 #include "core/parallel.h"
 #include "directgnn/error.h"
 #include "graph/link_split.h"
+#include "io/hetero_dir.h"
+#include "io/hetero_dir.h"
 
 namespace directgnn {
 namespace fs = std::filesystem;
@@ -66,55 +68,48 @@ std::pair<int64_t, int64_t> first_non_finite(const at::Tensor& rows) {
                                          : first_non_finite_of<float>(rows);
 }
 
-namespace {
-
-void check_finite(const at::Tensor& features, const std::string& where) {
+void check_features_finite(const at::Tensor& features, const std::string& where) {
   const auto [row, col] = first_non_finite(features);
   if (row < 0) return;
   fail(where, ": features row ", row, " column ", col, " is ", features[row][col].item<float>(),
        "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
 }
 
-}  // namespace
-
-namespace {
-
-void check_labels(Dataset& ds, const std::string& where) {
-  const int64_t n = ds.graph.num_nodes();
-  DGNN_CHECK(ds.labels.defined() && ds.labels.dim() == 1, where,
+void validate_labels(NodeLabels labels, int64_t n, const std::string& where) {
+  at::Tensor& lab_t = labels.labels;
+  DGNN_CHECK(lab_t.defined() && lab_t.dim() == 1, where,
              ": labels must be a 1-D array with one entry per node");
-  DGNN_CHECK(at::isIntegralType(ds.labels.scalar_type(), /*includeBool=*/false), where,
-             ": labels has dtype ", ds.labels.scalar_type(), "; class labels must be integers");
-  DGNN_CHECK(ds.labels.numel() == n, where, ": labels has ", ds.labels.numel(),
+  DGNN_CHECK(at::isIntegralType(lab_t.scalar_type(), /*includeBool=*/false), where,
+             ": labels has dtype ", lab_t.scalar_type(), "; class labels must be integers");
+  DGNN_CHECK(lab_t.numel() == n, where, ": labels has ", lab_t.numel(),
              " entries but the graph has ", n, " nodes");
-  ds.labels = ds.labels.to(at::kLong).contiguous();
-  const int64_t* lab = ds.labels.data_ptr<int64_t>();
+  lab_t = lab_t.to(at::kLong).contiguous();
+  const int64_t* lab = lab_t.data_ptr<int64_t>();
   int64_t max_label = -1;
   for (int64_t v = 0; v < n; ++v) {
     DGNN_CHECK(lab[v] >= -1, where, ": labels[", v, "] = ", lab[v],
                " is negative (use -1 for an unlabelled node)");
     max_label = std::max(max_label, lab[v]);
   }
-  if (ds.num_classes <= 0) ds.num_classes = max_label + 1;
-  DGNN_CHECK(ds.num_classes >= 2, where, ": needs at least 2 classes, found ", ds.num_classes);
+  int64_t& num_classes = labels.num_classes;
+  if (num_classes <= 0) num_classes = max_label + 1;
+  DGNN_CHECK(num_classes >= 2, where, ": needs at least 2 classes, found ", num_classes);
   DGNN_CHECK(
-      ds.class_names.empty() || static_cast<int64_t>(ds.class_names.size()) == ds.num_classes,
-      where, ": names ", ds.class_names.size(), " classes but has ", ds.num_classes,
+      labels.class_names.empty() || static_cast<int64_t>(labels.class_names.size()) == num_classes,
+      where, ": names ", labels.class_names.size(), " classes but has ", num_classes,
       "; class_names needs one name per class");
   for (int64_t v = 0; v < n; ++v) {
-    DGNN_CHECK(lab[v] < ds.num_classes, where, ": labels[", v, "] = ", lab[v],
-               " is not below num_classes = ", ds.num_classes);
+    DGNN_CHECK(lab[v] < num_classes, where, ": labels[", v, "] = ", lab[v],
+               " is not below num_classes = ", num_classes);
   }
-  for (size_t k = 0; k < ds.splits.size(); ++k) {
-    const std::string suffix = ds.splits.size() > 1 ? " (split " + std::to_string(k) + ")" : "";
-    Split& s = ds.splits[k];
-    s.train = check_ids(s.train, n, ds.labels, "train split" + suffix, where);
-    s.val = check_ids(s.val, n, ds.labels, "validation split" + suffix, where);
-    s.test = check_ids(s.test, n, ds.labels, "test split" + suffix, where);
+  for (size_t k = 0; k < labels.splits.size(); ++k) {
+    const std::string suffix = labels.splits.size() > 1 ? " (split " + std::to_string(k) + ")" : "";
+    Split& s = labels.splits[k];
+    s.train = check_ids(s.train, n, lab_t, "train split" + suffix, where);
+    s.val = check_ids(s.val, n, lab_t, "validation split" + suffix, where);
+    s.test = check_ids(s.test, n, lab_t, "test split" + suffix, where);
   }
 }
-
-}  // namespace
 
 void validate_dataset(Dataset& ds, const std::string& where) {
   validate_csr(ds.graph, where);
@@ -130,9 +125,9 @@ void validate_dataset(Dataset& ds, const std::string& where) {
              "; use float32 or float16 (arr.astype('float32'))");
   if (!ds.features.is_contiguous()) ds.features = ds.features.contiguous();
   // A table checked when its file was written (meta.json's features_checked) is not scanned.
-  if (!ds.features_checked) check_finite(ds.features, where);
+  if (!ds.features_checked) check_features_finite(ds.features, where);
   if (ds.has_labels()) {
-    check_labels(ds, where);
+    validate_labels({ds.labels, ds.num_classes, ds.class_names, ds.splits}, n, where);
   } else {
     DGNN_CHECK(ds.splits.empty(), where,
                ": stores node splits but no labels; node splits need labels.npy");
@@ -156,6 +151,12 @@ Dataset load_dataset(const std::string& path, const ImportOptions& options) {
     fail(path, ": no such file or directory (give a dataset directory or an .npz file)");
   }
   if (fs::is_directory(status)) {
+    DGNN_CHECK(!is_hetero_dir(path), path,
+               ": is a heterogeneous dataset directory; this reads homogeneous datasets only "
+               "(heterogeneous ones train through the heterogeneous path: docs/heterogeneous.md)");
+    DGNN_CHECK(fs::exists(path + "/meta.json") || !looks_like_ogb_hetero(path), path,
+               ": holds OGB's heterogeneous raw layout; convert it into a heterogeneous dataset "
+               "directory first (docs/formats.md)");
     if (!fs::exists(path + "/meta.json") && looks_like_ogb(path)) return import_ogb(path, options);
     return load_dataset_dir(path);
   }

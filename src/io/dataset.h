@@ -76,6 +76,19 @@ Dataset load_dataset(const std::string& path, const ImportOptions& options = {})
 // dtypes (labels to int64, split ids to int64). `where` names the source in errors.
 void validate_dataset(Dataset& dataset, const std::string& where);
 
+// validate_dataset's checks of labels (int64 [n], -1 unlabelled, below num_classes, which is
+// set from the largest label when <= 0) and of the node splits (labelled ids in range), for
+// `n` nodes: shared with heterogeneous datasets, whose labels belong to one node type.
+struct NodeLabels {
+  at::Tensor& labels;
+  int64_t& num_classes;
+  std::vector<std::string>& class_names;
+  std::vector<Split>& splits;
+};
+void validate_labels(NodeLabels labels, int64_t n, const std::string& where);
+// Throws naming `where`, the row and the column of the first value that is not finite.
+void check_features_finite(const at::Tensor& features, const std::string& where);
+
 // The first value of `rows` ([k, F] float32 or float16, contiguous) that is not finite, as
 // (row, column); (-1, -1) when every value is finite. Rows are scanned in parallel.
 std::pair<int64_t, int64_t> first_non_finite(const at::Tensor& rows);

@@ -1,0 +1,409 @@
+// The heterogeneous dataset directory: meta.json plus one .npy file per array (io/hetero_dir.h,
+// docs/formats.md). Mirrors io/dataset_dir.cc: strict meta.json fields, memory-mapped arrays,
+// atomic writes, and feature tables stamped as checked finite when written.
+#include "io/hetero_dir.h"
+
+#include <ATen/ATen.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <type_traits>
+
+#include "core/atomic_file.h"
+#include "core/progress.h"
+#include "core/resources.h"
+#include "directgnn/error.h"
+#include "io/dataset.h"
+#include "io/npy.h"
+
+namespace directgnn {
+namespace fs = std::filesystem;
+namespace {
+
+// Version 2 is the first with heterogeneous directories; its CSRs are by destination.
+constexpr int kFormatVersion = 2;
+constexpr const char* kKind = "heterogeneous";
+
+using Json = nlohmann::json;
+
+std::string split_dir(const std::string& root, size_t k) {
+  return k == 0 ? root : root + "/split_" + std::to_string(k);
+}
+
+std::string relation_dir(const std::string& root, const std::string& src, const std::string& rel,
+                         const std::string& dst) {
+  return root + "/relations/" + src + "___" + rel + "___" + dst;
+}
+
+// Size, modification time and inode of a file: a features.npy rewritten since it was checked
+// differs in one of them.
+struct FileStamp {
+  int64_t bytes = -1, mtime_ns = -1, inode = -1;
+  bool operator==(const FileStamp& o) const {
+    return bytes == o.bytes && mtime_ns == o.mtime_ns && inode == o.inode;
+  }
+};
+
+FileStamp file_stamp(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return {};
+  return {static_cast<int64_t>(st.st_size),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<int64_t>(st.st_ino)};
+}
+
+void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string& path) {
+  const auto [row, col] = first_non_finite(part);
+  if (row < 0) return;
+  const float value = part[row][col].item<float>();
+  const bool overflow = part.scalar_type() == at::kHalf && std::isinf(value);
+  fail(path, ": features row ", begin + row, " column ", col, " is ", value,
+       overflow ? " once stored as float16, which holds at most +-65504; keep float32 "
+                  "features or scale them"
+                : "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
+}
+
+// A type's features.npy, a chunk of about 64 MiB at a time, each chunk checked finite so that
+// loading need not scan the table again (meta.json's features_checked stamps the file).
+FileStamp write_features(const std::string& path, const at::Tensor& x) {
+  const FeatureStream stream = feature_stream_of(x, x.scalar_type());
+  AtomicFile file(path);
+  file.write(npy_header_for(stream.dtype, {stream.rows, stream.dim}, kNpyDiskAlign));
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (4 * stream.dim));
+  at::Tensor rows = at::empty({std::min(chunk, stream.rows), stream.dim}, at::kFloat);
+  Progress progress("writing features", stream.rows);
+  for (int64_t begin = 0; begin < stream.rows; begin += chunk) {
+    const int64_t end = std::min(stream.rows, begin + chunk);
+    at::Tensor part = rows.narrow(0, 0, end - begin);
+    stream.fill(begin, end, part.data_ptr<float>());
+    if (stream.dtype == at::kHalf) part = part.to(at::kHalf);
+    check_chunk_finite(part, begin, path);
+    file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));
+    progress.update(end);
+  }
+  progress.finish();
+  file.commit();
+  return file_stamp(path);
+}
+
+template <typename T>
+T field(const Json& object, const char* name, const std::string& where) {
+  if (!object.contains(name)) fail(where, ": missing field '", name, "'");
+  const Json& value = object.at(name);
+  // Strict types: 3.5 is no node count, and "12" no integer.
+  bool ok = false;
+  const char* wanted = "";
+  if constexpr (std::is_integral_v<T>) {
+    ok = value.is_number_integer() &&
+         (!value.is_number_unsigned() || value.get<uint64_t>() <= uint64_t{INT64_MAX});
+    wanted = "an integer";
+  } else {
+    ok = value.is_string();
+    wanted = "a string";
+  }
+  if (!ok) {
+    fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
+  }
+  return value.get<T>();
+}
+
+template <typename T>
+T optional_field(const Json& object, const char* name, const std::string& where, T fallback) {
+  return object.contains(name) ? field<T>(object, name, where) : fallback;
+}
+
+const Json& array_field(const Json& object, const char* name, const std::string& where) {
+  if (!object.contains(name)) fail(where, ": missing field '", name, "'");
+  const Json& value = object.at(name);
+  DGNN_CHECK(value.is_array(), where, ": field '", name, "' must be a list, got ",
+             value.dump().substr(0, 40));
+  return value;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+at::Tensor load_required(const std::string& dir, const std::string& file) {
+  const std::string path = dir + "/" + file;
+  if (!fs::exists(path)) fail(dir, ": missing ", file, " (see docs/formats.md)");
+  return load_npy(path);
+}
+
+// What meta.json says of one node type.
+struct TypeMeta {
+  std::string name, feat_dtype;
+  int64_t count = 0, feat_dim = 0;
+  FileStamp checked;
+};
+
+TypeMeta parse_type(const Json& entry, size_t i, const std::string& where) {
+  const std::string what = where + " (node_types[" + std::to_string(i) + "])";
+  DGNN_CHECK(entry.is_object(), what, ": must be an object");
+  TypeMeta t;
+  t.name = field<std::string>(entry, "name", what);
+  t.count = field<int64_t>(entry, "count", what);
+  t.feat_dim = optional_field<int64_t>(entry, "feat_dim", what, 0);
+  t.feat_dtype = optional_field<std::string>(entry, "feat_dtype", what, "float32");
+  DGNN_CHECK(t.count > 0 && t.feat_dim >= 0, what, ": count must be positive and feat_dim ",
+             "non-negative (0: no features), got ", t.count, " and ", t.feat_dim);
+  DGNN_CHECK(t.feat_dtype == "float32" || t.feat_dtype == "float16", what,
+             ": field 'feat_dtype' must be \"float32\" or \"float16\", got \"", t.feat_dtype, "\"");
+  if (entry.contains("features_checked")) {
+    const Json& c = entry.at("features_checked");
+    DGNN_CHECK(c.is_object(), what, ": field 'features_checked' must be an object");
+    const std::string inner = what + " (features_checked)";
+    t.checked = {field<int64_t>(c, "bytes", inner), field<int64_t>(c, "mtime_ns", inner),
+                 field<int64_t>(c, "inode", inner)};
+  }
+  return t;
+}
+
+std::vector<std::string> class_names_field(const Json& target, int64_t num_classes,
+                                           const std::string& where) {
+  if (!target.contains("class_names")) return {};
+  const Json& names = target.at("class_names");
+  DGNN_CHECK(names.is_array() && static_cast<int64_t>(names.size()) == num_classes, where,
+             ": field 'class_names' must be a list of ", num_classes,
+             " strings (one per class), got ", names.dump().substr(0, 40));
+  std::vector<std::string> out;
+  for (const Json& name : names) {
+    DGNN_CHECK(name.is_string(), where, ": field 'class_names' holds ", name.dump().substr(0, 40),
+               "; class names must be strings");
+    out.push_back(name.get<std::string>());
+  }
+  return out;
+}
+
+Json parse_meta(const std::string& dir) {
+  const std::string where = dir + "/meta.json";
+  const std::string text = read_text(where);
+  if (text.empty())
+    fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
+  Json meta;
+  try {
+    meta = Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail(where, ": not valid JSON: ", e.what());
+  }
+  DGNN_CHECK(meta.is_object(), where, ": must hold a JSON object");
+  DGNN_CHECK(optional_field<std::string>(meta, "kind", where, "") == kKind, where,
+             ": field 'kind' must be \"", kKind, "\" for a heterogeneous dataset directory");
+  const auto version = field<int64_t>(meta, "format_version", where);
+  DGNN_CHECK(version == kFormatVersion, where, ": format_version ", version,
+             " is not supported for heterogeneous directories (this build reads version ",
+             kFormatVersion, ")");
+  return meta;
+}
+
+// One type's features.npy, checked against meta.json; scanned for NaN/inf unless meta.json's
+// stamp says this very file was checked when written.
+void load_type_features(NodeType& t, const TypeMeta& m, const std::string& dir) {
+  if (m.feat_dim == 0) return;
+  const std::string path = dir + "/nodes/" + m.name + "/features.npy";
+  DGNN_CHECK(fs::exists(path), path, ": missing; meta.json gives node type '", m.name,
+             "' feat_dim = ", m.feat_dim, " (set feat_dim 0 for a type without features)");
+  t.features = load_npy(path);
+  t.features_path = path;
+  DGNN_CHECK(
+      t.features.dim() == 2 && t.features.size(0) == m.count && t.features.size(1) == m.feat_dim,
+      path, ": has shape ", t.features.sizes(), " but meta.json gives node type '", m.name,
+      "' count = ", m.count, " and feat_dim = ", m.feat_dim, "; it must be [", m.count, ", ",
+      m.feat_dim, "]");
+  const at::ScalarType want = m.feat_dtype == "float16" ? at::kHalf : at::kFloat;
+  DGNN_CHECK(t.features.scalar_type() == want, path, ": has dtype ", t.features.scalar_type(),
+             " but meta.json gives node type '", m.name, "' feat_dtype = ", m.feat_dtype);
+  if (!(m.checked.bytes >= 0 && file_stamp(path) == m.checked)) {
+    advise_access(t.features, MapAccess::kSequential);
+    check_features_finite(t.features, path);
+  }
+  // Training gathers rows at random: a table larger than the memory available is read a page
+  // per row, as read-around would fetch megabytes per row only to evict them.
+  const int64_t available = host_memory().available;
+  const bool large = available > 0 && static_cast<int64_t>(t.features.nbytes()) > available;
+  advise_access(t.features, large ? MapAccess::kRandom : MapAccess::kReadAround);
+}
+
+void load_types(HeteroDataset& ds, const Json& meta, const std::string& dir) {
+  const std::string where = dir + "/meta.json";
+  const Json& types = array_field(meta, "node_types", where);
+  for (size_t i = 0; i < types.size(); ++i) {
+    const TypeMeta m = parse_type(types[i], i, where);
+    NodeType t;
+    t.name = m.name;
+    t.count = m.count;
+    load_type_features(t, m, dir);
+    ds.node_types.push_back(std::move(t));
+  }
+}
+
+int64_t type_count(const HeteroDataset& ds, const std::string& name, const std::string& what) {
+  for (const NodeType& t : ds.node_types) {
+    if (t.name == name) return t.count;
+  }
+  std::string names;
+  for (const NodeType& t : ds.node_types) names += (names.empty() ? "" : ", ") + t.name;
+  fail(what, ": names node type '", name, "', which node_types does not list (", names,
+       "); add the type or fix the relation");
+}
+
+void load_relations(HeteroDataset& ds, const Json& meta, const std::string& dir) {
+  const std::string where = dir + "/meta.json";
+  const Json& relations = array_field(meta, "relations", where);
+  for (size_t i = 0; i < relations.size(); ++i) {
+    const std::string what = where + " (relations[" + std::to_string(i) + "])";
+    DGNN_CHECK(relations[i].is_object(), what, ": must be an object");
+    Relation r;
+    r.src = field<std::string>(relations[i], "src", what);
+    r.rel = field<std::string>(relations[i], "rel", what);
+    r.dst = field<std::string>(relations[i], "dst", what);
+    const auto num_edges = field<int64_t>(relations[i], "num_edges", what);
+    type_count(ds, r.src, what);
+    const int64_t num_dst = type_count(ds, r.dst, what);
+    const std::string rdir = relation_dir(dir, r.src, r.rel, r.dst);
+    r.graph.indptr = load_required(rdir, "indptr.npy");
+    r.graph.indices = load_required(rdir, "indices.npy");
+    DGNN_CHECK(r.graph.indptr.dim() == 1 && r.graph.indptr.numel() == num_dst + 1, rdir,
+               "/indptr.npy: has ", r.graph.indptr.numel(), " entries but node type '", r.dst,
+               "' has ", num_dst,
+               " nodes (meta.json count); a relation's CSR has one row per "
+               "destination node, ",
+               num_dst + 1, " entries");
+    DGNN_CHECK(r.graph.indices.dim() == 1 && r.graph.indices.numel() == num_edges, rdir,
+               "/indices.npy: has shape ", r.graph.indices.sizes(), " but meta.json gives ",
+               r.key(), " num_edges = ", num_edges);
+    ds.relations.push_back(std::move(r));
+  }
+}
+
+void load_target(HeteroDataset& ds, const Json& meta, const std::string& dir) {
+  const std::string where = dir + "/meta.json";
+  const int64_t num_splits = optional_field<int64_t>(meta, "num_splits", where, 0);
+  if (!meta.contains("target") || meta.at("target").is_null()) {
+    DGNN_CHECK(num_splits == 0, where, ": num_splits = ", num_splits,
+               " but no target type; add \"target\" naming the labelled type");
+    return;
+  }
+  const Json& target = meta.at("target");
+  const std::string what = where + " (target)";
+  DGNN_CHECK(target.is_object(), what, ": must be an object {\"type\", \"num_classes\"}");
+  const auto type = field<std::string>(target, "type", what);
+  ds.num_classes = field<int64_t>(target, "num_classes", what);
+  DGNN_CHECK(ds.num_classes >= 2, what, ": num_classes must be at least 2, got ", ds.num_classes);
+  ds.class_names = class_names_field(target, ds.num_classes, what);
+  ds.target_type = ds.type_index(type, what);
+  ds.labels = load_required(dir, "labels.npy");
+  const int64_t count = ds.target().count;
+  DGNN_CHECK(ds.labels.dim() == 1 && ds.labels.numel() == count, dir, "/labels.npy: has shape ",
+             ds.labels.sizes(), " but target type '", type, "' has ", count,
+             " nodes (meta.json count); give one label per node, -1 for unlabelled");
+  DGNN_CHECK(num_splits >= 0, where, ": num_splits must not be negative, got ", num_splits);
+  for (int64_t k = 0; k < num_splits; ++k) {
+    const std::string sdir = split_dir(dir, static_cast<size_t>(k));
+    ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),
+                         load_required(sdir, "test_idx.npy")});
+  }
+}
+
+// Names become directory names: they must not leave the directory or hide in it.
+void check_path_name(const std::string& name, const std::string& what, const std::string& out) {
+  DGNN_CHECK(!name.empty() && name.find('/') == std::string::npos && name.front() != '.' &&
+                 name.find('\0') == std::string::npos,
+             out, ": ", what, " '", name,
+             "' cannot name a directory; rename it without '/' or a leading '.'");
+}
+
+Json type_entry(const NodeType& t, const std::string& dir, const std::string& out) {
+  check_path_name(t.name, "node type", out);
+  Json entry = {{"name", t.name}, {"count", t.count}, {"feat_dim", t.feat_dim()}};
+  if (!t.has_features()) return entry;
+  DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == t.count, out, ": node type '", t.name,
+             "' has features of shape ", t.features.sizes(), " for ", t.count, " nodes");
+  const at::ScalarType dtype = t.features.scalar_type();
+  DGNN_CHECK(dtype == at::kFloat || dtype == at::kHalf, out, ": node type '", t.name,
+             "' has features of dtype ", dtype, "; they can be stored as float32 or float16");
+  const std::string tdir = dir + "/nodes/" + t.name;
+  fs::create_directories(tdir);
+  const FileStamp checked = write_features(tdir + "/features.npy", t.features);
+  entry["feat_dtype"] = dtype == at::kHalf ? "float16" : "float32";
+  if (checked.bytes >= 0) {
+    entry["features_checked"] = {
+        {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
+  }
+  return entry;
+}
+
+Json save_relation(const Relation& r, const std::string& dir, const std::string& out) {
+  check_path_name(r.rel, "relation", out);
+  const std::string rdir = relation_dir(dir, r.src, r.rel, r.dst);
+  fs::create_directories(rdir);
+  save_npy(rdir + "/indptr.npy", r.graph.indptr);
+  save_npy(rdir + "/indices.npy", r.graph.indices);
+  return {{"src", r.src}, {"rel", r.rel}, {"dst", r.dst}, {"num_edges", r.num_edges()}};
+}
+
+}  // namespace
+
+bool is_hetero_dir(const std::string& dir) {
+  const std::string text = read_text(dir + "/meta.json");
+  if (text.empty()) return false;
+  const Json meta = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return meta.is_object() && meta.contains("kind") && meta.at("kind") == kKind;
+}
+
+HeteroDataset load_hetero_dir(const std::string& dir) {
+  const Json meta = parse_meta(dir);
+  HeteroDataset ds;
+  ds.source = dir;
+  const std::string name = optional_field<std::string>(meta, "name", dir + "/meta.json", "");
+  ds.name = name.empty() ? fs::path(dir).filename().string() : name;
+  load_types(ds, meta, dir);
+  load_relations(ds, meta, dir);
+  load_target(ds, meta, dir);
+  // Feature tables were checked above (or are stamped as checked when written).
+  validate_hetero(ds, dir, /*features_checked=*/true);
+  return ds;
+}
+
+void save_hetero_dir(const HeteroDataset& ds, const std::string& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
+    fail(out, ": already exists; remove it or choose another output path");
+  }
+  TempDir temp(out);
+  const std::string& dir = temp.path();
+  Json meta = {{"format_version", kFormatVersion}, {"kind", kKind}, {"name", ds.name}};
+  meta["node_types"] = Json::array();
+  for (const NodeType& t : ds.node_types) meta["node_types"].push_back(type_entry(t, dir, out));
+  meta["relations"] = Json::array();
+  for (const Relation& r : ds.relations) meta["relations"].push_back(save_relation(r, dir, out));
+  if (ds.target_type >= 0) {
+    DGNN_CHECK(ds.labels.defined(), out, ": target node type '", ds.target().name,
+               "' has no labels; give labels for it (one per node, -1 for unlabelled)");
+    save_npy(dir + "/labels.npy", ds.labels);
+    meta["target"] = {{"type", ds.target().name}, {"num_classes", ds.num_classes}};
+    if (!ds.class_names.empty()) meta["target"]["class_names"] = ds.class_names;
+    for (size_t k = 0; k < ds.splits.size(); ++k) {
+      const std::string sdir = split_dir(dir, k);
+      fs::create_directories(sdir);
+      save_npy(sdir + "/train_idx.npy", ds.splits[k].train);
+      save_npy(sdir + "/val_idx.npy", ds.splits[k].val);
+      save_npy(sdir + "/test_idx.npy", ds.splits[k].test);
+    }
+  }
+  meta["num_splits"] = ds.target_type >= 0 ? ds.splits.size() : 0;
+  write_file_atomic(dir + "/meta.json", meta.dump(2) + "\n");
+  temp.commit();
+}
+
+}  // namespace directgnn

@@ -1,0 +1,54 @@
+// Heterogeneous datasets on disk (docs/formats.md, "Heterogeneous dataset directory"):
+//
+//   meta.json       {"format_version": 2, "kind": "heterogeneous", "name": ...,
+//                    "node_types": [{"name", "count", "feat_dim" (0: none), "feat_dtype",
+//                                    "features_checked"?}...],
+//                    "relations": [{"src", "rel", "dst", "num_edges"}...],
+//                    "target": {"type", "num_classes", "class_names"?} (absent: no labels),
+//                    "num_splits"}
+//   nodes/T/features.npy                  [count, F] float32|float16, for types with features
+//   relations/S___R___D/indptr.npy        int64 [count of D + 1]
+//   relations/S___R___D/indices.npy       int32|int64: S's ids, by destination (as the
+//                                         homogeneous CSR: row v lists who v receives from)
+//   labels.npy, train_idx.npy, val_idx.npy, test_idx.npy (split_K/ for K >= 1): the target type
+//
+// Arrays are memory-mapped, not copied, and validated on load (validate_hetero). Importers turn
+// OGB's heterogeneous raw layout (ogbn-mag) and typed CSV edge lists into a HeteroDataset.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/hetero_graph.h"
+
+namespace directgnn {
+
+// True when `dir` holds a meta.json whose "kind" is "heterogeneous".
+bool is_hetero_dir(const std::string& dir);
+HeteroDataset load_hetero_dir(const std::string& dir);
+// Writes atomically (temporary directory, then rename); `out` must not exist or be empty.
+void save_hetero_dir(const HeteroDataset& dataset, const std::string& out);
+
+struct HeteroImportOptions {
+  // Adds reverse relations as PyG's ToUndirected does (graph/hetero_graph.h,
+  // add_reverse_relations).
+  bool add_inverse_edges = false;
+};
+
+// OGB's heterogeneous raw layout, as ogbn-mag ships it, in DIR or DIR/raw:
+// raw/num-node-dict.csv.gz, raw/triplet-type-list.csv.gz (else the relations/ directories),
+// raw/relations/A___r___B/{edge.csv.gz, num-edge-list.csv.gz}, raw/node-feat/T/node-feat.csv.gz,
+// raw/nodetype-has-label.csv.gz, raw/node-label/T/node-label.csv.gz and
+// split/NAME/T/{train,valid,test}.csv.gz (OGB's read_nodesplitidx_split_hetero). Other files
+// (node_year, edge_reltype) are ignored; types and relations are kept in name order.
+bool looks_like_ogb_hetero(const std::string& dir);
+HeteroDataset import_ogb_hetero(const std::string& dir, const HeteroImportOptions& options);
+
+// Typed CSV edge lists: one file per relation named S___R___D.csv (or .txt, .tsv, each
+// optionally .gz), two integer ids per line (source, destination; '#' comments, an optional
+// header line), in a directory with nodes.csv listing "type,count" for each node type and,
+// optionally, T.features.npy per type, target.txt naming the labelled type, labels.npy (one per
+// node of it) and train_idx.npy, val_idx.npy, test_idx.npy (its ids). Other files are ignored.
+HeteroDataset import_hetero_csv(const std::string& dir, const HeteroImportOptions& options);
+
+}  // namespace directgnn
