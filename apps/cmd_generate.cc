@@ -1,6 +1,8 @@
 // `directgnn generate rmat`: an R-MAT node-classification dataset (graph/rmat.h), written as a
 // dataset directory (atomically, features streamed in chunks) or, with --in-memory, built in
-// memory only to report its size and how long each phase took.
+// memory only to report its size and how long each phase took. `directgnn generate mag`: the
+// same for an ogbn-mag-shaped heterogeneous dataset (graph/mag_generator.h), built in memory.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -8,7 +10,9 @@
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "graph/class_features.h"
+#include "graph/mag_generator.h"
 #include "graph/rmat.h"
+#include "io/hetero_dir.h"
 #include "options.h"
 
 namespace directgnn::cli {
@@ -137,6 +141,130 @@ void run_generate(GenerateArgs& a) {
       static_cast<double>(peak_rss_bytes()) / static_cast<double>(total_bytes));
 }
 
+struct MagArgs {
+  MagOptions o;
+  std::string out, feat_dtype = "float32";
+  bool in_memory = false;
+  int threads = 0;
+};
+
+// Checks the arguments and, before any work, the arrays' sizes against free memory (the
+// dataset is built in memory either way) and, with --out, against the disk.
+void check_generate_mag(MagArgs& a) {
+  DGNN_CHECK(a.in_memory != !a.out.empty(),
+             "generate mag: give --out DIR (write a dataset) or --in-memory (measure only)");
+  DGNN_CHECK(a.feat_dtype == "float32" || a.feat_dtype == "float16", "--feat-dtype '", a.feat_dtype,
+             "': use float32 or float16");
+  a.o.feat_dtype = a.feat_dtype == "float16" ? at::kHalf : at::kFloat;
+  check_mag_options(a.o);
+  int64_t drawn = 0;
+  for (const int64_t m : mag_edge_targets(a.o.scale)) drawn += m;
+  const int64_t papers = mag_node_counts(a.o.scale)[0];
+  const int64_t feat_bytes = papers * a.o.feat_dim * (a.feat_dtype == "float16" ? 2 : 4);
+  // Both directions of every edge as int64 indices, and the feature table.
+  const int64_t min_bytes = 2 * drawn * 8 + feat_bytes;
+  const HostMemory mem = host_memory();
+  DGNN_CHECK(mem.available == 0 || min_bytes <= mem.available, "generate mag: the graph and ",
+             "features need at least ", gib_text(min_bytes), " of memory, but only ",
+             gib_text(mem.available), " of ", gib_text(mem.total),
+             " are available; use a smaller --scale or --feat-dim, or --feat-dtype float16");
+  if (a.in_memory) return;
+  const int64_t free = disk_free_bytes(a.out);
+  DGNN_CHECK(free < 0 || min_bytes <= free, "generate mag --out ", a.out, ": the dataset needs ",
+             "at least ", gib_text(min_bytes), " of disk, but only ", gib_text(free),
+             " are free there; choose a directory on a larger disk, --feat-dtype float16, or a "
+             "smaller --scale / --feat-dim");
+}
+
+// Per type its count, per relation its edges (against the edges drawn, for the forward ones)
+// and its largest and mean row: the degrees a destination node receives.
+void print_mag_shape(const HeteroDataset& ds, double scale) {
+  for (const NodeType& t : ds.node_types) {
+    std::printf("  %-15s %10lld nodes", t.name.c_str(), static_cast<long long>(t.count));
+    if (t.has_features()) std::printf(", %lld features", static_cast<long long>(t.feat_dim()));
+    std::printf("\n");
+  }
+  const std::vector<int64_t> drawn = mag_edge_targets(scale);
+  const char* forward[] = {"cites", "writes", "affiliated_with", "has_topic"};
+  for (const Relation& r : ds.relations) {
+    const at::Tensor deg = r.graph.degrees();
+    std::printf("  %-36s %10lld edges, in-degree max %lld mean %.1f", r.key().c_str(),
+                static_cast<long long>(r.num_edges()),
+                static_cast<long long>(deg.max().item<int64_t>()),
+                static_cast<double>(r.num_edges()) / static_cast<double>(deg.numel()));
+    const auto it = std::find(std::begin(forward), std::end(forward), r.rel);
+    if (it != std::end(forward)) {
+      std::printf(" (%lld drawn%s)", static_cast<long long>(drawn[it - std::begin(forward)]),
+                  r.rel == "cites" ? ", then symmetrised" : "");
+    }
+    std::printf("\n");
+  }
+}
+
+void run_generate_mag(MagArgs& a) {
+  check_generate_mag(a);
+  const std::vector<int64_t> counts = mag_node_counts(a.o.scale);
+  std::printf(
+      "generate mag: scale %g (%lld papers), %lld %s paper features, %lld classes, signal %g, "
+      "mixing %g, seed %llu, %d thread(s)\n",
+      a.o.scale, static_cast<long long>(counts[0]), static_cast<long long>(a.o.feat_dim),
+      a.feat_dtype.c_str(), static_cast<long long>(a.o.num_classes), a.o.signal, a.o.mixing,
+      static_cast<unsigned long long>(a.o.seed), num_threads());
+  std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
+  MagTimings timings;
+  HeteroDataset ds = generate_mag(a.o, &timings);
+  const double build_s = seconds_since(t0);
+  if (!a.in_memory) {
+    const auto t1 = std::chrono::steady_clock::now();
+    save_hetero_dir(ds, a.out);
+    timings.phases.emplace_back("write", seconds_since(t1));
+  }
+  print_mag_shape(ds, a.o.scale);
+  std::printf("phases:");
+  for (const auto& [phase, seconds] : timings.phases)
+    std::printf(" %s %.2f s;", phase.c_str(), seconds);
+  std::printf(" built in %.1f s\n", build_s);
+  int64_t total_bytes = ds.labels.nbytes() + ds.target().features.nbytes();
+  for (const Relation& r : ds.relations) {
+    total_bytes += r.graph.indptr.nbytes() + r.graph.indices.nbytes();
+  }
+  const Split& s = ds.splits[0];
+  std::printf(
+      "%s %s: %.2f GiB of arrays; split %lld / %lld / %lld; peak resident memory %.2f GiB "
+      "(%.2fx the arrays)\n",
+      a.in_memory ? "Built" : "Wrote", a.in_memory ? "in memory" : a.out.c_str(), gib(total_bytes),
+      static_cast<long long>(s.train.numel()), static_cast<long long>(s.val.numel()),
+      static_cast<long long>(s.test.numel()), gib(peak_rss_bytes()),
+      static_cast<double>(peak_rss_bytes()) / static_cast<double>(total_bytes));
+}
+
+void register_generate_mag(CLI::App* generate) {
+  auto a = std::make_shared<MagArgs>();
+  CLI::App* c = generate->add_subcommand(
+      "mag",
+      "ogbn-mag-shaped heterogeneous graph: labels planted in the relations, weak paper features");
+  c->add_option("--scale", a->o.scale, "1: ogbn-mag's size; counts scale linearly")
+      ->capture_default_str();
+  c->add_option("--feat-dim", a->o.feat_dim, "paper feature dimension")->capture_default_str();
+  c->add_option("--feat-dtype", a->feat_dtype, "float32 or float16")->capture_default_str();
+  c->add_option("--classes", a->o.num_classes, "number of classes (communities)")
+      ->capture_default_str();
+  c->add_option("--signal", a->o.signal, "class-mean scale of paper features against unit noise")
+      ->capture_default_str();
+  c->add_option("--mixing", a->o.mixing, "chance a neighbour comes from a random community")
+      ->capture_default_str();
+  c->add_option("--train", a->o.train_fraction, "fraction of papers in the train split")
+      ->capture_default_str();
+  c->add_option("--val", a->o.val_fraction, "fraction in the validation split (rest: test)")
+      ->capture_default_str();
+  c->add_option("--seed", a->o.seed, "random seed")->capture_default_str();
+  c->add_option("--out", a->out, "heterogeneous dataset directory to write (must not exist)");
+  c->add_flag("--in-memory", a->in_memory, "build in memory only, report sizes and times");
+  add_threads_option(c, &a->threads);
+  c->callback([a] { run_generate_mag(*a); });
+}
+
 }  // namespace
 
 void register_generate(CLI::App& app) {
@@ -167,6 +295,7 @@ void register_generate(CLI::App& app) {
   c->add_flag("--in-memory", a->in_memory, "build in memory only, report sizes and times");
   add_threads_option(c, &a->threads);
   c->callback([a] { run_generate(*a); });
+  register_generate_mag(generate);
 }
 
 }  // namespace directgnn::cli

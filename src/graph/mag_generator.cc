@@ -1,0 +1,360 @@
+#include "graph/mag_generator.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <utility>
+
+#include "core/progress.h"
+#include "core/random.h"
+#include "directgnn/error.h"
+#include "graph/rmat.h"
+
+namespace directgnn {
+namespace {
+
+// ogbn-mag's sizes: nodes by type, then edges by relation before reverses.
+constexpr int64_t kPapers = 736389, kAuthors = 1134649, kInstitutions = 8740, kFields = 59965;
+constexpr int64_t kCites = 5416271, kWrites = 7145660, kAffiliations = 1043998, kTopics = 7505078;
+
+// Purposes of the random streams, so no two draws share one: mix64(seed, purpose, id).
+enum Purpose : uint64_t {
+  kRanks = 201,
+  kCitesDraws,
+  kWritesDraws,
+  kAffiliationDraws,
+  kTopicDraws,
+  kFeatureSeed,
+  kSplitSeed
+};
+
+// Popularity skew within a community: a node's weight is (rank + 1)^-skew. Fields and
+// institutions concentrate more than authors, as in ogbn-mag.
+constexpr double kAuthorSkew = 0.6, kPaperSkew = 0.7, kFieldSkew = 0.9, kInstitutionSkew = 0.9;
+// Each slot of a node's neighbour list redraws this often when it hits a duplicate or itself.
+constexpr int kTries = 8;
+
+int64_t scaled(int64_t count, double scale) {
+  return std::max<int64_t>(1, std::llround(static_cast<double>(count) * scale));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One node type's communities: a seeded permutation ranks the ids, community c holds the
+// ranks [c * n / k, (c + 1) * n / k), and popularity falls with the rank inside a community.
+class Communities {
+ public:
+  Communities(int64_t count, int64_t k, double skew, uint64_t seed)
+      : count_(count),
+        k_(k),
+        skew_(skew),
+        by_rank_(static_cast<size_t>(count)),
+        community_(static_cast<size_t>(count)),
+        top_(static_cast<size_t>(k)) {
+    for (int64_t r = 0; r < count; ++r) by_rank_[r] = r;
+    seeded_shuffle(by_rank_.data(), count, seed);
+    for (int64_t c = 0; c < k; ++c) {
+      for (int64_t r = start(c); r < start(c + 1); ++r) {
+        community_[by_rank_[r]] = static_cast<int32_t>(c);
+      }
+      top_[c] = std::pow(static_cast<double>(start(c + 1) - start(c) + 1), 1.0 - skew);
+    }
+  }
+
+  int64_t count() const { return count_; }
+  int64_t of(int64_t id) const { return community_[id]; }
+
+  // A member of community c by popularity: the power law's continuous CDF on [1, size + 1)
+  // inverted, so a draw costs two pow calls and needs no table.
+  int64_t draw(int64_t c, SplitRng& r) const {
+    const int64_t first = start(c), size = start(c + 1) - first;
+    const double x = std::pow(1.0 + r.uniform() * (top_[c] - 1.0), 1.0 / (1.0 - skew_));
+    const int64_t j = std::min(size - 1, std::max<int64_t>(0, static_cast<int64_t>(x) - 1));
+    return by_rank_[first + j];
+  }
+
+ private:
+  int64_t start(int64_t c) const { return c * count_ / k_; }
+
+  int64_t count_, k_;
+  double skew_;
+  std::vector<int64_t> by_rank_;
+  std::vector<int32_t> community_;
+  std::vector<double> top_;  // (size + 1)^(1 - skew) per community
+};
+
+// min(cap, 1 + floor(X)) with X Lomax (Pareto II) of shape alpha: a heavy tail whose scale is
+// solved so that the mean is `mean`, cap included.
+class DegreeLaw {
+ public:
+  DegreeLaw(double mean, double alpha, int64_t cap)
+      : alpha_(alpha), cap_(std::max<int64_t>(1, cap)) {
+    double lo = 1e-6, hi = 1e9;  // expected() grows with the scale; bisect on its logarithm
+    for (int i = 0; i < 100; ++i) {
+      const double mid = std::sqrt(lo * hi);
+      (expected(mid) < mean ? lo : hi) = mid;
+    }
+    lambda_ = std::sqrt(lo * hi);
+  }
+
+  int64_t operator()(SplitRng& r) const {
+    const double x = lambda_ * (std::pow(1.0 - r.uniform(), -1.0 / alpha_) - 1.0);
+    return x >= static_cast<double>(cap_ - 1) ? cap_ : 1 + static_cast<int64_t>(x);
+  }
+
+ private:
+  // E[min(cap, 1 + floor(X))] = 1 + sum over j in [1, cap) of P(X >= j).
+  double expected(double lambda) const {
+    double sum = 1;
+    for (int64_t j = 1; j < cap_; ++j)
+      sum += std::pow(1.0 + static_cast<double>(j) / lambda, -alpha_);
+    return sum;
+  }
+
+  double alpha_, lambda_ = 1;
+  int64_t cap_;
+};
+
+// Affiliations per author: 0 to 3, mean 0.92 as ogbn-mag's (1,043,998 for 1,134,649 authors).
+int64_t affiliation_count(SplitRng& r) {
+  const double u = r.uniform();
+  return u < 0.14 ? 0 : u < 0.95 ? 1 : u < 0.99 ? 2 : 3;
+}
+
+// How one relation is drawn: every owner node takes degree(stream) distinct neighbours among
+// `targets`, each from the owner's community with chance 1 - mixing (else from a uniformly
+// random one) and within that community by popularity.
+struct RelationDraw {
+  const Communities* owners;
+  const Communities* targets;
+  std::function<int64_t(SplitRng&)> degree;
+  Purpose purpose;
+  bool same_type;  // owners and targets are one type: a node never draws itself
+};
+
+// Neighbours of owners [begin, end) into their slots; each owner replays its own stream.
+void fill_neighbours(const RelationDraw& d, const MagOptions& o, const int64_t* offsets,
+                     int64_t begin, int64_t end, int64_t* owner, int64_t* target) {
+  at::parallel_for(begin, end, 1 << 10, [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) {
+      SplitRng r(mix64(o.seed, d.purpose, static_cast<uint64_t>(e)));
+      const int64_t degree = d.degree(r), first = offsets[e];
+      const int64_t own = d.owners->of(e);
+      for (int64_t i = 0; i < degree; ++i) {
+        int64_t t = -1;
+        for (int attempt = 0; attempt < kTries; ++attempt) {
+          const bool mixed = r.uniform() < o.mixing;
+          const int64_t c = mixed ? static_cast<int64_t>(r.below(o.num_classes)) : own;
+          t = d.targets->draw(c, r);
+          const bool self = d.same_type && t == e;
+          if (!self && std::find(target + first, target + first + i, t) == target + first + i) {
+            break;
+          }
+        }
+        // Out of tries: a duplicate is dropped when the CSR is built, a self-loop is not.
+        if (d.same_type && t == e) t = (e + 1) % d.targets->count();
+        owner[first + i] = e;
+        target[first + i] = t;
+      }
+    }
+  });
+}
+
+// The relation's edges as (owner, target) id arrays, int64 [edges drawn].
+std::pair<at::Tensor, at::Tensor> draw_relation(const RelationDraw& d, const MagOptions& o,
+                                                Progress& progress, int64_t& done) {
+  const int64_t n = d.owners->count();
+  at::Tensor counts = at::zeros({n + 1}, at::kLong);
+  int64_t* count = counts.data_ptr<int64_t>();
+  at::parallel_for(0, n, 1 << 12, [&](int64_t lo, int64_t hi) {
+    for (int64_t e = lo; e < hi; ++e) {
+      SplitRng r(mix64(o.seed, d.purpose, static_cast<uint64_t>(e)));
+      count[e + 1] = d.degree(r);
+    }
+  });
+  const at::Tensor offsets = counts.cumsum(0);
+  const int64_t* offset = offsets.data_ptr<int64_t>();
+  const int64_t m = offset[n];
+  at::Tensor owner = at::empty({m}, at::kLong), target = at::empty({m}, at::kLong);
+  // In rounds so the progress line moves; the result does not depend on the rounds.
+  const int64_t round = std::max<int64_t>(1 << 16, n / 20);
+  for (int64_t first = 0; first < n; first += round) {
+    const int64_t last = std::min(n, first + round);
+    fill_neighbours(d, o, offset, first, last, owner.data_ptr<int64_t>(),
+                    target.data_ptr<int64_t>());
+    progress.update(done + last);
+  }
+  done += n;
+  return {std::move(owner), std::move(target)};
+}
+
+Relation make_relation(const HeteroDataset& ds, int src_type, const char* rel, int dst_type,
+                       at::Tensor src, at::Tensor dst) {
+  Relation r;
+  r.src = ds.node_types[src_type].name;
+  r.rel = rel;
+  r.dst = ds.node_types[dst_type].name;
+  r.src_type = src_type;
+  r.dst_type = dst_type;
+  r.graph = build_relation_csr(std::move(src), std::move(dst), ds.node_types[src_type].count,
+                               ds.node_types[dst_type].count, "generate mag (" + r.key() + ")");
+  return r;
+}
+
+// Type indices in the dataset, in mag_node_counts' order.
+enum Type { kPaper = 0, kAuthor = 1, kInstitution = 2, kField = 3 };
+
+// Papers draw cites, writes (their authors) and has_topic; authors draw affiliations. Counts
+// per owner follow ogbn-mag's means; caps keep a neighbour list within reach of the targets.
+void draw_relations(const MagOptions& o, const std::vector<Communities>& types, HeteroDataset& ds,
+                    MagTimings& timings) {
+  const Communities &papers = types[kPaper], &authors = types[kAuthor];
+  const Communities &institutions = types[kInstitution], &fields = types[kField];
+  const auto per = [](int64_t edges, int64_t owners) {
+    return static_cast<double>(edges) / static_cast<double>(owners);
+  };
+  const auto cap = [&](double mean, double factor, const Communities& targets) {
+    return std::min<int64_t>(std::llround(mean * factor),
+                             std::max<int64_t>(1, targets.count() / 4));
+  };
+  const double cites = per(kCites, kPapers), writes = per(kWrites, kPapers);
+  const double topics = per(kTopics, kPapers);
+  const RelationDraw draws[] = {
+      {&authors, &institutions, affiliation_count, kAffiliationDraws, false},
+      {&papers, &authors, DegreeLaw(writes, 2.5, cap(writes, 40, authors)), kWritesDraws, false},
+      {&papers, &papers, DegreeLaw(cites, 2.5, cap(cites, 40, papers)), kCitesDraws, true},
+      {&papers, &fields, DegreeLaw(topics, 4.0, cap(topics, 10, fields)), kTopicDraws, false},
+  };
+  Progress progress("drawing mag relations", authors.count() + 3 * papers.count());
+  int64_t done = 0;
+  for (const RelationDraw& d : draws) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto [owner, target] = draw_relation(d, o, progress, done);
+    if (d.purpose == kAffiliationDraws) {
+      ds.relations.push_back(make_relation(ds, kAuthor, "affiliated_with", kInstitution,
+                                           std::move(owner), std::move(target)));
+    } else if (d.purpose == kWritesDraws) {
+      ds.relations.push_back(
+          make_relation(ds, kAuthor, "writes", kPaper, std::move(target), std::move(owner)));
+    } else if (d.purpose == kCitesDraws) {
+      ds.relations.push_back(
+          make_relation(ds, kPaper, "cites", kPaper, std::move(owner), std::move(target)));
+    } else {
+      ds.relations.push_back(
+          make_relation(ds, kPaper, "has_topic", kField, std::move(owner), std::move(target)));
+    }
+    timings.phases.emplace_back(ds.relations.back().rel, seconds_since(t0));
+  }
+  progress.finish();
+}
+
+// Labels are the papers' communities; the split cuts a seeded permutation of the papers.
+void add_labels_and_split(const MagOptions& o, const Communities& papers, HeteroDataset& ds) {
+  const int64_t n = papers.count();
+  ds.target_type = kPaper;
+  ds.num_classes = o.num_classes;
+  ds.labels = at::empty({n}, at::kLong);
+  int64_t* label = ds.labels.data_ptr<int64_t>();
+  for (int64_t v = 0; v < n; ++v) label[v] = papers.of(v);
+  at::Tensor order = at::arange(n, at::kLong);
+  seeded_shuffle(order.data_ptr<int64_t>(), n, mix64(o.seed, kSplitSeed));
+  const int64_t train = std::llround(o.train_fraction * static_cast<double>(n));
+  const int64_t val = std::llround(o.val_fraction * static_cast<double>(n));
+  Split split;
+  split.train = std::get<0>(order.narrow(0, 0, train).sort());
+  split.val = std::get<0>(order.narrow(0, train, val).sort());
+  split.test = std::get<0>(order.narrow(0, train + val, n - train - val).sort());
+  ds.splits = {split};
+}
+
+}  // namespace
+
+std::vector<int64_t> mag_node_counts(double scale) {
+  return {scaled(kPapers, scale), scaled(kAuthors, scale), scaled(kInstitutions, scale),
+          scaled(kFields, scale)};
+}
+
+std::vector<int64_t> mag_edge_targets(double scale) {
+  return {scaled(kCites, scale), scaled(kWrites, scale), scaled(kAffiliations, scale),
+          scaled(kTopics, scale)};
+}
+
+void check_mag_options(const MagOptions& o) {
+  DGNN_CHECK_ARG(std::isfinite(o.scale) && o.scale > 0 && o.scale <= 1000, "scale",
+                 "must be in (0, 1000]; 1 gives ogbn-mag's size (got ", o.scale, ")");
+  DGNN_CHECK_ARG(o.feat_dim > 0, "feat_dim", "must be positive (got ", o.feat_dim, ")");
+  DGNN_CHECK_ARG(o.feat_dtype == at::kFloat || o.feat_dtype == at::kHalf, "feat_dtype",
+                 "must be float32 or float16 (got ", o.feat_dtype, ")");
+  DGNN_CHECK_ARG(o.num_classes >= 2 && o.num_classes <= (int64_t{1} << 20), "num_classes",
+                 "must be in [2, 2^20] (got ", o.num_classes, ")");
+  DGNN_CHECK_ARG(std::isfinite(o.signal) && o.signal >= 0, "signal",
+                 "must be finite and >= 0 (got ", o.signal, ")");
+  DGNN_CHECK_ARG(o.mixing >= 0 && o.mixing <= 1, "mixing", "must be in [0, 1] (got ", o.mixing,
+                 ")");
+  DGNN_CHECK_ARG(
+      o.train_fraction > 0 && o.val_fraction > 0 && o.train_fraction + o.val_fraction < 1,
+      "train_fraction, val_fraction",
+      "must be positive with a sum below 1, leaving papers for the test split (got ",
+      o.train_fraction, " and ", o.val_fraction, ")");
+  const char* names[] = {"papers", "authors", "institutions", "fields of study"};
+  const std::vector<int64_t> counts = mag_node_counts(o.scale);
+  for (size_t t = 0; t < counts.size(); ++t) {
+    DGNN_CHECK_ARG(counts[t] >= o.num_classes, "scale", "gives ", counts[t], " ", names[t],
+                   ", fewer than the ", o.num_classes,
+                   " communities (one per class); raise the scale or lower num_classes");
+  }
+  const auto papers = static_cast<double>(counts[kPaper]);
+  DGNN_CHECK_ARG(std::llround(o.train_fraction * papers) >= 1 &&
+                     std::llround(o.val_fraction * papers) >= 1 &&
+                     std::llround((o.train_fraction + o.val_fraction) * papers) < counts[kPaper],
+                 "scale", "gives ", counts[kPaper],
+                 " papers, too few for non-empty train, validation and test splits; raise it");
+}
+
+HeteroDataset generate_mag(const MagOptions& o, MagTimings* timings) {
+  check_mag_options(o);
+  MagTimings local;
+  MagTimings& times = timings != nullptr ? *timings : local;
+  auto t0 = std::chrono::steady_clock::now();
+  const std::vector<int64_t> counts = mag_node_counts(o.scale);
+  const char* names[] = {"paper", "author", "institution", "field_of_study"};
+  const double skews[] = {kPaperSkew, kAuthorSkew, kInstitutionSkew, kFieldSkew};
+  std::vector<Communities> types;
+  HeteroDataset ds;
+  ds.name = "mag-synthetic";
+  ds.source = "generate mag";
+  for (int t = 0; t < 4; ++t) {
+    types.emplace_back(counts[t], o.num_classes, skews[t], mix64(o.seed, kRanks, t));
+    NodeType type;
+    type.name = names[t];
+    type.count = counts[t];
+    ds.node_types.push_back(std::move(type));
+  }
+  add_labels_and_split(o, types[kPaper], ds);
+  times.phases.emplace_back("communities and split", seconds_since(t0));
+  draw_relations(o, types, ds, times);
+  t0 = std::chrono::steady_clock::now();
+  add_reverse_relations(ds);
+  times.phases.emplace_back("reverses", seconds_since(t0));
+  t0 = std::chrono::steady_clock::now();
+  RmatDatasetOptions features;  // the class-mean-plus-noise model, filled in chunks
+  features.feat_dim = o.feat_dim;
+  features.num_classes = o.num_classes;
+  features.signal = o.signal;
+  features.feat_dtype = o.feat_dtype;
+  features.graph.seed = mix64(o.seed, kFeatureSeed);
+  ds.node_types[kPaper].features = make_rmat_features(features, ds.labels);
+  times.phases.emplace_back("features", seconds_since(t0));
+  t0 = std::chrono::steady_clock::now();
+  validate_hetero(ds, "generate mag", /*features_checked=*/true);
+  times.phases.emplace_back("validate", seconds_since(t0));
+  return ds;
+}
+
+}  // namespace directgnn
