@@ -165,6 +165,7 @@ void register_train(CLI::App& app) {
     int threads = 0;
     DistArgs dist;
     LinkArgs link;
+    HeteroArgs hetero;
   };
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand(
@@ -184,6 +185,12 @@ void register_train(CLI::App& app) {
                 "by --checkpoint-every); dataset and options come from it, and options given "
                 "again must equal the saved ones");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
+  c->add_option("--fan-out-rel", args->hetero.fanout_rel,
+                "heterogeneous datasets: fan-outs per relation, e.g. "
+                "\"paper,cites,paper=15,10;author,writes,paper=5,5\" (others take --fan-out)");
+  c->add_option("--bases", args->hetero.bases,
+                "rgcn: basis decomposition of the relation weights (0: a full weight each)")
+      ->default_val(0);
   add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
   c->get_option("--threads")
@@ -192,6 +199,14 @@ void register_train(CLI::App& app) {
           "count changes the order of floating-point sums, so give N for bitwise-reproducible "
           "runs)");
   c->callback([args, c] {
+    if (is_hetero_dataset(args->dataset)) {
+      install_stop_handlers(StopAction::kWriteResults);
+      train_hetero_command(*c, args->dataset, args->train, args->hetero);
+      return;
+    }
+    DGNN_CHECK(c->count("--fan-out-rel") == 0 && c->count("--bases") == 0,
+               "--fan-out-rel and --bases apply to heterogeneous datasets only (a heterogeneous "
+               "dataset directory, or mag:SCALE); leave them out");
     refuse_link_flags_without_link(*c, args->link);
     TrainOptions options = args->train.options();
     options.adapt_threads = args->threads == 0;

@@ -58,6 +58,17 @@ std::string flag_message(const InvalidArgument& error);
 std::string resume_hint(const std::string& state_dir);
 
 // The subcommands.
+// Heterogeneous training's own flags (--fan-out-rel, --bases).
+struct HeteroArgs {
+  std::string fanout_rel;
+  int64_t bases = 0;
+};
+// A heterogeneous dataset directory, or mag:SCALE (the generator in memory).
+bool is_hetero_dataset(const std::string& dataset);
+// `train` on such a dataset (apps/cmd_train_hetero.cc); refuses the flags it does not take.
+void train_hetero_command(const CLI::App& command, const std::string& dataset,
+                          const TrainingArgs& args, const HeteroArgs& hetero);
+
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_embed(CLI::App& app);

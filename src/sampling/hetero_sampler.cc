@@ -1,0 +1,237 @@
+#include "sampling/hetero_sampler.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "core/random.h"
+#include "directgnn/error.h"
+#include "sampling/sampler.h"
+#include "sampling/uniform_pick.h"
+
+namespace directgnn {
+
+// Per node type, a global-to-local map (-1 = not in the batch) and the batch's nodes of that
+// type in local order; the maps are reset by walking the nodes.
+struct HeteroSampler::Workspace {
+  std::vector<std::vector<int32_t>> local;
+  std::vector<std::vector<int64_t>> nodes;
+};
+
+namespace {
+
+std::string trim(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// One relation's draw at one hop: counts, then picks in parallel (global source ids).
+struct RelationDraw {
+  at::Tensor offsets;  // int64 [rows + 1]
+  at::Tensor picked;   // int64 [edges]
+};
+
+template <typename Id>
+void draw_picks(const int64_t* indptr, const Id* indices, const int64_t* dst, int64_t rows,
+                const int64_t* offsets, uint64_t key, int64_t* picked) {
+  const int64_t grain =
+      std::max<int64_t>(64, 8192 / std::max<int64_t>(1, offsets[rows] / (rows + 1)));
+  at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t v = dst[i], first = indptr[v], deg = indptr[v + 1] - first;
+      const int64_t k = offsets[i + 1] - offsets[i];
+      int64_t* out = picked + offsets[i];
+      if (k == deg) {
+        for (int64_t j = 0; j < k; ++j) out[j] = j;
+      } else {
+        uniform_pick::Permutation(static_cast<uint64_t>(deg),
+                                  uniform_pick::node_key(key, 0, static_cast<uint64_t>(v)))
+            .pick(k, out);
+      }
+      for (int64_t j = 0; j < k; ++j) out[j] = static_cast<int64_t>(indices[first + out[j]]);
+    }
+  });
+}
+
+RelationDraw draw_relation(const CsrGraph& graph, const std::vector<int64_t>& dst, int64_t rows,
+                           int64_t fanout, uint64_t key) {
+  RelationDraw draw;
+  draw.offsets = at::empty({rows + 1}, at::kLong);
+  int64_t* offsets = draw.offsets.data_ptr<int64_t>();
+  const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
+  offsets[0] = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t v = dst[i];
+    offsets[i + 1] = offsets[i] + uniform_pick::pick_count(indptr[v + 1] - indptr[v], fanout);
+  }
+  draw.picked = at::empty({offsets[rows]}, at::kLong);
+  int64_t* picked = draw.picked.data_ptr<int64_t>();
+  if (graph.indices.scalar_type() == at::kInt) {
+    draw_picks(indptr, graph.indices.data_ptr<int32_t>(), dst.data(), rows, offsets, key, picked);
+  } else {
+    draw_picks(indptr, graph.indices.data_ptr<int64_t>(), dst.data(), rows, offsets, key, picked);
+  }
+  return draw;
+}
+
+// Rewrites `picked` (global ids of one type) as local ids, adding new nodes in order.
+void relabel(at::Tensor& picked, std::vector<int32_t>& local, std::vector<int64_t>& nodes) {
+  int64_t* p = picked.data_ptr<int64_t>();
+  const int64_t n = picked.numel();
+  for (int64_t e = 0; e < n; ++e) {
+    int32_t& slot = local[static_cast<size_t>(p[e])];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(nodes.size());
+      nodes.push_back(p[e]);
+    }
+    p[e] = slot;
+  }
+}
+
+}  // namespace
+
+HeteroSamplerOptions parse_hetero_fanouts(const HeteroDataset& ds, const std::string& all,
+                                          const std::string& per_relation, int64_t layers) {
+  HeteroSamplerOptions options;
+  options.fanouts.resize(ds.relations.size());
+  std::vector<bool> named(ds.relations.size(), false);
+  std::stringstream items(per_relation);
+  std::string item;
+  while (std::getline(items, item, ';')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    DGNN_CHECK(eq != std::string::npos, "per-relation fan-outs: '", item,
+               "' must read src,rel,dst=F1,F2,... (one fan-out per layer)");
+    const std::string key = trim(item.substr(0, eq));
+    const int r = ds.relation_index(key, "per-relation fan-outs");
+    DGNN_CHECK(!named[r], "per-relation fan-outs: relation ", ds.relations[r].key(),
+               " is given twice");
+    named[r] = true;
+    try {
+      options.fanouts[r] = parse_fanouts(trim(item.substr(eq + 1)), layers);
+    } catch (const Error& e) {
+      fail("per-relation fan-outs of ", ds.relations[r].key(), ": ", e.what());
+    }
+  }
+  for (size_t r = 0; r < ds.relations.size(); ++r) {
+    if (named[r]) continue;
+    DGNN_CHECK(!all.empty(), "no fan-outs for relation ", ds.relations[r].key(),
+               "; give fan-outs for every relation, or one list for all of them");
+    options.fanouts[r] = parse_fanouts(all, layers);
+  }
+  return options;
+}
+
+std::string hetero_fanout_text(const HeteroDataset& ds, const HeteroSamplerOptions& options) {
+  std::ostringstream out;
+  for (size_t r = 0; r < ds.relations.size(); ++r) {
+    out << (r ? "; " : "") << ds.relations[r].key() << "=" << fanout_text(options.fanouts[r]);
+  }
+  return out.str();
+}
+
+HeteroSampler::HeteroSampler(const HeteroDataset& dataset, HeteroSamplerOptions options)
+    : dataset_(dataset), options_(std::move(options)) {
+  DGNN_CHECK(options_.fanouts.size() == dataset_.relations.size(), "the sampler has fan-outs for ",
+             options_.fanouts.size(), " relations but the graph has ", dataset_.relations.size());
+  DGNN_CHECK(!options_.fanouts.empty() && !options_.fanouts[0].empty(),
+             "the sampler needs at least one hop");
+  for (const std::vector<int64_t>& f : options_.fanouts) {
+    DGNN_CHECK(f.size() == options_.fanouts[0].size(),
+               "every relation needs the same number of fan-outs (one per layer)");
+    check_fanouts(f, static_cast<int64_t>(f.size()));
+  }
+}
+
+HeteroSampler::~HeteroSampler() = default;
+
+int64_t HeteroSampler::hops() const { return static_cast<int64_t>(options_.fanouts[0].size()); }
+
+std::unique_ptr<HeteroSampler::Workspace> HeteroSampler::acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!free_.empty()) {
+      auto ws = std::move(free_.back());
+      free_.pop_back();
+      return ws;
+    }
+  }
+  auto ws = std::make_unique<Workspace>();
+  ws->nodes.resize(dataset_.node_types.size());
+  for (const NodeType& t : dataset_.node_types) {
+    DGNN_CHECK(t.count < INT32_MAX, "node type '", t.name, "' has ", t.count,
+               " nodes; the heterogeneous sampler handles fewer than 2^31 per type");
+    ws->local.emplace_back(static_cast<size_t>(t.count), -1);
+  }
+  return ws;
+}
+
+void HeteroSampler::release(std::unique_ptr<Workspace> ws) const {
+  for (size_t t = 0; t < ws->nodes.size(); ++t) {
+    for (int64_t v : ws->nodes[t]) ws->local[t][static_cast<size_t>(v)] = -1;
+    ws->nodes[t].clear();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_.push_back(std::move(ws));
+}
+
+HeteroMiniBatch HeteroSampler::sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const {
+  const size_t types = dataset_.node_types.size();
+  DGNN_CHECK(seed_type >= 0 && static_cast<size_t>(seed_type) < types, "seed type index ",
+             seed_type, " is out of range");
+  check_seeds(seeds, dataset_.node_types[seed_type].count);
+  HeteroMiniBatch batch;
+  batch.seed_type = seed_type;
+  batch.seeds = seeds.to(at::kCPU).to(at::kLong).contiguous();
+  std::unique_ptr<Workspace> ws = acquire();
+  at::Tensor first = batch.seeds.clone();
+  relabel(first, ws->local[seed_type], ws->nodes[seed_type]);
+  const int64_t H = hops();
+  batch.blocks.resize(static_cast<size_t>(H));
+  for (int64_t h = 0; h < H; ++h) {
+    HeteroBlock& block = batch.blocks[static_cast<size_t>(H - 1 - h)];
+    for (size_t t = 0; t < types; ++t) block.num_dst.push_back(ws->nodes[t].size());
+    for (size_t r = 0; r < dataset_.relations.size(); ++r) {
+      const Relation& rel = dataset_.relations[r];
+      const int64_t rows = block.num_dst[rel.dst_type];
+      const uint64_t key = mix64(seed, r + 1, static_cast<uint64_t>(h));
+      RelationDraw draw = draw_relation(rel.graph, ws->nodes[rel.dst_type], rows,
+                                        options_.fanouts[r][static_cast<size_t>(h)], key);
+      relabel(draw.picked, ws->local[rel.src_type], ws->nodes[rel.src_type]);
+      Block b;
+      b.indptr = draw.offsets;
+      b.indices = draw.picked;
+      b.num_dst = rows;
+      block.relations.push_back(std::move(b));
+    }
+    for (size_t t = 0; t < types; ++t) block.num_src.push_back(ws->nodes[t].size());
+    for (size_t r = 0; r < dataset_.relations.size(); ++r) {
+      block.relations[r].num_src = block.num_src[dataset_.relations[r].src_type];
+    }
+  }
+  for (size_t t = 0; t < types; ++t) {
+    batch.input_nodes.push_back(
+        at::from_blob(ws->nodes[t].data(), {static_cast<int64_t>(ws->nodes[t].size())}, at::kLong)
+            .clone());
+  }
+  release(std::move(ws));
+  return batch;
+}
+
+Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end) {
+  const at::Tensor& indptr = relation.graph.indptr;
+  const int64_t* p = indptr.data_ptr<int64_t>();
+  Block b;
+  b.indptr = indptr.narrow(0, begin, end - begin + 1) - p[begin];
+  b.indices = relation.graph.indices.narrow(0, p[begin], p[end] - p[begin]);
+  b.num_dst = end - begin;
+  b.num_src = num_src;
+  return b;
+}
+
+}  // namespace directgnn

@@ -1,0 +1,91 @@
+// Neighbour sampling on a heterogeneous graph (graph/hetero_graph.h): typed blocks, per-relation
+// fan-outs, on the CPU.
+//
+// Hop h (seed hop first) takes every node reached so far as a destination: for each relation
+// (S, rel, D) and each destination node of type D, it draws up to fanouts[relation][h] of the
+// node's neighbours in that relation (uniformly without replacement, the pick of
+// sampling/uniform_pick.h keyed by (seed, relation, hop, node); -1 takes all), and the picks join
+// the sources of type S. As in DGL's heterogeneous blocks, each layer draws anew, and a type's
+// destination nodes are the first of its source nodes, so a layer reads its own inputs as
+// x_src[type][:num_dst[type]]. Local ids are given in order of first appearance, relations in
+// dataset order, rows in order, seeds first; the result depends only on (graph, seeds,
+// fan-outs, seed), not on the number of threads.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "graph/hetero_graph.h"
+#include "sampling/block.h"
+
+namespace directgnn {
+
+// One layer of a heterogeneous minibatch.
+struct HeteroBlock {
+  std::vector<int64_t> num_src, num_dst;  // per node type
+  // Per relation r (dataset order): a Block whose rows are the first num_dst[D] nodes of r's
+  // destination type D and whose indices are local ids of r's source type, in [0, num_src[S]).
+  // Degrees are left undefined (the heterogeneous layers average per relation).
+  std::vector<Block> relations;
+};
+
+struct HeteroMiniBatch {
+  int seed_type = -1;
+  at::Tensor seeds;  // int64 [B]: ids of seed_type whose outputs are trained
+  // Per node type: int64 global ids of that type, blocks.front().num_src[t] of them; the seeds
+  // are the first B of the seed type's.
+  std::vector<at::Tensor> input_nodes;
+  std::vector<HeteroBlock> blocks;  // blocks.front() reads the inputs, blocks.back() emits seeds
+};
+
+struct HeteroSamplerOptions {
+  // fanouts[r][h]: relation r's fan-out at hop h, seed hop first; every relation has one per
+  // hop, each positive or -1 (all).
+  std::vector<std::vector<int64_t>> fanouts;
+};
+
+// Parses fan-outs: `all` ("15,10": the same for every relation; empty with `per_relation`
+// covering every relation) and `per_relation` ("paper,cites,paper=15,10;author,writes,paper=5,5",
+// relations named as HeteroDataset::relation_index accepts), checking each list's length
+// against `layers`. Relations `per_relation` does not name take `all`; without `all`, every
+// relation must be named. Throws naming the relation and the fix.
+HeteroSamplerOptions parse_hetero_fanouts(const HeteroDataset& dataset, const std::string& all,
+                                          const std::string& per_relation, int64_t layers);
+// "paper,cites,paper=15,10; ..." for a run's header.
+std::string hetero_fanout_text(const HeteroDataset& dataset, const HeteroSamplerOptions& options);
+
+class HeteroSampler {
+ public:
+  // The dataset (its relations' CSRs) must outlive the sampler.
+  HeteroSampler(const HeteroDataset& dataset, HeteroSamplerOptions options);
+  ~HeteroSampler();
+  HeteroSampler(const HeteroSampler&) = delete;
+  HeteroSampler& operator=(const HeteroSampler&) = delete;
+
+  // The blocks for `seeds` (distinct int64 ids of `seed_type`, checked). Thread-safe.
+  HeteroMiniBatch sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const;
+
+  int64_t hops() const;
+  const HeteroSamplerOptions& options() const { return options_; }
+
+ private:
+  struct Workspace;
+  std::unique_ptr<Workspace> acquire() const;
+  void release(std::unique_ptr<Workspace> workspace) const;
+
+  const HeteroDataset& dataset_;
+  HeteroSamplerOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::unique_ptr<Workspace>> free_;
+};
+
+// The whole-neighbourhood block of relation `r` for destination nodes [begin, end) of its
+// destination type, its indices global ids of the `num_src` source nodes (layer-wise evaluation).
+Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end);
+
+}  // namespace directgnn
