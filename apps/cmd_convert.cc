@@ -1,5 +1,6 @@
 #include <ATen/ATen.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -76,6 +77,14 @@ void convert_hetero(const Args& args) {
   std::cout << "\n";
 }
 
+// Edges (u -> v) of a directed graph whose reverse (v -> u) is also in it.
+int64_t reciprocal_edges(const CsrGraph& g) {
+  const at::Tensor dst = at::repeat_interleave(g.degrees());
+  const at::Tensor src = g.indices.to(at::kLong);
+  const at::Tensor keys = src * g.num_nodes() + dst, reversed = dst * g.num_nodes() + src;
+  return at::isin(keys, reversed).sum().item<int64_t>();
+}
+
 }  // namespace
 
 void register_convert(CLI::App& app) {
@@ -133,6 +142,17 @@ void register_convert(CLI::App& app) {
                 << " / " << ds.link.test.size(0) << " edges";
     }
     std::cout << "\n";
+    // Most edges one way only: likely an undirected graph listed once per edge.
+    if (ds.directed && ds.graph.num_edges() > 0) {
+      const int64_t both = reciprocal_edges(ds.graph), m = ds.graph.num_edges();
+      if (both * 10 < m) {
+        std::printf(
+            "Note: %lld of %lld edges (%.1f%%) appear in both directions, so the graph is kept "
+            "directed and each node receives messages only from the nodes its edges come "
+            "from. If the graph is undirected, convert again with --add-inverse-edges.\n",
+            static_cast<long long>(both), static_cast<long long>(m), 100.0 * both / m);
+      }
+    }
   });
 }
 

@@ -47,10 +47,6 @@ constexpr FixedOption kFixedOptions[] = {
     {"--weighted-sampling", "options", "/weighted_sampling"},
 };
 
-std::string absolute_path(const std::string& path) {
-  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
-}
-
 std::string shown(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
@@ -185,12 +181,7 @@ void register_train(CLI::App& app) {
                 "by --checkpoint-every); dataset and options come from it, and options given "
                 "again must equal the saved ones");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
-  c->add_option("--fan-out-rel", args->hetero.fanout_rel,
-                "heterogeneous datasets: fan-outs per relation, e.g. "
-                "\"paper,cites,paper=15,10;author,writes,paper=5,5\" (others take --fan-out)");
-  c->add_option("--bases", args->hetero.bases,
-                "rgcn: basis decomposition of the relation weights (0: a full weight each)")
-      ->default_val(0);
+  add_hetero_options(c, &args->hetero);
   add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
   c->get_option("--threads")
@@ -199,14 +190,23 @@ void register_train(CLI::App& app) {
           "count changes the order of floating-point sums, so give N for bitwise-reproducible "
           "runs)");
   c->callback([args, c] {
-    if (is_hetero_dataset(args->dataset)) {
-      install_stop_handlers(StopAction::kWriteResults);
+    if (!args->resume.empty() && resumes_hetero(args->resume)) {
+      install_stop_handlers(StopAction::kSaveState);
+      resume_hetero_command(*c, args->resume, args->train.train.epochs,
+                            args->train.train.metrics_path);
+      return;
+    }
+    if (is_hetero_dataset(args->dataset) || args->hetero.node_embeddings > 0) {
+      install_stop_handlers(StopAction::kSaveState);
       train_hetero_command(*c, args->dataset, args->train, args->hetero);
       return;
     }
-    DGNN_CHECK(c->count("--fan-out-rel") == 0 && c->count("--bases") == 0,
-               "--fan-out-rel and --bases apply to heterogeneous datasets only (a heterogeneous "
-               "dataset directory, or mag:SCALE); leave them out");
+    for (const char* flag :
+         {"--fan-out-rel", "--bases", "--embedding-optimizer", "--embedding-lr"}) {
+      DGNN_CHECK(c->count(flag) == 0, flag,
+                 " applies to heterogeneous datasets (a heterogeneous dataset directory, or "
+                 "mag:SCALE) and to --node-embeddings only; leave it out");
+    }
     refuse_link_flags_without_link(*c, args->link);
     TrainOptions options = args->train.options();
     options.adapt_threads = args->threads == 0;

@@ -1,34 +1,68 @@
 // `directgnn train` on a heterogeneous dataset: a heterogeneous dataset directory
 // (io/hetero_dir.h) or `mag:SCALE`, the ogbn-mag-shaped generator in memory
 // (graph/mag_generator.h). Trains RGCN or heterogeneous SAGE (train/hetero_trainer.h).
+#include <ATen/ATen.h>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <utility>
 
+#include "core/threads.h"
 #include "directgnn/error.h"
+#include "feature/embedding_table.h"
 #include "graph/mag_generator.h"
+#include "graph/splits.h"
 #include "io/hetero_dir.h"
 #include "loader/options.h"
 #include "options.h"
+#include "train/checkpoint.h"
+#include "train/hetero_state.h"
 #include "train/hetero_trainer.h"
 
 namespace directgnn::cli {
 namespace {
 
 // Flags of homogeneous training that this path does not take yet: refused, never ignored.
-constexpr const char* kNotYet[] = {"--device",       "--features",
-                                   "--gather",       "--sampler",
-                                   "--graph",        "--norm",
-                                   "--residual",     "--heads",
-                                   "--attn-dropout", "--disk-io",
-                                   "--resume",       "--checkpoint-every",
-                                   "--task",         "--weighted-sampling",
-                                   "--optimizer",    "--feature-cache-gib",
-                                   "--disk-direct"};
+constexpr const char* kNotYet[] = {
+    "--device", "--features",          "--gather",    "--sampler",           "--graph",
+    "--norm",   "--residual",          "--heads",     "--attn-dropout",      "--disk-io",
+    "--task",   "--weighted-sampling", "--optimizer", "--feature-cache-gib", "--disk-direct"};
 
 bool is_mag_spec(const std::string& dataset) { return dataset.rfind("mag:", 0) == 0; }
 
-HeteroDataset load_hetero(const std::string& dataset, uint64_t seed) {
+// A homogeneous dataset as one node type whose input is a learnable table (its own feature
+// table is left out) and one relation, node,to,node; the split as node training chooses it.
+HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_index,
+                                    uint64_t seed) {
+  HeteroDataset ds;
+  ds.name = homogeneous.name;
+  ds.source = homogeneous.source;
+  ds.node_types.push_back({"node", homogeneous.num_nodes(), at::Tensor(), ""});
+  Relation r;
+  r.src = r.dst = "node";
+  r.rel = "to";
+  r.graph.indptr = homogeneous.graph.indptr;
+  r.graph.indices = homogeneous.graph.indices;
+  ds.relations.push_back(std::move(r));
+  require_labels(homogeneous);
+  ds.target_type = 0;
+  ds.labels = homogeneous.labels;
+  ds.num_classes = homogeneous.num_classes;
+  ds.class_names = homogeneous.class_names;
+  const ChosenSplit split = choose_split(homogeneous, split_index, seed);
+  std::printf("split: %s\n", split.description.c_str());
+  ds.splits.push_back(split.split);
+  validate_hetero(ds, ds.source, true);
+  return ds;
+}
+
+// `split_index` picks a homogeneous dataset's split (a heterogeneous one's is the trainer's).
+HeteroDataset load_hetero(const std::string& dataset, int64_t split_index, uint64_t seed) {
+  if (!is_hetero_dataset(dataset)) {
+    return as_featureless_hetero(dataset_or_default(dataset, import_options(false)), split_index,
+                                 seed);
+  }
   if (!is_mag_spec(dataset)) return load_hetero_dir(dataset);
   MagOptions mag;
   try {
@@ -52,7 +86,50 @@ std::string type_summary(const HeteroDataset& ds) {
   return out;
 }
 
+void run_hetero(const HeteroDataset& ds, const HeteroTrainOptions& o) {
+  std::printf("dataset %s: %s; %zu relations, %lld edges; target %s, %lld classes\n",
+              ds.name.c_str(), type_summary(ds).c_str(), ds.relations.size(),
+              static_cast<long long>(ds.num_edges()), ds.target().name.c_str(),
+              static_cast<long long>(ds.num_classes));
+  if (o.embeddings.dim > 0) {
+    std::printf("learnable embeddings: %lld wide for every featureless type, %s, lr %g\n",
+                static_cast<long long>(o.embeddings.dim),
+                sparse_optimizer_name(o.embeddings.optimizer), o.embeddings.lr);
+  }
+  const std::string bases =
+      o.model.num_bases > 0 ? ", " + std::to_string(o.model.num_bases) + " bases" : "";
+  std::printf("model %s, %lld layers, hidden %lld%s; fan-outs %s; batch %lld\n",
+              hetero_model_kind_name(o.model.kind), static_cast<long long>(o.model.layers),
+              static_cast<long long>(o.model.hidden), bases.c_str(),
+              hetero_fanout_text(ds, o.sampler).c_str(),
+              static_cast<long long>(o.loader.batch_size));
+  std::fflush(stdout);
+  const HeteroTrainReport r = train_hetero(ds, o, std::cout);
+  std::printf("best epoch %lld: val %.4f, test %.4f; %.2f s per epoch, %.2f s per evaluation\n",
+              static_cast<long long>(r.best_epoch), r.best_val_acc, r.test_acc, r.epoch_time_s,
+              r.eval_s);
+}
+
 }  // namespace
+
+void add_hetero_options(CLI::App* c, HeteroArgs* args) {
+  c->add_option("--fan-out-rel", args->fanout_rel,
+                "heterogeneous datasets: fan-outs per relation, e.g. "
+                "\"paper,cites,paper=15,10;author,writes,paper=5,5\" (others take --fan-out)");
+  c->add_option("--bases", args->bases,
+                "rgcn: basis decomposition of the relation weights (0: a full weight each)")
+      ->default_val(0);
+  c->add_option("--node-embeddings", args->node_embeddings,
+                "learnable D-wide embeddings as the input of every featureless node type (on a "
+                "homogeneous dataset: instead of its feature table), updated sparsely")
+      ->default_val(0);
+  c->add_option("--embedding-optimizer", args->embedding_optimizer,
+                "the embeddings' sparse optimiser: adagrad (row-wise, one float of state per "
+                "row) or adam (sparse Adam)")
+      ->default_val("adagrad");
+  c->add_option("--embedding-lr", args->embedding_lr, "the embeddings' learning rate")
+      ->default_val(0.01);
+}
 
 bool is_hetero_dataset(const std::string& dataset) {
   return !dataset.empty() && (is_mag_spec(dataset) || is_hetero_dir(dataset));
@@ -87,27 +164,51 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   o.loader.batch_size = t.loader.batch_size;
   o.loader.prefetch = parse_prefetch(args.prefetch).value_or(1);
   o.loader.workers = t.loader.workers;
-  const HeteroDataset ds = load_hetero(dataset, t.seed);
+  o.embeddings.dim = hetero.node_embeddings;
+  o.embeddings.optimizer = parse_sparse_optimizer(hetero.embedding_optimizer);
+  o.embeddings.lr = hetero.embedding_lr;
+  o.checkpoint_every = t.checkpoint_every;
+  const bool homogeneous = !is_hetero_dataset(dataset);
+  o.run_info = {{"dataset", is_mag_spec(dataset) ? dataset : absolute_path(dataset)},
+                {"homogeneous_split", homogeneous ? t.split : -1},
+                {"threads", num_threads()}};
+  const HeteroDataset ds = load_hetero(dataset, t.split, t.seed);
+  if (homogeneous) o.split = 0;  // the split chosen above is the only one
   std::string all = args.fanout;
   if (all.empty() && hetero.fanout_rel.empty()) {
     for (int64_t l = 0; l < o.model.layers; ++l) all += l ? ",10" : "10";
   }
   o.sampler = parse_hetero_fanouts(ds, all, hetero.fanout_rel, o.model.layers);
-  std::printf("dataset %s: %s; %zu relations, %lld edges; target %s, %lld classes\n",
-              ds.name.c_str(), type_summary(ds).c_str(), ds.relations.size(),
-              static_cast<long long>(ds.num_edges()), ds.target().name.c_str(),
-              static_cast<long long>(ds.num_classes));
-  std::printf(
-      "model %s, %lld layers, hidden %lld%s; fan-outs %s; batch %lld\n",
-      hetero_model_kind_name(o.model.kind), static_cast<long long>(o.model.layers),
-      static_cast<long long>(o.model.hidden),
-      o.model.num_bases > 0 ? (", " + std::to_string(o.model.num_bases) + " bases").c_str() : "",
-      hetero_fanout_text(ds, o.sampler).c_str(), static_cast<long long>(o.loader.batch_size));
-  std::fflush(stdout);
-  const HeteroTrainReport r = train_hetero(ds, o, std::cout);
-  std::printf("best epoch %lld: val %.4f, test %.4f; %.2f s per epoch, %.2f s per evaluation\n",
-              static_cast<long long>(r.best_epoch), r.best_val_acc, r.test_acc, r.epoch_time_s,
-              r.eval_s);
+  run_hetero(ds, o);
+}
+
+bool resumes_hetero(const std::string& dir) {
+  return has_training_state(dir) && read_training_state(dir).value("task", "") == "hetero";
+}
+
+void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
+                           const std::string& metrics) {
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string name = option->get_name();
+    const bool allowed =
+        name == "--resume" || name == "--epochs" || name == "--threads" || name == "--metrics";
+    DGNN_CHECK(option->count() == 0 || allowed, name,
+               ": a resumed heterogeneous run takes its options from ", dir,
+               "; give only --resume (and --epochs to train further, --metrics to log elsewhere)");
+  }
+  const nlohmann::json state = read_training_state(dir);
+  const std::string where = training_state_path(dir);
+  HeteroTrainOptions o = hetero_options_from_json(state.at("options"), where);
+  o.resume_dir = dir;
+  o.run_info = state.at("run");
+  if (command.count("--epochs") != 0) o.epochs = epochs;
+  if (command.count("--metrics") != 0) o.metrics_path = metrics;
+  // The thread count orders floating-point sums: the stored one, unless given again.
+  if (command.count("--threads") == 0) configure_threads(o.run_info.value("threads", 0));
+  const int64_t split = o.run_info.value("homogeneous_split", int64_t{-1});
+  const HeteroDataset ds =
+      load_hetero(o.run_info.value("dataset", std::string()), std::max<int64_t>(0, split), o.seed);
+  run_hetero(ds, o);
 }
 
 }  // namespace directgnn::cli

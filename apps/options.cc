@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "core/threads.h"
@@ -189,6 +190,10 @@ std::string flag_message(const InvalidArgument& error) {
 std::string resume_hint(const std::string& state_dir) {
   if (state_dir.empty()) return "";
   return "; resume with:\n  directgnn train --resume " + state_dir;
+}
+
+std::string absolute_path(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
 }
 
 Dataset dataset_or_default(const std::string& path, const ImportOptions& import) {

@@ -58,16 +58,29 @@ std::string flag_message(const InvalidArgument& error);
 std::string resume_hint(const std::string& state_dir);
 
 // The subcommands.
-// Heterogeneous training's own flags (--fan-out-rel, --bases).
+// Heterogeneous training's own flags (--fan-out-rel, --bases) and learnable embeddings
+// (--node-embeddings, --embedding-optimizer, --embedding-lr).
 struct HeteroArgs {
   std::string fanout_rel;
   int64_t bases = 0;
+  int64_t node_embeddings = 0;
+  std::string embedding_optimizer = "adagrad";
+  double embedding_lr = 0.01;
 };
+void add_hetero_options(CLI::App* command, HeteroArgs* args);
 // A heterogeneous dataset directory, or mag:SCALE (the generator in memory).
 bool is_hetero_dataset(const std::string& dataset);
-// `train` on such a dataset (apps/cmd_train_hetero.cc); refuses the flags it does not take.
+// `train` on such a dataset, or on a homogeneous one with learnable embeddings as its input
+// (apps/cmd_train_hetero.cc); refuses the flags it does not take.
 void train_hetero_command(const CLI::App& command, const std::string& dataset,
                           const TrainingArgs& args, const HeteroArgs& hetero);
+// Whether DIR's training state is a heterogeneous run's, and continuing it (options from the
+// state; `epochs` replaces the saved count when --epochs is given).
+bool resumes_hetero(const std::string& dir);
+void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
+                           const std::string& metrics);
+// PATH made absolute, so a stored run resumes from any working directory.
+std::string absolute_path(const std::string& path);
 
 void register_train(CLI::App& app);
 void register_eval(CLI::App& app);

@@ -50,12 +50,13 @@ HeteroBatch HeteroLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed)
 }
 
 HeteroLoader::Epoch HeteroLoader::epoch(at::Tensor seeds,
-                                        std::function<uint64_t(int64_t)> sample_seed) const {
-  return Epoch(*this, std::move(seeds), std::move(sample_seed));
+                                        std::function<uint64_t(int64_t)> sample_seed,
+                                        int64_t first_step) const {
+  return Epoch(*this, std::move(seeds), std::move(sample_seed), first_step);
 }
 
 HeteroLoader::Epoch::Epoch(const HeteroLoader& loader, at::Tensor seeds,
-                           std::function<uint64_t(int64_t)> sample_seed) {
+                           std::function<uint64_t(int64_t)> sample_seed, int64_t first_step) {
   DGNN_CHECK(seeds.dim() == 1 && seeds.device().is_cpu(),
              "heterogeneous loader: seeds must be a 1-D CPU tensor");
   seeds = seeds.to(at::kLong).contiguous();
@@ -67,7 +68,7 @@ HeteroLoader::Epoch::Epoch(const HeteroLoader& loader, at::Tensor seeds,
     return loader.prepare(seeds.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
   };
   pipeline_ = std::make_unique<Pipeline<HeteroBatch>>(
-      0, loader.steps(count), loader.options_.prefetch, loader.options_.workers, produce,
+      first_step, loader.steps(count), loader.options_.prefetch, loader.options_.workers, produce,
       [threads] { set_thread_team(threads); });
 }
 

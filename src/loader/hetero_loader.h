@@ -49,8 +49,8 @@ class HeteroLoader {
   HeteroLoader(const HeteroLoader&) = delete;
   HeteroLoader& operator=(const HeteroLoader&) = delete;
 
-  // One pass over `seeds` (int64, in this order) in batches of batch_size; batch i draws with
-  // the random seed `sample_seed(i)`.
+  // One pass over `seeds` (int64, in this order) in batches of batch_size, from batch
+  // `first_step` on (a resumed epoch); batch i draws with the random seed `sample_seed(i)`.
   class Epoch {
    public:
     Epoch(Epoch&&) noexcept;
@@ -62,10 +62,11 @@ class HeteroLoader {
    private:
     friend class HeteroLoader;
     Epoch(const HeteroLoader& loader, at::Tensor seeds,
-          std::function<uint64_t(int64_t)> sample_seed);
+          std::function<uint64_t(int64_t)> sample_seed, int64_t first_step);
     std::unique_ptr<Pipeline<HeteroBatch>> pipeline_;
   };
-  Epoch epoch(at::Tensor seeds, std::function<uint64_t(int64_t)> sample_seed) const;
+  Epoch epoch(at::Tensor seeds, std::function<uint64_t(int64_t)> sample_seed,
+              int64_t first_step = 0) const;
 
   int64_t steps(int64_t num_seeds) const;
   // Prepares the batch of `seeds` now, on the calling thread.

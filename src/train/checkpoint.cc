@@ -216,7 +216,7 @@ std::string training_state_path(const std::string& dir) { return dir + "/state.p
 
 bool has_training_state(const std::string& dir) { return fs::exists(training_state_path(dir)); }
 
-void save_training_state(const std::string& dir, GnnModel& model,
+void save_training_state(const std::string& dir, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer, const nlohmann::json& state) {
   ensure_directory(dir);
   remove_stale_temporaries(dir);
@@ -236,7 +236,7 @@ nlohmann::json read_training_state(const std::string& dir) {
   return read_meta(archive, path);
 }
 
-void load_training_state(const std::string& dir, GnnModel& model,
+void load_training_state(const std::string& dir, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer) {
   const std::string path = training_state_path(dir);
   const std::vector<at::Tensor> params = model.parameters();

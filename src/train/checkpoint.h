@@ -42,12 +42,12 @@ void load_checkpoint(const std::string& dir, torch::nn::Module& model,
 // The training state (DIR/state.pt).
 std::string training_state_path(const std::string& dir);
 bool has_training_state(const std::string& dir);
-void save_training_state(const std::string& dir, GnnModel& model,
+void save_training_state(const std::string& dir, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer, const nlohmann::json& state);
 nlohmann::json read_training_state(const std::string& dir);
 // Restores parameters, optimiser state and the CPU random generator. Tensors are loaded onto
 // the model's device.
-void load_training_state(const std::string& dir, GnnModel& model,
+void load_training_state(const std::string& dir, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer);
 
 // The container both files use: "DGNNCKPT", format version, CRC-32 and length of the payload,

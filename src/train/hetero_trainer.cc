@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "train/checkpoint.h"
+#include "train/hetero_state.h"
 #include "train/metrics.h"
 #include "train/trainer.h"
 #include "train/training_run.h"
@@ -26,49 +28,33 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// One epoch's sums.
-struct EpochSums {
-  double loss = 0, correct = 0, seen = 0, sample_s = 0, gather_s = 0, wait_s = 0;
+// One epoch's loader timings (the sums that shape results live in HeteroProgress).
+struct EpochTimes {
+  double sample_s = 0, gather_s = 0, wait_s = 0;
 };
 
 class HeteroRun {
  public:
-  HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::ostream& log)
-      : ds_(ds), o_(o), log_(log), split_(pick_split()) {
-    HeteroModelConfig config = HeteroModelConfig::for_dataset(ds);
-    config.kind = o.model.kind;
-    config.hidden = o.model.hidden;
-    config.layers = o.model.layers;
-    config.dropout = o.model.dropout;
-    config.num_bases = o.model.num_bases;
-    torch::manual_seed(o_.seed);
-    model_ = std::make_shared<HeteroModel>(config);
-    TrainOptions adam;
-    adam.lr = o_.lr;
-    adam.weight_decay = o_.weight_decay;
-    optimizer_ = make_optimizer(model_->parameters(), adam);
-    loader_ = std::make_unique<HeteroLoader>(ds, o_.sampler, o_.loader);
-    for (const NodeType& t : ds.node_types) features_.push_back(t.features);
-    if (!o_.metrics_path.empty()) metrics_ = std::make_unique<MetricsLog>(o_.metrics_path, false);
-  }
-
+  HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::ostream& log);
   HeteroTrainReport run();
 
  private:
-  Split pick_split() const {
-    DGNN_CHECK(ds_.target_type >= 0, ds_.source,
-               ": has no labelled node type; node classification needs labels and a split");
-    DGNN_CHECK(!ds_.splits.empty(), ds_.source, ": stores no split of node type '",
-               ds_.target().name, "'; give train, validation and test ids");
-    DGNN_CHECK(o_.split >= 0 && o_.split < static_cast<int64_t>(ds_.splits.size()), ds_.source,
-               ": has ", ds_.splits.size(), " split(s); split ", o_.split, " does not exist");
-    return ds_.splits[static_cast<size_t>(o_.split)];
-  }
-  EpochSums train_epoch(int64_t epoch);
+  Split pick_split() const;
+  void make_tables(HeteroModelConfig& config);
+  void read_embeddings(HeteroBatch& b) const;
+  void update_embeddings(const HeteroBatch& b);
+  void take_step(HeteroBatch& b);
+  EpochTimes train_epoch(int64_t epoch);
   std::pair<double, double> evaluate();
-  void log_epoch(int64_t epoch, const EpochSums& s, double seconds, double val, double test,
+  void log_epoch(int64_t epoch, const EpochTimes& times, double seconds, double val, double test,
                  bool evaluated);
-  [[noreturn]] void stopped(int signal, int64_t epoch, int64_t steps) const;
+  void save_best(int64_t epoch, double val, double test);
+  std::string state_dir() const;
+  void save_state();
+  [[noreturn]] void stopped(int signal);
+  std::vector<at::Tensor> digest_tensors() const;
+  void finish(double train_s, double eval_s, int64_t evals, const EpochTimes& times,
+              int64_t epochs_run);
 
   const HeteroDataset& ds_;
   const HeteroTrainOptions& o_;
@@ -77,50 +63,130 @@ class HeteroRun {
   std::shared_ptr<HeteroModel> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<HeteroLoader> loader_;
-  std::vector<at::Tensor> features_;
+  std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
+  std::vector<std::string> type_names_;
   std::unique_ptr<MetricsLog> metrics_;
+  HeteroProgress progress_;
   HeteroTrainReport report_;
 };
 
-EpochSums HeteroRun::train_epoch(int64_t epoch) {
+HeteroRun::HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::ostream& log)
+    : ds_(ds), o_(o), log_(log), split_(pick_split()) {
+  HeteroModelConfig config = HeteroModelConfig::for_dataset(ds);
+  config.kind = o.model.kind;
+  config.hidden = o.model.hidden;
+  config.layers = o.model.layers;
+  config.dropout = o.model.dropout;
+  config.num_bases = o.model.num_bases;
+  for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
+  make_tables(config);
+  torch::manual_seed(o_.seed);
+  model_ = std::make_shared<HeteroModel>(config);
+  TrainOptions adam;
+  adam.lr = o_.lr;
+  adam.weight_decay = o_.weight_decay;
+  optimizer_ = make_optimizer(model_->parameters(), adam);
+  loader_ = std::make_unique<HeteroLoader>(ds, o_.sampler, o_.loader);
+  report_.steps_per_epoch = loader_->steps(split_.train.numel());
+  if (!o_.resume_dir.empty()) {
+    const nlohmann::json state =
+        load_hetero_state(o_.resume_dir, *model_, *optimizer_, tables_, type_names_);
+    progress_ = HeteroProgress::from_json(state.at("progress"), training_state_path(o_.resume_dir));
+  }
+  if (!o_.metrics_path.empty()) {
+    metrics_ = std::make_unique<MetricsLog>(o_.metrics_path, !o_.resume_dir.empty());
+  }
+}
+
+Split HeteroRun::pick_split() const {
+  DGNN_CHECK(ds_.target_type >= 0, ds_.source,
+             ": has no labelled node type; node classification needs labels and a split");
+  DGNN_CHECK(!ds_.splits.empty(), ds_.source, ": stores no split of node type '", ds_.target().name,
+             "'; give train, validation and test ids");
+  DGNN_CHECK(o_.split >= 0 && o_.split < static_cast<int64_t>(ds_.splits.size()), ds_.source,
+             ": has ", ds_.splits.size(), " split(s); split ", o_.split, " does not exist");
+  return ds_.splits[static_cast<size_t>(o_.split)];
+}
+
+// A table per featureless type when embeddings are asked for; their width is the type's input.
+void HeteroRun::make_tables(HeteroModelConfig& config) {
+  tables_.resize(ds_.node_types.size());
+  if (o_.embeddings.dim <= 0) return;
+  for (size_t t = 0; t < ds_.node_types.size(); ++t) {
+    if (ds_.node_types[t].has_features()) continue;
+    tables_[t] = std::make_unique<EmbeddingTable>(ds_.node_types[t].count, o_.embeddings,
+                                                  mix64(o_.seed, 0xe3b0, t));
+    config.in_dims[t] = o_.embeddings.dim;
+  }
+}
+
+// The batch's embedding rows, read now (after the previous step's update), as leaves whose
+// gradient the step gives to the tables.
+void HeteroRun::read_embeddings(HeteroBatch& b) const {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t]) b.x[t] = tables_[t]->gather(b.sample.input_nodes[t]).requires_grad_(true);
+  }
+}
+
+void HeteroRun::update_embeddings(const HeteroBatch& b) {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t] && b.x[t].grad().defined()) {
+      tables_[t]->update(b.sample.input_nodes[t], b.x[t].grad());
+    }
+  }
+}
+
+void HeteroRun::take_step(HeteroBatch& b) {
+  read_embeddings(b);
+  optimizer_->zero_grad();
+  const at::Tensor logits = model_->forward(b.sample.blocks, b.x);
+  const at::Tensor loss = at::cross_entropy_loss(logits, b.labels);
+  loss.backward();
+  optimizer_->step();
+  update_embeddings(b);
+  const double n = static_cast<double>(b.labels.numel());
+  progress_.loss += loss.item<double>() * n;
+  progress_.correct += logits.argmax(1).eq(b.labels).sum().item<double>();
+  progress_.seen += n;
+  ++progress_.steps_done;
+}
+
+EpochTimes HeteroRun::train_epoch(int64_t epoch) {
   model_->train();
   at::Tensor order = split_.train.clone();
   seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), mix64(o_.seed, 0x5eed, epoch));
   const uint64_t seed = o_.seed;
-  HeteroLoader::Epoch batches =
-      loader_->epoch(order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); });
-  EpochSums s;
-  int64_t step = 0;
+  HeteroLoader::Epoch batches = loader_->epoch(
+      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); },
+      progress_.steps_done);
+  EpochTimes times;
   while (!batches.done()) {
     const auto t0 = std::chrono::steady_clock::now();
     HeteroBatch b = batches.next();
-    s.wait_s += seconds_since(t0);
-    s.sample_s += b.sample_s;
-    s.gather_s += b.gather_s;
-    optimizer_->zero_grad();
-    const at::Tensor logits = model_->forward(b.sample.blocks, b.x);
-    const at::Tensor loss = at::cross_entropy_loss(logits, b.labels);
-    loss.backward();
-    optimizer_->step();
-    const double n = static_cast<double>(b.labels.numel());
-    s.loss += loss.item<double>() * n;
-    s.correct += logits.argmax(1).eq(b.labels).sum().item<double>();
-    s.seen += n;
-    ++step;
-    if (const int signal = stop_signal()) stopped(signal, epoch, step);
+    times.wait_s += seconds_since(t0);
+    times.sample_s += b.sample_s;
+    times.gather_s += b.gather_s;
+    take_step(b);
+    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.steps_done;
+    if (o_.checkpoint_every > 0 && global % o_.checkpoint_every == 0) save_state();
+    if (const int signal = stop_signal()) stopped(signal);
   }
-  report_.steps_per_epoch = step;
-  return s;
+  return times;
 }
 
 std::pair<double, double> HeteroRun::evaluate() {
-  const at::Tensor logits = model_->infer(ds_, features_);
+  std::vector<at::Tensor> inputs;
+  for (size_t t = 0; t < ds_.node_types.size(); ++t) {
+    inputs.push_back(tables_[t] ? tables_[t]->weight() : ds_.node_types[t].features);
+  }
+  const at::Tensor logits = model_->infer(ds_, inputs);
   return {accuracy(logits, ds_.labels, split_.val), accuracy(logits, ds_.labels, split_.test)};
 }
 
-void HeteroRun::log_epoch(int64_t epoch, const EpochSums& s, double seconds, double val,
+void HeteroRun::log_epoch(int64_t epoch, const EpochTimes& s, double seconds, double val,
                           double test, bool evaluated) {
-  const double loss = s.loss / std::max(1.0, s.seen), train = s.correct / std::max(1.0, s.seen);
+  const double seen = std::max(1.0, progress_.seen);
+  const double loss = progress_.loss / seen, train = progress_.correct / seen;
   if (!o_.quiet) {
     char scores[64] = "(not evaluated)", line[256];
     if (evaluated) std::snprintf(scores, sizeof scores, "val %.4f  test %.4f", val, test);
@@ -131,43 +197,78 @@ void HeteroRun::log_epoch(int64_t epoch, const EpochSums& s, double seconds, dou
                   s.gather_s, s.wait_s);
     log_ << line << std::endl;
   }
-  if (metrics_) {
-    nlohmann::json record = {
-        {"event", "epoch"},       {"epoch", epoch},          {"loss", loss},
-        {"train_acc", train},     {"epoch_time_s", seconds}, {"sample_s", s.sample_s},
-        {"gather_s", s.gather_s}, {"wait_s", s.wait_s}};
-    if (evaluated) {
-      record["val_acc"] = val;
-      record["test_acc"] = test;
-    }
-    metrics_->write(record);
+  if (!metrics_) return;
+  nlohmann::json record = {
+      {"event", "epoch"},       {"epoch", epoch},          {"loss", loss},
+      {"train_acc", train},     {"epoch_time_s", seconds}, {"sample_s", s.sample_s},
+      {"gather_s", s.gather_s}, {"wait_s", s.wait_s}};
+  if (evaluated) {
+    record["val_acc"] = val;
+    record["test_acc"] = test;
   }
+  metrics_->write(record);
 }
 
-void HeteroRun::stopped(int signal, int64_t epoch, int64_t steps) const {
-  std::ostringstream message;
-  message << "Interrupted by " << signal_name(signal) << " at epoch " << epoch << ", step " << steps
-          << "; ";
-  if (!o_.checkpoint_dir.empty() && report_.best_epoch >= 0) {
-    message << "the best-validation model so far (epoch " << report_.best_epoch << ") is in "
-            << o_.checkpoint_dir;
-  } else {
-    message << "no model was saved";
+void HeteroRun::save_best(int64_t epoch, double val, double test) {
+  nlohmann::json meta = {{"task", "hetero"},  {"model", model_->config().to_json()},
+                         {"epoch", epoch},    {"seed", o_.seed},
+                         {"split", o_.split}, {"val_acc", val},
+                         {"test_acc", test}};
+  nlohmann::json tables = nlohmann::json::object();
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (!tables_[t]) continue;
+    const std::string& name = type_names_[t];
+    std::filesystem::create_directories(o_.checkpoint_dir + "/embeddings");
+    tables_[t]->save(o_.checkpoint_dir + "/embeddings", name);
+    tables[name] = {{"dim", tables_[t]->dim()}, {"file", "embeddings/" + name + ".npy"}};
   }
-  throw Interrupted(signal, message.str());
+  if (!tables.empty()) meta["embeddings"] = tables;
+  // The tables first: checkpoint.pt, written last, names the tables its model was trained with.
+  save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
+}
+
+std::string HeteroRun::state_dir() const {
+  if (!o_.resume_dir.empty()) return o_.resume_dir;
+  return o_.checkpoint_dir.empty() ? kDefaultStateDir : o_.checkpoint_dir;
+}
+
+void HeteroRun::save_state() {
+  const nlohmann::json description = {{"task", "hetero"},
+                                      {"options", hetero_options_to_json(o_)},
+                                      {"run", o_.run_info},
+                                      {"progress", progress_.to_json()}};
+  save_hetero_state(state_dir(), *model_, *optimizer_, tables_, type_names_, description);
+}
+
+void HeteroRun::stopped(int signal) {
+  save_state();
+  std::ostringstream message;
+  message << "Interrupted by " << signal_name(signal) << " at epoch " << progress_.epoch
+          << ", step " << progress_.steps_done << ". Training state saved in " << state_dir();
+  throw Interrupted(signal, message.str(), state_dir());
+}
+
+std::vector<at::Tensor> HeteroRun::digest_tensors() const {
+  std::vector<at::Tensor> all = model_->parameters();
+  for (const auto& table : tables_) {
+    if (table) all.push_back(table->weight());
+  }
+  return all;
 }
 
 HeteroTrainReport HeteroRun::run() {
-  double train_s = 0, eval_s = 0, sample_s = 0, gather_s = 0, wait_s = 0;
-  int64_t evals = 0;
-  for (int64_t epoch = 1; epoch <= o_.epochs; ++epoch) {
+  double train_s = 0, eval_s = 0;
+  int64_t evals = 0, epochs_run = 0;
+  EpochTimes totals;
+  for (int64_t epoch = progress_.epoch; epoch <= o_.epochs; ++epoch) {
     const auto t0 = std::chrono::steady_clock::now();
-    const EpochSums s = train_epoch(epoch);
+    const EpochTimes s = train_epoch(epoch);
     const double seconds = seconds_since(t0);
     train_s += seconds;
-    sample_s += s.sample_s;
-    gather_s += s.gather_s;
-    wait_s += s.wait_s;
+    totals.sample_s += s.sample_s;
+    totals.gather_s += s.gather_s;
+    totals.wait_s += s.wait_s;
+    ++epochs_run;
     const bool evaluated = o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs);
     double val = 0, test = 0;
     if (evaluated) {
@@ -175,49 +276,52 @@ HeteroTrainReport HeteroRun::run() {
       std::tie(val, test) = evaluate();
       eval_s += seconds_since(e0);
       ++evals;
-      if (report_.best_epoch < 0 || val > report_.best_val_acc) {
-        report_.best_epoch = epoch;
-        report_.best_val_acc = val;
-        report_.test_acc = test;
-        if (!o_.checkpoint_dir.empty()) {
-          save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_,
-                          {{"task", "hetero"},
-                           {"model", model_->config().to_json()},
-                           {"epoch", epoch},
-                           {"seed", o_.seed},
-                           {"split", o_.split},
-                           {"val_acc", val},
-                           {"test_acc", test}});
-        }
+      if (progress_.best_epoch < 0 || val > progress_.best_val) {
+        progress_.best_epoch = epoch;
+        progress_.best_val = val;
+        progress_.best_test = test;
+        if (!o_.checkpoint_dir.empty()) save_best(epoch, val, test);
       }
     }
     log_epoch(epoch, s, seconds, val, test, evaluated);
+    progress_.epoch = epoch + 1;
+    progress_.steps_done = 0;
+    progress_.loss = progress_.correct = progress_.seen = 0;
   }
-  const double epochs = static_cast<double>(std::max<int64_t>(1, o_.epochs));
-  report_.epochs = o_.epochs;
-  report_.epoch_time_s = train_s / epochs;
-  report_.sample_s = sample_s / epochs;
-  report_.gather_s = gather_s / epochs;
-  report_.wait_s = wait_s / epochs;
-  report_.eval_s = evals > 0 ? eval_s / static_cast<double>(evals) : 0;
-  report_.param_digest = parameter_digest(model_->parameters());
-  if (metrics_) {
-    metrics_->write({{"event", "final"},
-                     {"task", "hetero"},
-                     {"model", hetero_model_kind_name(model_->config().kind)},
-                     {"best_epoch", report_.best_epoch},
-                     {"best_val_acc", report_.best_val_acc},
-                     {"test_acc", report_.test_acc},
-                     {"epoch_time_s", report_.epoch_time_s},
-                     {"sample_s", report_.sample_s},
-                     {"gather_s", report_.gather_s},
-                     {"wait_s", report_.wait_s},
-                     {"eval_s", report_.eval_s},
-                     {"steps_per_epoch", report_.steps_per_epoch},
-                     {"threads", num_threads()},
-                     {"param_digest", report_.param_digest}});
-  }
+  // A run that keeps a state dir leaves the finished state there, so --epochs can extend it.
+  if (!o_.checkpoint_dir.empty() || !o_.resume_dir.empty()) save_state();
+  finish(train_s, eval_s, evals, totals, epochs_run);
   return report_;
+}
+
+void HeteroRun::finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t,
+                       int64_t epochs_run) {
+  const double epochs = static_cast<double>(std::max<int64_t>(1, epochs_run));
+  report_.epochs = o_.epochs;
+  report_.best_epoch = progress_.best_epoch;
+  report_.best_val_acc = progress_.best_val;
+  report_.test_acc = progress_.best_test;
+  report_.epoch_time_s = train_s / epochs;
+  report_.sample_s = t.sample_s / epochs;
+  report_.gather_s = t.gather_s / epochs;
+  report_.wait_s = t.wait_s / epochs;
+  report_.eval_s = evals > 0 ? eval_s / static_cast<double>(evals) : 0;
+  report_.param_digest = parameter_digest(digest_tensors());
+  if (!metrics_) return;
+  metrics_->write({{"event", "final"},
+                   {"task", "hetero"},
+                   {"model", hetero_model_kind_name(model_->config().kind)},
+                   {"best_epoch", report_.best_epoch},
+                   {"best_val_acc", report_.best_val_acc},
+                   {"test_acc", report_.test_acc},
+                   {"epoch_time_s", report_.epoch_time_s},
+                   {"sample_s", report_.sample_s},
+                   {"gather_s", report_.gather_s},
+                   {"wait_s", report_.wait_s},
+                   {"eval_s", report_.eval_s},
+                   {"steps_per_epoch", report_.steps_per_epoch},
+                   {"threads", num_threads()},
+                   {"param_digest", report_.param_digest}});
 }
 
 }  // namespace
@@ -227,6 +331,8 @@ HeteroTrainReport train_hetero(const HeteroDataset& dataset, const HeteroTrainOp
   DGNN_CHECK_ARG(options.epochs >= 1, "epochs", "must be at least 1, got ", options.epochs);
   DGNN_CHECK_ARG(options.eval_every >= 1, "eval_every", "must be at least 1, got ",
                  options.eval_every);
+  DGNN_CHECK_ARG(options.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
+                 options.checkpoint_every);
   HeteroRun run(dataset, options, log);
   return run.run();
 }

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "feature/embedding_table.h"
 #include "graph/hetero_graph.h"
 #include "loader/hetero_loader.h"
 #include "nn/hetero_model.h"
@@ -21,6 +23,9 @@ struct HeteroTrainOptions {
   HeteroModelConfig model;  // types, relations, in_dims and classes are taken from the dataset
   HeteroSamplerOptions sampler;
   HeteroLoaderOptions loader;
+  // dim > 0: every featureless node type gets a learnable [count, dim] table (its input), read
+  // at each step after the previous step's update and updated at the batch's rows only.
+  EmbeddingOptions embeddings;
   double lr = 0.01;
   double weight_decay = 0.0;
   int64_t epochs = 10;
@@ -28,9 +33,17 @@ struct HeteroTrainOptions {
   bool evaluate = true;
   uint64_t seed = 0;
   int64_t split = 0;
-  std::string metrics_path;    // JSONL, one object per epoch and a final one
-  std::string checkpoint_dir;  // the best-validation model (checkpoint.pt); empty: none
-  bool quiet = false;          // no per-epoch lines
+  std::string metrics_path;  // JSONL, one object per epoch and a final one
+  // The best-validation model (checkpoint.pt) and, with embeddings, each table and its optimiser
+  // state as embeddings/TYPE*.npy; empty: none.
+  std::string checkpoint_dir;
+  // Also save the training state (train/hetero_state.h) every N steps; 0: only when stopped by a
+  // signal and at the end of the run. The state goes to checkpoint_dir (kDefaultStateDir when
+  // empty).
+  int64_t checkpoint_every = 0;
+  std::string resume_dir;   // continue the run whose state is there
+  nlohmann::json run_info;  // stored with the state for the front end (the dataset's path)
+  bool quiet = false;       // no per-epoch lines
 };
 
 struct HeteroTrainReport {

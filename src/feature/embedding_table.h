@@ -1,0 +1,67 @@
+// Learnable node embeddings (DGL's NodeEmbedding, PyG's Embedding(sparse=True) recipes): a
+// [rows, dim] float32 table in host memory, read like a feature table and updated only at the
+// rows a batch read, from the gradient of those rows, by a sparse optimiser:
+//
+//   row-wise Adagrad (the default; one float of state per row, as torchrec's RowWiseAdagrad):
+//     s[i] += mean_j g[i, j]^2;   w[i] -= lr * g[i] / (sqrt(s[i]) + eps)
+//   sparse Adam (PyTorch's SparseAdam: moments per element, touched rows only, one step count):
+//     t += 1; m[i] = b1 m[i] + (1 - b1) g[i]; v[i] = b2 v[i] + (1 - b2) g[i]^2;
+//     w[i] -= lr * (m[i] / (1 - b1^t)) / (sqrt(v[i] / (1 - b2^t)) + eps)
+//
+// Rows are independent, so the update runs in parallel over rows with the same result for any
+// thread count. The table and its state are saved as .npy files (atomically), never inside the
+// model's checkpoint payload: a table can be larger than memory is comfortable with.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <string>
+
+namespace directgnn {
+
+enum class SparseOptimizer { kRowAdagrad, kAdam };
+// "adagrad" or "adam"; anything else throws naming the parameter.
+SparseOptimizer parse_sparse_optimizer(const std::string& name);
+const char* sparse_optimizer_name(SparseOptimizer optimizer);
+
+struct EmbeddingOptions {
+  int64_t dim = 0;  // 0: no embeddings (where an option struct carries them)
+  SparseOptimizer optimizer = SparseOptimizer::kRowAdagrad;
+  double lr = 0.01;
+  double eps = 1e-10;  // Adagrad's; Adam uses 1e-8
+  double beta1 = 0.9, beta2 = 0.999;
+};
+
+class EmbeddingTable {
+ public:
+  // `rows` x options.dim, drawn from N(0, 1) scaled by 1/sqrt(dim) with `seed` (a row's values
+  // depend only on the seed and the row).
+  EmbeddingTable(int64_t rows, const EmbeddingOptions& options, uint64_t seed);
+
+  // Rows `ids` (int64, distinct, in range; checked) as a new float32 tensor.
+  at::Tensor gather(const at::Tensor& ids) const;
+  // One optimiser step on rows `ids` (distinct) with their gradient `grad` [len(ids), dim].
+  void update(const at::Tensor& ids, const at::Tensor& grad);
+
+  const at::Tensor& weight() const { return weight_; }
+  int64_t rows() const { return weight_.size(0); }
+  int64_t dim() const { return weight_.size(1); }
+  const EmbeddingOptions& options() const { return options_; }
+  int64_t steps() const { return steps_; }
+
+  // Writes DIR/NAME.npy (the table) and DIR/NAME.state*.npy (the optimiser's state, and the
+  // step count as a one-element array), each atomically.
+  void save(const std::string& dir, const std::string& name) const;
+  // Reads what save wrote, checking shapes against this table; throws naming the file.
+  void load(const std::string& dir, const std::string& name);
+
+ private:
+  EmbeddingOptions options_;
+  at::Tensor weight_;  // float32 [rows, dim]
+  at::Tensor sum_;     // row-wise Adagrad: float32 [rows]
+  at::Tensor m_, v_;   // Adam: float32 [rows, dim]
+  int64_t steps_ = 0;
+};
+
+}  // namespace directgnn
