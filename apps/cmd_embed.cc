@@ -24,6 +24,10 @@ void embed(const Args& a) {
   DGNN_CHECK_ARG(a.dtype == "float32" || a.dtype == "float16", "dtype", "'", a.dtype,
                  "' is not float32 or float16");
   const nlohmann::json meta = read_checkpoint_meta(a.checkpoint);
+  DGNN_CHECK(meta.value("task", std::string("node")) != "hetero", a.checkpoint,
+             ": is a heterogeneous model's checkpoint; embed writes homogeneous models' "
+             "embeddings (a heterogeneous model's learnable tables are in ",
+             a.checkpoint, "/embeddings/)");
   const std::string where = a.checkpoint + "/checkpoint.pt";
   const ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
   const Dataset ds = dataset_or_default(a.dataset, import_options(a.keep_self_loops));

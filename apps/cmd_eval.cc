@@ -55,6 +55,10 @@ void register_eval(CLI::App& app) {
   c->callback([args] {
     const nlohmann::json meta = read_checkpoint_meta(args->checkpoint);
     const std::string where = args->checkpoint + "/checkpoint.pt";
+    if (meta.value("task", std::string("node")) == "hetero") {
+      eval_hetero_command(meta, args->checkpoint, args->dataset);
+      return;
+    }
     const Dataset ds = dataset_or_default(args->dataset, import_options(args->keep_self_loops));
     if (meta.value("task", std::string("node")) == "link") {
       eval_link(meta, ds, args->checkpoint);

@@ -3,6 +3,7 @@
 // (graph/mag_generator.h). Trains RGCN or heterogeneous SAGE (train/hetero_trainer.h).
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -10,24 +11,35 @@
 
 #include "core/threads.h"
 #include "directgnn/error.h"
+#include "dist/process_group.h"
 #include "feature/embedding_table.h"
 #include "graph/mag_generator.h"
 #include "graph/splits.h"
 #include "io/hetero_dir.h"
+#include "io/npy.h"
 #include "loader/options.h"
 #include "options.h"
 #include "train/checkpoint.h"
 #include "train/hetero_state.h"
 #include "train/hetero_trainer.h"
+#include "train/metrics.h"
 
 namespace directgnn::cli {
 namespace {
 
 // Flags of homogeneous training that this path does not take yet: refused, never ignored.
 constexpr const char* kNotYet[] = {
-    "--device", "--features",          "--gather",    "--sampler",           "--graph",
-    "--norm",   "--residual",          "--heads",     "--attn-dropout",      "--disk-io",
-    "--task",   "--weighted-sampling", "--optimizer", "--feature-cache-gib", "--disk-direct"};
+    "--device",       "--features",          "--gather",    "--sampler",           "--graph",
+    "--norm",         "--residual",          "--heads",     "--attn-dropout",      "--disk-io",
+    "--task",         "--weighted-sampling", "--optimizer", "--feature-cache-gib", "--disk-direct",
+    "--dist-backend", "--dist-timeout"};
+
+// Ranks would each train alone: refused until heterogeneous training shares gradients.
+void refuse_ranks() {
+  DGNN_CHECK(dist_env_from_environment().world_size == 1,
+             "heterogeneous training runs in one process for now; it does not take data-parallel "
+             "ranks (torchrun, directgnn launch)");
+}
 
 bool is_mag_spec(const std::string& dataset) { return dataset.rfind("mag:", 0) == 0; }
 
@@ -137,6 +149,7 @@ bool is_hetero_dataset(const std::string& dataset) {
 
 void train_hetero_command(const CLI::App& command, const std::string& dataset,
                           const TrainingArgs& args, const HeteroArgs& hetero) {
+  refuse_ranks();
   for (const char* flag : kNotYet) {
     const CLI::Option* option = command.get_option_no_throw(flag);
     DGNN_CHECK(option == nullptr || option->count() == 0, flag,
@@ -182,12 +195,55 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   run_hetero(ds, o);
 }
 
+void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
+                         const std::string& dataset_arg) {
+  const std::string where = dir + "/checkpoint.pt";
+  const nlohmann::json run = meta.value("run", nlohmann::json::object());
+  const std::string dataset =
+      dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
+  const int64_t split = run.value("homogeneous_split", int64_t{-1});
+  const uint64_t seed = meta.value("seed", uint64_t{0});
+  const HeteroDataset ds = load_hetero(dataset, std::max<int64_t>(0, split), seed);
+  HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
+  const HeteroModelConfig given = HeteroModelConfig::for_dataset(ds);
+  DGNN_CHECK(config.relations == given.relations && config.num_classes == given.num_classes, where,
+             ": the checkpoint was trained on other node types, relations or classes than ",
+             ds.source, "'s; pass the dataset it was trained on");
+  HeteroModel model(config);
+  load_checkpoint(dir, model, nullptr);
+  std::vector<at::Tensor> inputs;
+  const nlohmann::json tables = meta.value("embeddings", nlohmann::json::object());
+  for (const NodeType& t : ds.node_types) {
+    if (!tables.contains(t.name)) {
+      inputs.push_back(t.features);
+      continue;
+    }
+    const std::string file = dir + "/" + tables[t.name].value("file", std::string());
+    const at::Tensor table = load_npy(file);
+    DGNN_CHECK(table.dim() == 2 && table.size(0) == t.count, file, ": has shape ", table.sizes(),
+               " but node type '", t.name, "' has ", t.count, " nodes");
+    inputs.push_back(table);
+  }
+  const Split& s = ds.splits.at(split >= 0 ? 0 : meta.value("split", size_t{0}));
+  const at::Tensor logits = model.infer(ds, inputs);
+  const double val = accuracy(logits, ds.labels, s.val), test = accuracy(logits, ds.labels, s.test);
+  std::printf("Checkpoint epoch %lld | Val Acc %.4f | Test Acc %.4f\n",
+              static_cast<long long>(meta.value("epoch", int64_t{-1})), val, test);
+  const double recorded = meta.value("test_acc", -1.0);
+  if (std::abs(recorded - test) < 1e-9) {
+    std::printf("Matches the test accuracy recorded at training time.\n");
+  } else {
+    std::printf("Training recorded Test Acc %.4f for this checkpoint.\n", recorded);
+  }
+}
+
 bool resumes_hetero(const std::string& dir) {
   return has_training_state(dir) && read_training_state(dir).value("task", "") == "hetero";
 }
 
 void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
                            const std::string& metrics) {
+  refuse_ranks();
   for (const CLI::Option* option : command.get_options()) {
     const std::string name = option->get_name();
     const bool allowed =

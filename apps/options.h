@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "dist/process_group.h"
@@ -77,6 +78,10 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
 // Whether DIR's training state is a heterogeneous run's, and continuing it (options from the
 // state; `epochs` replaces the saved count when --epochs is given).
 bool resumes_hetero(const std::string& dir);
+// `eval` of a heterogeneous checkpoint (meta: its description) on `dataset` (empty: the one it
+// was trained on).
+void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
+                         const std::string& dataset);
 void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
                            const std::string& metrics);
 // PATH made absolute, so a stored run resumes from any working directory.

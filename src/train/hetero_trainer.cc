@@ -213,7 +213,7 @@ void HeteroRun::save_best(int64_t epoch, double val, double test) {
   nlohmann::json meta = {{"task", "hetero"},  {"model", model_->config().to_json()},
                          {"epoch", epoch},    {"seed", o_.seed},
                          {"split", o_.split}, {"val_acc", val},
-                         {"test_acc", test}};
+                         {"test_acc", test},  {"run", o_.run_info}};
   nlohmann::json tables = nlohmann::json::object();
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (!tables_[t]) continue;

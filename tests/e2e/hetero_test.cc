@@ -42,6 +42,9 @@ TEST(HeteroTraining, RgcnOnTheMagGeneratorReadsTheRelations) {
   const std::string common = "--dataset " + dir.file("mag") + " --epochs 4 --hidden 64";
   const double rgcn =
       test_accuracy(common + " --model rgcn --checkpoint " + dir.file("ck"), dir, "rgcn");
+  const CommandResult e = run("eval --checkpoint " + dir.file("ck"));
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find("Matches the test accuracy recorded"), std::string::npos) << e.output;
   const double mlp = test_accuracy(common + " --model mlp", dir, "mlp");
   EXPECT_GE(rgcn, 0.8);
   EXPECT_GE(rgcn - mlp, 0.2) << "rgcn " << rgcn << ", mlp " << mlp;
