@@ -29,10 +29,10 @@ namespace {
 
 // Flags of homogeneous training that this path does not take yet: refused, never ignored.
 constexpr const char* kNotYet[] = {
-    "--device",       "--features",          "--gather",    "--sampler",           "--graph",
-    "--norm",         "--residual",          "--heads",     "--attn-dropout",      "--disk-io",
-    "--task",         "--weighted-sampling", "--optimizer", "--feature-cache-gib", "--disk-direct",
-    "--dist-backend", "--dist-timeout"};
+    "--features",          "--gather",    "--sampler",           "--graph",       "--norm",
+    "--residual",          "--heads",     "--attn-dropout",      "--disk-io",     "--task",
+    "--weighted-sampling", "--optimizer", "--feature-cache-gib", "--disk-direct", "--dist-backend",
+    "--dist-timeout"};
 
 // Ranks would each train alone: refused until heterogeneous training shares gradients.
 void refuse_ranks() {
@@ -181,6 +181,9 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   o.embeddings.optimizer = parse_sparse_optimizer(hetero.embedding_optimizer);
   o.embeddings.lr = hetero.embedding_lr;
   o.checkpoint_every = t.checkpoint_every;
+  std::string note;
+  o.device = resolve_device(parse_device(args.device), nullptr, &note);
+  if (!note.empty()) std::printf("%s\n", note.c_str());
   const bool homogeneous = !is_hetero_dataset(dataset);
   o.run_info = {{"dataset", is_mag_spec(dataset) ? dataset : absolute_path(dataset)},
                 {"homogeneous_split", homogeneous ? t.split : -1},

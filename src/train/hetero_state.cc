@@ -1,5 +1,7 @@
 #include "train/hetero_state.h"
 
+#include <c10/util/Exception.h>
+
 #include <filesystem>
 
 #include "directgnn/error.h"
@@ -97,7 +99,8 @@ nlohmann::json hetero_options_to_json(const HeteroTrainOptions& o) {
           {"split", o.split},
           {"metrics_path", o.metrics_path},
           {"checkpoint_dir", o.checkpoint_dir},
-          {"checkpoint_every", o.checkpoint_every}};
+          {"checkpoint_every", o.checkpoint_every},
+          {"device", o.device.str()}};
 }
 
 HeteroTrainOptions hetero_options_from_json(const nlohmann::json& j, const std::string& where) {
@@ -129,6 +132,11 @@ HeteroTrainOptions hetero_options_from_json(const nlohmann::json& j, const std::
   o.metrics_path = get<std::string>(j, "metrics_path", where);
   o.checkpoint_dir = get<std::string>(j, "checkpoint_dir", where);
   o.checkpoint_every = get<int64_t>(j, "checkpoint_every", where);
+  try {
+    o.device = c10::Device(get<std::string>(j, "device", where));
+  } catch (const c10::Error&) {
+    fail(where, ": the training state's device is not a device name");
+  }
   return o;
 }
 

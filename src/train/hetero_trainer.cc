@@ -61,6 +61,7 @@ class HeteroRun {
   std::ostream& log_;
   Split split_;
   std::shared_ptr<HeteroModel> model_;
+  std::shared_ptr<HeteroModel> cpu_model_;  // GPU runs evaluate and checkpoint a CPU copy
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<HeteroLoader> loader_;
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
@@ -82,6 +83,10 @@ HeteroRun::HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::
   make_tables(config);
   torch::manual_seed(o_.seed);
   model_ = std::make_shared<HeteroModel>(config);
+  if (!o_.device.is_cpu()) {
+    cpu_model_ = std::make_shared<HeteroModel>(config);
+    model_->to(o_.device);
+  }
   TrainOptions adam;
   adam.lr = o_.lr;
   adam.weight_decay = o_.weight_decay;
@@ -124,19 +129,37 @@ void HeteroRun::make_tables(HeteroModelConfig& config) {
 // gradient the step gives to the tables.
 void HeteroRun::read_embeddings(HeteroBatch& b) const {
   for (size_t t = 0; t < tables_.size(); ++t) {
-    if (tables_[t]) b.x[t] = tables_[t]->gather(b.sample.input_nodes[t]).requires_grad_(true);
+    if (tables_[t]) {
+      b.x[t] = tables_[t]->gather(b.sample.input_nodes[t]).to(o_.device).requires_grad_(true);
+    }
   }
 }
 
 void HeteroRun::update_embeddings(const HeteroBatch& b) {
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (tables_[t] && b.x[t].grad().defined()) {
-      tables_[t]->update(b.sample.input_nodes[t], b.x[t].grad());
+      tables_[t]->update(b.sample.input_nodes[t], b.x[t].grad().cpu());
     }
   }
 }
 
+// The batch's blocks, inputs and labels on the training device.
+void to_device(HeteroBatch& b, const c10::Device& device) {
+  if (device.is_cpu()) return;
+  for (HeteroBlock& block : b.sample.blocks) {
+    for (Block& r : block.relations) {
+      r.indptr = r.indptr.to(device);
+      r.indices = r.indices.to(device);
+    }
+  }
+  for (at::Tensor& x : b.x) {
+    if (x.defined()) x = x.to(device);
+  }
+  b.labels = b.labels.to(device);
+}
+
 void HeteroRun::take_step(HeteroBatch& b) {
+  to_device(b, o_.device);
   read_embeddings(b);
   optimizer_->zero_grad();
   const at::Tensor logits = model_->forward(b.sample.blocks, b.x);
@@ -179,7 +202,8 @@ std::pair<double, double> HeteroRun::evaluate() {
   for (size_t t = 0; t < ds_.node_types.size(); ++t) {
     inputs.push_back(tables_[t] ? tables_[t]->weight() : ds_.node_types[t].features);
   }
-  const at::Tensor logits = model_->infer(ds_, inputs);
+  if (cpu_model_) copy_parameters(*model_, *cpu_model_);
+  const at::Tensor logits = (cpu_model_ ? cpu_model_ : model_)->infer(ds_, inputs);
   return {accuracy(logits, ds_.labels, split_.val), accuracy(logits, ds_.labels, split_.test)};
 }
 
@@ -224,7 +248,8 @@ void HeteroRun::save_best(int64_t epoch, double val, double test) {
   }
   if (!tables.empty()) meta["embeddings"] = tables;
   // The tables first: checkpoint.pt, written last, names the tables its model was trained with.
-  save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
+  // evaluate() has just copied a GPU model's parameters to the CPU copy.
+  save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
 }
 
 std::string HeteroRun::state_dir() const {

@@ -5,6 +5,8 @@
 // at the epoch with the best validation accuracy, where the model is checkpointed.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -23,6 +25,10 @@ struct HeteroTrainOptions {
   HeteroModelConfig model;  // types, relations, in_dims and classes are taken from the dataset
   HeteroSamplerOptions sampler;
   HeteroLoaderOptions loader;
+  // Where the model trains. On a GPU the loader still samples and gathers on the CPU and each
+  // batch is copied over (the conventional path); embedding rows go over and their gradients
+  // come back to the host tables; evaluation runs on a CPU copy of the model.
+  c10::Device device{c10::kCPU};
   // dim > 0: every featureless node type gets a learnable [count, dim] table (its input), read
   // at each step after the previous step's update and updated at the batch's rows only.
   EmbeddingOptions embeddings;
