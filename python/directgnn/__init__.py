@@ -15,7 +15,9 @@ See docs/python.md.
 """
 
 from . import datasets
+from . import hetero
 from .data import Dataset, load
+from .hetero import HeteroBatch, HeteroBlock, HeteroDataset, HeteroLoader, HeteroSampler
 from .link import LinkBatch, LinkLoader
 from .loader import Batch, Loader
 from .sampler import Block, NeighborSampler, Sample
@@ -26,6 +28,11 @@ __all__ = [
     "Block",
     "Dataset",
     "GATHER_METHODS",
+    "HeteroBatch",
+    "HeteroBlock",
+    "HeteroDataset",
+    "HeteroLoader",
+    "HeteroSampler",
     "LinkBatch",
     "LinkLoader",
     "Loader",
@@ -34,6 +41,7 @@ __all__ = [
     "UnifiedTensor",
     "datasets",
     "gather",
+    "hetero",
     "load",
     "unified",
 ]

@@ -13,10 +13,12 @@ from torch_geometric.data import GraphStore as _GraphStore
 from torch_geometric.data.graph_store import EdgeLayout
 
 from .data import Dataset
+from .hetero import HeteroDataset
 from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor, _ids
 
-HETERO = ("directgnn.pyg: heterogeneous graphs (HeteroData, typed nodes or edges) are not "
-          "supported yet; use a homogeneous Data, or PyG's own stores for this graph")
+HETERO = ("directgnn.pyg: this graph store holds typed edges (a heterogeneous graph), which "
+          "this homogeneous path cannot read; read it with typed_csc_in_place, or sample it "
+          "with directgnn.pyg.NeighborSampler, which takes typed graphs")
 
 
 def _whole(index):
@@ -145,16 +147,19 @@ class FeatureStore(_FeatureStore):
         return _gather_many(tables, self._ids(index, tables[0]), **options)
 
     def _multi_get_tensor(self, attrs):
-        """Every attribute for the same node ids in one gather (per row count); others one by
-        one."""
-        if not attrs or not all(isinstance(a.index, torch.Tensor) for a in attrs) or any(
-                a.index is not attrs[0].index for a in attrs):
-            return [self._get_tensor(a) for a in attrs]
-        tables = [self._table(a) for a in attrs]
-        out = [None] * len(tables)
-        for rows in {t.size(0) for t in tables}:
-            which = [i for i, t in enumerate(tables) if t.size(0) == rows]
-            for i, got in zip(which, self._gather([tables[i] for i in which], attrs[0].index)):
+        """The attributes that share node ids (one index tensor, a node type's in a typed
+        graph) in one gather per row count; others one by one."""
+        out = [None] * len(attrs)
+        groups = {}
+        for i, a in enumerate(attrs):
+            if isinstance(a.index, torch.Tensor):
+                table = self._table(a)
+                groups.setdefault((id(a.index), table.size(0)), []).append((i, table))
+            else:
+                out[i] = self._get_tensor(a)
+        for members in groups.values():
+            index = attrs[members[0][0]].index
+            for (i, _), got in zip(members, self._gather([t for _, t in members], index)):
                 out[i] = got
         return out
 
@@ -194,6 +199,9 @@ class GraphStore(_GraphStore):
         super().__init__()
         self._edges = {}  # key -> (EdgeAttr, (a, b))
         self.edge_permutation = None
+        # Per edge type, for typed graphs: CSC position -> original edge id of a COO index
+        # sorted on the way in (stores(HeteroData)); None where the same.
+        self.edge_permutations = {}
 
     @staticmethod
     def _key(attr):
@@ -229,6 +237,20 @@ class GraphStore(_GraphStore):
         self.edge_permutation = perm
         return colptr, row
 
+    def typed_csc_in_place(self):
+        """``{edge_type: (colptr, row, perm)}`` of a typed graph: stored CSCs in place (with the
+        permutations of ``edge_permutations``), or every edge type converted by PyG's ``csc``
+        when some are stored in another layout."""
+        attrs = self.get_all_edge_attrs()
+        if any(attr.edge_type is None for attr in attrs):
+            raise ValueError("directgnn.pyg.GraphStore: holds an edge index without an edge "
+                             "type next to typed ones; give every edge index its edge type")
+        if all(attr.layout == EdgeLayout.CSC for attr in attrs):
+            return {attr.edge_type: (colptr, row, self.edge_permutations.get(attr.edge_type))
+                    for attr, (row, colptr) in self._edges.values()}
+        rows, colptrs, perms = self.csc()
+        return {et: (colptrs[et].cpu(), rows[et].cpu(), perms.get(et)) for et in rows}
+
 
 _gather_many = torch.ops.directgnn.gather_many.default
 
@@ -262,20 +284,25 @@ def node_features(data):
 
 
 def stores(data, device=None, *, method="auto", max_threads=0):
-    """The ``(FeatureStore, GraphStore)`` pair over a PyG ``Data`` or a directgnn
-    :class:`~directgnn.Dataset`.
+    """The ``(FeatureStore, GraphStore)`` pair over a PyG ``Data`` or ``HeteroData``, or a
+    directgnn :class:`~directgnn.Dataset` or :class:`~directgnn.HeteroDataset`.
 
     Node-level tensors and numpy arrays (``x``, ``y``, masks, memory maps, ...) are put into the
     feature store in place. A directgnn dataset's CSR graph is its neighbour lists, stored as
     the CSC in place; a ``Data``'s COO ``edge_index`` is sorted into a CSC once (its permutation
     kept, so ``e_id`` indexes the original edges). Edge-level and graph-level attributes have no
     place in a feature store (PyG's loaders read node attributes from it); a
-    :class:`directgnn.pyg.NeighborLoader` over the ``Data`` itself carries them.
+    :class:`directgnn.pyg.NeighborLoader` over the ``Data`` itself carries them. A typed
+    graph's node features are grouped by node type (``group_name``) and its edge indices keyed
+    by edge type ``(src, rel, dst)``, each relation's CSR stored as PyG's CSC.
     """
-    if isinstance(data, HeteroData):
-        raise NotImplementedError(HETERO)
     feature_store = FeatureStore(device, method=method, max_threads=max_threads)
     graph_store = GraphStore()
+    if isinstance(data, (HeteroData, HeteroDataset)):
+        from ._pyg_hetero import put_dataset, put_hetero_data
+        put = put_hetero_data if isinstance(data, HeteroData) else put_dataset
+        put(feature_store, graph_store, data)
+        return feature_store, graph_store
     if isinstance(data, Dataset):
         n = data.num_nodes
         feature_store.put_tensor(data.x, group_name=None, attr_name="x", index=None)

@@ -164,18 +164,24 @@ def _from_tuple(t):
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
-         add_inverse_edges: bool = False, _skip_link_split_files: bool = False) -> Dataset:
+         add_inverse_edges: bool = False, _skip_link_split_files: bool = False
+         ) -> Union[Dataset, "HeteroDataset"]:
     """Reads a dataset with the project's own readers, as ``directgnn train --dataset`` does.
 
     ``path`` is a dataset directory (written by ``directgnn convert``/``generate``; its
     features are memory-mapped, not read), an ``.npz`` file (gnn-benchmark or numpy savez
-    layout) or an OGB raw directory. A file that cannot be read raises OSError
-    (FileNotFoundError when it is missing); one whose content is wrong a RuntimeError naming
-    the file, the field and the fix.
+    layout) or an OGB raw directory. A heterogeneous source (a heterogeneous dataset
+    directory, OGB's heterogeneous raw layout, typed CSV edge lists) gives a
+    :class:`directgnn.HeteroDataset` (self-loops are always kept there). A file that cannot be
+    read raises OSError (FileNotFoundError when it is missing); one whose content is wrong a
+    RuntimeError naming the file, the field and the fix.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"directgnn.load: {path} does not exist")
+    from .hetero import is_hetero, load_hetero
+    if is_hetero(path):
+        return load_hetero(path, add_inverse_edges=add_inverse_edges)
     with os_errors():
         return _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges,
                                             _skip_link_split_files))

@@ -22,6 +22,7 @@ def _keep_batch_memory():
         ops.configure_allocator()
     _allocator_configured = True
 from .data import Dataset
+from .hetero import HeteroDataset
 from .sampler import Block, Sample, _fanouts, _mode, _sample
 from .tensor import _as_tensor, _ids
 
@@ -133,6 +134,9 @@ class Loader:
                  weighted: bool = False, edge_weight: Optional[torch.Tensor] = None,
                  edge_ids: Optional[bool] = None):
         features_path = ""
+        if isinstance(data, HeteroDataset) or type(data).__name__ == "HeteroData":
+            raise TypeError("directgnn.Loader: the data is heterogeneous; use "
+                            "directgnn.HeteroLoader(data, seeds, fanouts=...) for typed graphs")
         if _is_pyg_data(data):
             data = _from_pyg(data)
         if isinstance(data, Dataset):

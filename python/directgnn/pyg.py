@@ -15,7 +15,10 @@ torch-sparse. Switching is one line::
                             input_nodes=data.train_mask, shuffle=True)
     batch = next(iter(loader))                             # PyG's batch: x, y, edge_index, n_id
 
-Homogeneous graphs only for now; a ``HeteroData`` raises ``NotImplementedError``.
+Heterogeneous graphs too: a ``HeteroData`` (or a directgnn ``HeteroDataset``, or stores with
+node types and edge types) with ``input_nodes=("paper", ids)`` gives PyG's heterogeneous
+batches, ``x_dict`` and ``edge_index_dict`` ready for ``to_hetero`` models
+(examples/pyg_hetero.py).
 """
 
 import copy
@@ -34,10 +37,12 @@ except ImportError as error:  # pragma: no cover - depends on the environment
     raise ImportError("directgnn.pyg needs PyG: pip install torch-geometric (it is pure "
                       "Python; pyg-lib and torch-sparse are not needed)") from error
 
+from . import _pyg_hetero
 from ._pyg_stores import HETERO as _HETERO
 from ._pyg_stores import FeatureStore, GraphStore, coo_to_csc, node_features, stores
 from ._ops import ops
 from .data import Dataset
+from .hetero import HeteroDataset
 from .loader import _keep_batch_memory
 from .sampler import NeighborSampler as _Sampler
 
@@ -83,10 +88,22 @@ class NeighborSampler(BaseSampler):
     directed from the neighbour (``row``) to the node it was drawn for (``col``), and ``edge``
     holds their ids.
 
+    On a heterogeneous graph (a ``HeteroData``, a directgnn ``HeteroDataset`` or a store pair
+    with edge types) it returns PyG's ``HeteroSamplerOutput``: ``node`` per node type (the
+    input type's seeds first), ``row``/``col``/``edge`` per edge type ``(src, rel, dst)`` (the
+    source's local id among ``node[src]``, the destination's among ``node[dst]``: messages flow
+    ``row -> col``, as ``edge_index = [row, col]``), ``num_sampled_nodes`` per node type and
+    ``num_sampled_edges`` per edge type, hop by hop. Each node's neighbours in each edge type
+    into its type are drawn once, at the hop after it is first reached, up to
+    ``num_neighbors[edge_type][hop]`` (0: none). The CPU sampler only, uniform, and
+    ``subgraph_type`` "directional" or "bidirectional".
+
     Args:
         data: a ``GraphStore`` (directgnn's, read in place, or any other PyG graph store), a
-            ``(FeatureStore, GraphStore)`` pair, a PyG ``Data`` or a directgnn dataset.
-        num_neighbors: neighbours per hop, seed hop first; -1 takes every neighbour.
+            ``(FeatureStore, GraphStore)`` pair, a PyG ``Data`` or ``HeteroData``, or a
+            directgnn dataset (homogeneous or heterogeneous).
+        num_neighbors: neighbours per hop, seed hop first; -1 takes every neighbour. For a
+            typed graph, one list for every edge type or a dict by edge type (PyG's rules).
         device: "cpu" (the CPU sampler) or "cuda[:N]" (the GPU sampler).
         graph: where the GPU sampler reads the graph: "pinned" (in place) or "device".
         seed: the base of every draw.
@@ -99,10 +116,14 @@ class NeighborSampler(BaseSampler):
 
     def __init__(self, data, num_neighbors, *, device="cpu", graph="pinned", seed=0,
                  weight_attr=None, subgraph_type="directional"):
-        if isinstance(data, HeteroData) or isinstance(num_neighbors, dict):
-            raise NotImplementedError(_HETERO)
-        colptr, row, self._perm = _csc(data)
         self.subgraph_type = SubgraphType(subgraph_type)
+        self._hetero = None
+        if _pyg_hetero.is_hetero(data, num_neighbors):
+            _check_hetero(device, weight_attr, self.subgraph_type)
+            self._hetero = _pyg_hetero.HeteroDraw(data, num_neighbors, seed=seed)
+            self.num_neighbors = num_neighbors
+            return
+        colptr, row, self._perm = _csc(data)
         weights = None if weight_attr is None else _edge_weights(data, weight_attr, self._perm)
         self._args = (colptr, row, list(getattr(num_neighbors, "values", num_neighbors)),
                       str(device), graph, int(seed), weights)
@@ -119,26 +140,46 @@ class NeighborSampler(BaseSampler):
                                  edge_ids=self.subgraph_type != SubgraphType.induced)
 
     def __getstate__(self):  # worker processes rebuild the C++ sampler over the same tensors
+        if self._hetero is not None:
+            return {"hetero": self._hetero, "subgraph_type": self.subgraph_type,
+                    "num_neighbors": self.num_neighbors}
         return {"args": self._args, "perm": self._perm, "subgraph_type": self.subgraph_type}
 
     def __setstate__(self, state):
-        self._args, self._perm = state["args"], state["perm"]
         self.subgraph_type = state["subgraph_type"]
+        self._hetero = state.get("hetero")
+        if self._hetero is not None:
+            self.num_neighbors = state["num_neighbors"]
+            return
+        self._args, self._perm = state["args"], state["perm"]
         self._build()
 
     @property
-    def num_nodes(self) -> int:
-        """The number of nodes of the graph sampled."""
+    def is_hetero(self) -> bool:
+        """Whether the graph sampled is heterogeneous."""
+        return self._hetero is not None
+
+    @property
+    def num_nodes(self):
+        """The number of nodes of the graph sampled (per node type for a typed graph)."""
+        if self._hetero is not None:
+            return dict(self._hetero.num_nodes)
         return self._args[0].numel() - 1
 
     @property
     def edge_permutation(self):
-        return self._perm
+        """CSC position to edge id (per edge type for a typed graph; None where the same)."""
+        return self._hetero.perm if self._hetero is not None else self._perm
 
     def sample_from_nodes(self, index, **kwargs):
         if index.time is not None:
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal sampling "
                                       "(input_time, time_attr) is not supported")
+        if self._hetero is not None:
+            out = self._hetero.sample(index)
+            if self.subgraph_type == SubgraphType.bidirectional:
+                out = out.to_bidirectional()
+            return out
         metadata = (index.input_id, index.time)
         if self._sampler is None:
             node, none = index.node.long(), torch.empty(0, dtype=torch.int64)
@@ -171,6 +212,10 @@ class NeighborSampler(BaseSampler):
         if index.time is not None:
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal link sampling "
                                       "(edge_label_time) is not supported")
+        if self._hetero is not None:
+            raise NotImplementedError("directgnn.pyg: link sampling on heterogeneous graphs "
+                                      "(LinkNeighborLoader over a HeteroData) is not supported "
+                                      "yet; use PyG's own LinkNeighborLoader for it")
         src, dst, label = index.row, index.col, index.label
         num_pos, num_nodes = src.numel(), self.num_nodes
         triplet = neg_sampling is not None and neg_sampling.is_triplet()
@@ -195,6 +240,21 @@ class NeighborSampler(BaseSampler):
         else:
             out.metadata = (index.input_id, inverse.view(2, -1), label, None)
         return out
+
+
+def _check_hetero(device, weight_attr, subgraph_type):
+    """Refuses what the heterogeneous sampler does not offer yet, by name."""
+    if torch.device(device).type != "cpu":
+        raise NotImplementedError("directgnn.pyg: heterogeneous graphs are sampled on the CPU "
+                                  "only; use sampler='cpu' (batches may still go to a GPU with "
+                                  "device=)")
+    if weight_attr is not None:
+        raise NotImplementedError("directgnn.pyg: weighted sampling (weight_attr) of "
+                                  "heterogeneous graphs is not supported yet")
+    if subgraph_type == SubgraphType.induced:
+        raise NotImplementedError("directgnn.pyg: subgraph_type='induced' is not supported on "
+                                  "heterogeneous graphs (nor by PyG's pyg-lib sampler); use "
+                                  "'directional' or 'bidirectional'")
 
 
 def _edge_weights(data, weight_attr, perm):
@@ -257,11 +317,11 @@ def _split_node_features(data, device):
 
 def _all_on_cpu(device, sampler, rest):
     """Whether a batch for ``device`` made by the ``sampler`` with ``rest``'s attributes
-    (a ``Data`` or None) is on the CPU already."""
+    (a ``Data``, a ``HeteroData`` or None) is on the CPU already."""
     if device is None or device.type != "cpu" or torch.device(sampler).type != "cpu":
         return False
     return rest is None or all(not torch.is_tensor(v) or v.device.type == "cpu"
-                               for v in rest.to_dict().values())
+                               for store in rest.stores for v in store.values())
 
 
 class _Batches:
@@ -271,20 +331,22 @@ class _Batches:
     def _setup(self, data, num_neighbors, device, sampler, graph, seed, kwargs):
         """Checks the options and prepares the data; returns PyG's data and the sampler."""
         options = _check_options(kwargs)
-        if isinstance(data, HeteroData) or isinstance(num_neighbors, dict):
-            raise NotImplementedError(_HETERO)
         _keep_batch_memory()
         self._device = None if device is None else torch.device(device)
         foreign = isinstance(data, tuple) and not isinstance(data[0], FeatureStore)
         self._features = self._rest = None
-        self._node_tables = ([], [])  # names and tables of a Data's node features
-        if isinstance(data, Dataset):
+        # A Data's node features by group (None; a HeteroData's: node type): names and tables.
+        self._node_tables = {}
+        if isinstance(data, (Dataset, HeteroDataset)):
             data = stores(data, device)
-        elif isinstance(data, Data):
-            self._features, self._rest = _split_node_features(data, device)
-            attrs = self._features.get_all_tensor_attrs()
-            self._node_tables = ([a.attr_name for a in attrs],
-                                 [self._features._table(a) for a in attrs])
+        elif isinstance(data, (Data, HeteroData)):
+            split = _split_node_features if isinstance(data, Data) else \
+                _pyg_hetero.split_node_features
+            self._features, self._rest = split(data, device)
+            for a in self._features.get_all_tensor_attrs():
+                names, tables = self._node_tables.setdefault(a.group_name, ([], []))
+                names.append(a.attr_name)
+                tables.append(self._features._table(a))
         node_sampler = NeighborSampler(data, num_neighbors, device=sampler, graph=graph,
                                        seed=seed, **options)
         if not foreign and _all_on_cpu(self._device, sampler, self._rest):
@@ -302,12 +364,13 @@ class _Batches:
             batch = super().filter_fn(out)
         finally:
             self.data, self.transform = data, transform
-        names, tables = self._node_tables
-        if tables:
-            # Our own store, whose tables all have a row per node: one gather of every table,
-            # straight past PyG's per-attribute checks (tens of microseconds a batch).
-            for name, rows in zip(names, self._features._gather(tables, out.node)):
-                batch[name] = rows
+        # Our own store, whose tables all have a row per node (of their type): one gather of
+        # every table of a type, straight past PyG's per-attribute checks (tens of
+        # microseconds a batch).
+        for group, (names, tables) in self._node_tables.items():
+            ids, into = (out.node, batch) if group is None else (out.node[group], batch[group])
+            for name, rows in zip(names, self._features._gather(tables, ids)):
+                into[name] = rows
         if self._device is not None:
             batch = batch.to(self._device)
         return batch if transform is None else transform(batch)
@@ -324,12 +387,25 @@ class NeighborLoader(_Batches, _NeighborLoader):
     graph-level tensors and strings as they are. Any ``(FeatureStore, GraphStore)`` pair works;
     directgnn's own (:func:`stores`) are read in place, others through PyG's interfaces.
 
+    A ``HeteroData`` gives PyG's heterogeneous batches the same way (node features gathered
+    per node type, ``edge_index`` and edge attributes per edge type, ``n_id``, ``e_id``,
+    ``num_sampled_nodes``/``_edges``, ``batch_size`` on the input type), sampled as
+    :class:`NeighborSampler` describes::
+
+        import directgnn
+        from directgnn.pyg import NeighborLoader
+        data = directgnn.hetero.mag(0.002).to_pyg()        # any HeteroData
+        loader = NeighborLoader(data, num_neighbors=[10, 5], batch_size=128,
+                                input_nodes=("paper", data["paper"].train_mask))
+        batch = next(iter(loader))   # batch["paper"].x, batch.edge_index_dict, n_id, e_id
+
     Args:
-        data: a PyG ``Data``, a directgnn dataset, or a ``(FeatureStore, GraphStore)`` pair.
+        data: a PyG ``Data`` or ``HeteroData``, a directgnn dataset (homogeneous or
+            heterogeneous), or a ``(FeatureStore, GraphStore)`` pair.
         num_neighbors, input_nodes, batch_size, shuffle, subgraph_type, ...: as PyG's
             ``NeighborLoader``, ``weight_attr`` and the three subgraph types included. Not
-            offered yet (``NotImplementedError``): heterogeneous graphs, ``replace``,
-            ``disjoint`` and temporal sampling.
+            offered yet (``NotImplementedError``): ``replace``, ``disjoint``, temporal
+            sampling, and on typed graphs the GPU sampler, ``weight_attr`` and ``induced``.
         device: where batches are made. None (the default) leaves them where PyG would: with
             the data. A GPU (``"cuda"``) has GPU threads read the feature rows straight from
             pinned host memory, and the rest of the batch is moved there too.
@@ -342,7 +418,7 @@ class NeighborLoader(_Batches, _NeighborLoader):
                  graph="pinned", seed=0, **kwargs):
         data, node_sampler = self._setup(data, num_neighbors, device, sampler, graph, seed,
                                          kwargs)
-        if input_nodes is None and isinstance(data, tuple):
+        if input_nodes is None and isinstance(data, tuple) and not node_sampler.is_hetero:
             input_nodes = torch.arange(node_sampler.num_nodes)
         super().__init__(data, num_neighbors, input_nodes=input_nodes,
                          neighbor_sampler=node_sampler, **kwargs)
@@ -378,6 +454,10 @@ class LinkNeighborLoader(_Batches, _LinkNeighborLoader):
         if kwargs.get("edge_label_time") is not None:
             raise NotImplementedError("directgnn.pyg.LinkNeighborLoader: temporal sampling "
                                       "(edge_label_time) is not supported yet")
+        if _pyg_hetero.is_hetero(data, num_neighbors):
+            raise NotImplementedError("directgnn.pyg.LinkNeighborLoader: heterogeneous graphs "
+                                      "are not supported yet (directgnn.pyg.NeighborLoader "
+                                      "takes them); use PyG's own LinkNeighborLoader for them")
         data, link_sampler = self._setup(data, num_neighbors, device, sampler, graph, seed,
                                          kwargs)
         super().__init__(data, num_neighbors, edge_label_index=edge_label_index,

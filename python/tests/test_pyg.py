@@ -225,8 +225,6 @@ def test_enums_and_strings_alike_and_any_store_pair(data):
 
 
 def test_what_is_not_supported_says_so(data):
-    with pytest.raises(NotImplementedError, match="HeteroData"):
-        pyg.stores(HeteroData())
     with pytest.raises(NotImplementedError, match="replace"):
         pyg.NeighborLoader(data, num_neighbors=[2], input_nodes=data.train_mask, replace=True)
     with pytest.raises(NotImplementedError, match="FeatureStore, GraphStore"):

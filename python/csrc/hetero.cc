@@ -1,0 +1,326 @@
+// torch.ops.directgnn.load_hetero, is_hetero and mag_dataset, and torch.classes.directgnn
+// .HeteroGraph, .HeteroSampler and .HeteroLoader (hetero.h); PyG's sampler is in hetero_pyg.cc.
+#include "hetero.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "core/random.h"
+#include "directgnn/error.h"
+#include "errors.h"
+#include "graph/mag_generator.h"
+#include "io/hetero_dir.h"
+#include "loader/hetero_loader.h"
+#include "passes.h"
+#include "sampling/hetero_sampler.h"
+#include "sampling/sampler.h"
+
+namespace directgnn::ops {
+namespace {
+
+// "src,rel,dst" as a relation's names; throws naming the key when it has not three parts.
+Relation relation_of(const std::string& key) {
+  Relation r;
+  const size_t a = key.find(','), b = key.find(',', a == std::string::npos ? a : a + 1);
+  DGNN_CHECK_ARG(
+      a != std::string::npos && b != std::string::npos && key.find(',', b + 1) == std::string::npos,
+      "relations", "'", key, "' is not 'src,rel,dst' (three names, no commas in them)");
+  r.src = key.substr(0, a);
+  r.rel = key.substr(a + 1, b - a - 1);
+  r.dst = key.substr(b + 1);
+  return r;
+}
+
+void add_types(HeteroDataset& ds, const std::vector<std::string>& types,
+               const std::vector<int64_t>& counts,
+               const c10::List<std::optional<at::Tensor>>& features) {
+  DGNN_CHECK_ARG(types.size() == counts.size() && types.size() == features.size(), "node_types",
+                 "needs a count and a feature table (or None) per node type; got ", types.size(),
+                 " types, ", counts.size(), " counts and ", features.size(), " tables");
+  for (size_t t = 0; t < types.size(); ++t) {
+    NodeType type;
+    type.name = types[t];
+    type.count = counts[t];
+    const std::optional<at::Tensor> table = features.get(t);
+    if (table) {
+      DGNN_CHECK_TYPE(table->is_cpu(), "directgnn.HeteroDataset: the features of node type '",
+                      type.name, "' must be a CPU tensor");
+      type.features = *table;
+    }
+    ds.node_types.push_back(std::move(type));
+  }
+}
+
+void add_relations(HeteroDataset& ds, const std::vector<std::string>& keys,
+                   const std::vector<at::Tensor>& indptrs, const std::vector<at::Tensor>& indices) {
+  DGNN_CHECK_ARG(keys.size() == indptrs.size() && keys.size() == indices.size(), "relations",
+                 "needs an indptr and indices per relation; got ", keys.size(), " relations, ",
+                 indptrs.size(), " indptrs and ", indices.size(), " indices");
+  for (size_t r = 0; r < keys.size(); ++r) {
+    Relation rel = relation_of(keys[r]);
+    DGNN_CHECK_TYPE(indptrs[r].is_cpu() && indices[r].is_cpu(), "directgnn.HeteroDataset: the ",
+                    "CSR of relation ", keys[r], " must be CPU tensors");
+    rel.graph = CsrGraph{indptrs[r].contiguous(), indices[r].contiguous(), {}};
+    ds.relations.push_back(std::move(rel));
+  }
+}
+
+HeteroFields load(c10::string_view path_in, bool add_inverse_edges) {
+  const std::string path(path_in);
+  HeteroImportOptions options;
+  options.add_inverse_edges = add_inverse_edges;
+  HeteroDataset ds;
+  if (is_hetero_dir(path)) {
+    ds = load_hetero_dir(path);
+    if (add_inverse_edges) add_reverse_relations(ds);
+  } else if (looks_like_ogb_hetero(path)) {
+    ds = import_ogb_hetero(path, options);
+  } else {
+    DGNN_CHECK_ARG(std::filesystem::exists(path + "/nodes.csv"), "path", path,
+                   " is not a heterogeneous dataset directory, OGB heterogeneous raw layout or "
+                   "directory of typed CSV edge lists (nodes.csv); see docs/formats.md");
+    ds = import_hetero_csv(path, options);
+  }
+  return as_fields(ds);
+}
+
+// A heterogeneous source load_hetero reads (convert's test, apps/cmd_convert.cc).
+bool is_hetero(c10::string_view path_in) {
+  namespace fs = std::filesystem;
+  const std::string path(path_in);
+  if (!fs::is_directory(path)) return false;
+  return is_hetero_dir(path) || looks_like_ogb_hetero(path) ||
+         (!fs::exists(path + "/meta.json") && fs::exists(path + "/nodes.csv"));
+}
+
+HeteroFields mag(double scale, int64_t seed, int64_t feat_dim, int64_t num_classes) {
+  MagOptions o;
+  o.scale = scale;
+  o.seed = static_cast<uint64_t>(seed);
+  o.feat_dim = feat_dim;
+  o.num_classes = num_classes;
+  check_mag_options(o);
+  return as_fields(generate_mag(o));
+}
+
+// The sample as Python reads it: input nodes per type; then per block (outermost first)
+// num_src and num_dst per type, and indptr and indices per relation, flattened block by block.
+using HeteroSampleResult =
+    std::tuple<std::vector<at::Tensor>, std::vector<int64_t>, std::vector<int64_t>,
+               std::vector<at::Tensor>, std::vector<at::Tensor>>;
+
+HeteroSampleResult as_sample(const HeteroMiniBatch& batch) {
+  HeteroSampleResult out;
+  std::get<0>(out) = batch.input_nodes;
+  for (const HeteroBlock& block : batch.blocks) {
+    auto& [nodes, num_src, num_dst, indptrs, indices] = out;
+    num_src.insert(num_src.end(), block.num_src.begin(), block.num_src.end());
+    num_dst.insert(num_dst.end(), block.num_dst.begin(), block.num_dst.end());
+    for (const Block& b : block.relations) {
+      indptrs.push_back(b.indptr);
+      indices.push_back(b.indices);
+    }
+  }
+  return out;
+}
+
+int type_arg(const HeteroDataset& ds, int64_t type) {
+  DGNN_CHECK_INDEX(type >= 0 && type < static_cast<int64_t>(ds.node_types.size()),
+                   "node type index ", type, " is out of range for ", ds.node_types.size(),
+                   " node types");
+  return static_cast<int>(type);
+}
+
+// torch.classes.directgnn.HeteroSampler: typed blocks, each layer drawn anew (DGL's).
+class HeteroSamplerHolder : public torch::CustomClassHolder {
+ public:
+  HeteroSamplerHolder(c10::intrusive_ptr<HeteroGraphHolder> graph,
+                      std::vector<std::vector<int64_t>> fanouts)
+      : graph_(std::move(graph)),
+        sampler_(graph_->dataset(), {checked_hetero_fanouts(graph_->dataset(), fanouts, false,
+                                                            "directgnn.HeteroSampler")}) {}
+
+  HeteroSampleResult sample(int64_t seed_type, const at::Tensor& seeds, int64_t seed) const {
+    const int type = type_arg(graph_->dataset(), seed_type);
+    return as_sample(sampler_.sample(type, seeds.cpu(), static_cast<uint64_t>(seed)));
+  }
+
+ private:
+  c10::intrusive_ptr<HeteroGraphHolder> graph_;
+  HeteroSampler sampler_;
+};
+
+// seeds, x per node type (None when featureless), the seeds' labels, the sample.
+using HeteroLoaderBatch = std::tuple<at::Tensor, c10::List<std::optional<at::Tensor>>,
+                                     std::optional<at::Tensor>, HeteroSampleResult>;
+
+// torch.classes.directgnn.HeteroLoader: loader/hetero_loader.h over the graph's target type.
+class HeteroLoaderHolder : public torch::CustomClassHolder {
+ public:
+  HeteroLoaderHolder(c10::intrusive_ptr<HeteroGraphHolder> graph,
+                     std::vector<std::vector<int64_t>> fanouts, int64_t batch_size,
+                     int64_t prefetch, int64_t workers)
+      : graph_(std::move(graph)) {
+    const HeteroDataset& ds = graph_->dataset();
+    DGNN_CHECK_ARG(ds.target_type >= 0, "data",
+                   "has no target node type; the loader's seeds are nodes of the labelled type");
+    DGNN_CHECK_ARG(prefetch >= 0 && prefetch <= 64, "prefetch", "must be in 0..64, got ", prefetch);
+    HeteroLoaderOptions o;
+    o.batch_size = batch_size;
+    o.prefetch = static_cast<int>(prefetch);
+    o.workers = static_cast<int>(workers);
+    loader_ = std::make_unique<HeteroLoader>(
+        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, false, "fanouts")}, o);
+  }
+  ~HeteroLoaderHolder() override { passes_.clear(); }
+
+  // Starts a pass over `seeds` (target-type ids, in this order); batch i draws with a seed
+  // mixed from `seed` and i.
+  int64_t start(const at::Tensor& seeds, int64_t seed) {
+    DGNN_CHECK_TYPE(
+        seeds.dim() == 1 && (seeds.scalar_type() == at::kLong || seeds.scalar_type() == at::kInt),
+        "directgnn.HeteroLoader: seeds must be a 1-D int64 or int32 tensor");
+    const at::Tensor order = seeds.cpu().to(at::kLong).contiguous();
+    check_seeds(order, graph_->dataset().target().count);
+    const auto base = static_cast<uint64_t>(seed);
+    return passes_.add(loader_->epoch(
+        order, [base](int64_t step) { return mix64(base, 0x4e7, static_cast<uint64_t>(step)); }));
+  }
+
+  bool has_next(int64_t pass) const { return passes_.has_next(pass); }
+
+  HeteroLoaderBatch next(int64_t pass) {
+    const auto epoch = passes_.get(pass);
+    DGNN_CHECK(epoch != nullptr && !epoch->done(),
+               "directgnn.HeteroLoader: no minibatch left in this pass; start another");
+    const HeteroBatch b = epoch->next();
+    c10::List<std::optional<at::Tensor>> x;
+    for (const at::Tensor& rows : b.x) {
+      x.push_back(rows.defined() ? std::optional<at::Tensor>(rows) : std::nullopt);
+    }
+    std::optional<at::Tensor> labels;
+    if (b.labels.defined()) labels = b.labels;
+    return {b.sample.seeds, x, labels, as_sample(b.sample)};
+  }
+
+  void finish(int64_t pass) { passes_.finish(pass); }
+  int64_t steps(int64_t num_seeds) const { return loader_->steps(num_seeds); }
+
+ private:
+  c10::intrusive_ptr<HeteroGraphHolder> graph_;
+  std::unique_ptr<HeteroLoader> loader_;
+  Passes<HeteroLoader::Epoch> passes_;
+};
+
+}  // namespace
+
+HeteroGraphHolder::HeteroGraphHolder(
+    std::string name, std::vector<std::string> types, std::vector<int64_t> counts,
+    c10::List<std::optional<at::Tensor>> features, std::vector<std::string> relations,
+    std::vector<at::Tensor> indptrs, std::vector<at::Tensor> indices, std::string target,
+    std::optional<at::Tensor> labels, int64_t num_classes, std::vector<std::string> class_names,
+    std::vector<at::Tensor> train, std::vector<at::Tensor> val, std::vector<at::Tensor> test,
+    bool features_checked) {
+  const std::string where = "directgnn.HeteroDataset '" + name + "'";
+  dataset_.name = std::move(name);
+  dataset_.source = where;
+  add_types(dataset_, types, counts, features);
+  add_relations(dataset_, relations, indptrs, indices);
+  if (!target.empty()) dataset_.target_type = dataset_.type_index(target, where + " (target)");
+  if (labels) dataset_.labels = labels->cpu();
+  dataset_.num_classes = num_classes;
+  dataset_.class_names = std::move(class_names);
+  DGNN_CHECK_ARG(train.size() == val.size() && val.size() == test.size(), "splits",
+                 "need as many train, val and test id arrays");
+  for (size_t k = 0; k < train.size(); ++k) {
+    dataset_.splits.push_back({train[k].cpu(), val[k].cpu(), test[k].cpu()});
+  }
+  validate_hetero(dataset_, where, features_checked);
+}
+
+void HeteroGraphHolder::save(const std::string& out) const { save_hetero_dir(dataset_, out); }
+
+HeteroFields as_fields(const HeteroDataset& ds) {
+  HeteroFields f;
+  auto& [name, types, counts, features, relations, indptrs, indices, target, labels, num_classes,
+         class_names, train, val, test] = f;
+  name = ds.name;
+  for (const NodeType& t : ds.node_types) {
+    types.push_back(t.name);
+    counts.push_back(t.count);
+    features.push_back(t.has_features() ? std::optional<at::Tensor>(t.features) : std::nullopt);
+  }
+  for (const Relation& r : ds.relations) {
+    relations.push_back(r.key());
+    indptrs.push_back(r.graph.indptr);
+    indices.push_back(r.graph.indices);
+  }
+  if (ds.target_type >= 0) target = ds.target().name;
+  if (ds.labels.defined()) labels = ds.labels;
+  num_classes = ds.num_classes;
+  class_names = ds.class_names;
+  for (const Split& s : ds.splits) {
+    train.push_back(s.train);
+    val.push_back(s.val);
+    test.push_back(s.test);
+  }
+  return f;
+}
+
+std::vector<std::vector<int64_t>> checked_hetero_fanouts(
+    const HeteroDataset& ds, const std::vector<std::vector<int64_t>>& fanouts, bool zero_ok,
+    const std::string& where) {
+  DGNN_CHECK_ARG(fanouts.size() == ds.relations.size(), "fanouts", where, " needs fan-outs for ",
+                 ds.relations.size(), " relations, got ", fanouts.size());
+  for (size_t r = 0; r < fanouts.size(); ++r) {
+    const std::vector<int64_t>& f = fanouts[r];
+    DGNN_CHECK_ARG(!f.empty() && f.size() == fanouts[0].size(), "fanouts", where, ": relation ",
+                   ds.relations[r].key(), " has ", f.size(),
+                   " fan-outs; give every relation one per hop (", fanouts[0].size(), ")");
+    for (const int64_t k : f) {
+      DGNN_CHECK_ARG(k > 0 || k == -1 || (zero_ok && k == 0), "fanouts", where, ": relation ",
+                     ds.relations[r].key(), " has fan-out ", k, "; use a positive count or -1 ",
+                     "(every neighbour)", zero_ok ? " or 0 (none)" : "");
+    }
+  }
+  return fanouts;
+}
+
+}  // namespace directgnn::ops
+
+TORCH_LIBRARY_FRAGMENT(directgnn, m) {
+  using namespace directgnn::ops;  // NOLINT: registration reads as a table
+  const std::string fields =
+      " -> (str, str[], int[], Tensor?[], str[], Tensor[], Tensor[], str, Tensor?, int, str[], "
+      "Tensor[], Tensor[], Tensor[])";
+  m.def(("load_hetero(str path, bool add_inverse_edges=False)" + fields).c_str(), guarded<&load>);
+  m.def("is_hetero(str path) -> bool", guarded<&is_hetero>);
+  m.def(("mag_dataset(float scale, int seed, int feat_dim, int num_classes)" + fields).c_str(),
+        guarded<&mag>);
+  m.class_<HeteroGraphHolder>("HeteroGraph")
+      .def(guarded_init<HeteroGraphHolder, std::string, std::vector<std::string>,
+                        std::vector<int64_t>, c10::List<std::optional<at::Tensor>>,
+                        std::vector<std::string>, std::vector<at::Tensor>, std::vector<at::Tensor>,
+                        std::string, std::optional<at::Tensor>, int64_t, std::vector<std::string>,
+                        std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
+                        bool>())
+      .def("save", [](const c10::intrusive_ptr<HeteroGraphHolder>& self, std::string out) {
+        translating([&] { self->save(out); });
+      });
+  m.class_<HeteroSamplerHolder>("HeteroSampler")
+      .def(guarded_init<HeteroSamplerHolder, c10::intrusive_ptr<HeteroGraphHolder>,
+                        std::vector<std::vector<int64_t>>>())
+      .def("sample", guarded<&HeteroSamplerHolder::sample>);
+  m.class_<HeteroLoaderHolder>("HeteroLoader")
+      .def(guarded_init<HeteroLoaderHolder, c10::intrusive_ptr<HeteroGraphHolder>,
+                        std::vector<std::vector<int64_t>>, int64_t, int64_t, int64_t>())
+      .def("start", guarded<&HeteroLoaderHolder::start>)
+      .def("has_next", guarded<&HeteroLoaderHolder::has_next>)
+      .def("next", guarded<&HeteroLoaderHolder::next>)
+      .def("finish", guarded<&HeteroLoaderHolder::finish>)
+      .def("steps", guarded<&HeteroLoaderHolder::steps>);
+  define_hetero_pyg(m);
+}
