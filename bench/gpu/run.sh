@@ -14,6 +14,7 @@
 #   5. scale
 #   6. pyg
 #   7. link
+#   8. hetero
 # Stages:
 #   tests   the unit tests (a GPU or dataset test that skips fails the stage), then the kernel
 #           tests under compute-sanitizer memcheck: a reduced grid of the gather oracle test
@@ -38,6 +39,10 @@
 #           GPU sampler over seeds 0-2 (mean test ROC-AUC); 2 x LINK_STEPS (100) link steps on
 #           an R-MAT graph of LINK_SCALE (22) with aligned zero-copy rows, CPU sampler against
 #           GPU sampler, the second epoch reported
+#   hetero  (issue 32) the heterogeneous model on the GPU against the CPU; RGCN on the mag
+#           generator (HETERO_SCALE 0.05) over seeds 0-2 on the GPU against the CPU (mean test
+#           accuracy), then with learnable embeddings; one epoch at ogbn-mag's size (mag:1) with
+#           128-d embeddings on the GPU
 # Files under $OUT (at most 8 come back): summary.txt, logs.tar.gz, and the stages' JSON/HTML.
 # BUDGET_S (default 560) is the call's time: every step runs under `timeout` with what is left,
 # so the summary and the logs are always written.
@@ -80,7 +85,7 @@ step() {
 tool() { command -v "$1" || { [ -x "/usr/local/cuda/bin/$1" ] && echo "/usr/local/cuda/bin/$1"; }; }
 
 stages=("$@")
-((${#stages[@]} > 0)) || { say "usage: bench/gpu/run.sh tests|e2e|gather|train|scale|nccl|pyg|link ..."; exit 2; }
+((${#stages[@]} > 0)) || { say "usage: bench/gpu/run.sh tests|e2e|gather|train|scale|nccl|pyg|link|hetero ..."; exit 2; }
 [ -d "$deps/googletest" ] && [ -f "$deps/datasets/cora.npz" ] ||
   { say "error: $deps is incomplete: run bench/gpu/prepare.sh here and carry .deps/gpu"; exit 2; }
 export DIRECTGNN_DATA=$deps/datasets
@@ -93,13 +98,14 @@ say "cmake: $(cmake --version | head -1); compute-sanitizer: $(tool compute-sani
 
 # --- build: only the targets the stages need -------------------------------------------------
 targets=(directgnn)
+
 for s in "${stages[@]}"; do
   case $s in
-    tests | nccl | link) targets+=(directgnn_tests) ;;
+    tests | nccl | link | hetero) targets+=(directgnn_tests) ;;
     e2e) targets+=(directgnn_e2e_tests directgnn_ops) ;;
     pyg) targets+=(directgnn_ops) ;;
     gather | train | scale) ;;
-    *) say "error: unknown stage '$s' (tests, e2e, gather, train, scale, nccl, pyg, link)"; exit 2 ;;
+    *) say "error: unknown stage '$s' (tests, e2e, gather, train, scale, nccl, pyg, link, hetero)"; exit 2 ;;
   esac
 done
 nvcc=$(tool nvcc)
@@ -296,6 +302,33 @@ stage_link() {
       --metrics "$OUT/link-$sampler.jsonl" || failed=1
   done
   grep -E "^(Epoch|Average|Features)" "$logs/link-train.log" | tee -a "$summary"
+}
+
+# Heterogeneous training on the GPU (the conventional path: CPU-made batches copied over).
+stage_hetero() {
+  local seed scale=mag:${HETERO_SCALE:-0.05} ref=() run=() emb=()
+  step "hetero model tests" hetero-unit.log build-gpu/tests/directgnn_tests \
+    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroSampler*:EmbeddingTable*' || failed=1
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$logs/hetero-unit.log" | tee -a "$summary"
+  check_skips "$logs/hetero-unit.log"
+  for seed in 0 1 2; do
+    step "$scale rgcn seed $seed, CPU" hetero.log $dgnn train --dataset "$scale" --device cpu \
+      --seed $seed --epochs 10 --hidden 64 --metrics "$logs/hetero-cpu-$seed.jsonl" &&
+      ref+=("$logs/hetero-cpu-$seed.jsonl")
+    step "$scale rgcn seed $seed, GPU" hetero.log $dgnn train --dataset "$scale" --device cuda \
+      --seed $seed --epochs 10 --hidden 64 --metrics "$logs/hetero-gpu-$seed.jsonl" &&
+      run+=("$logs/hetero-gpu-$seed.jsonl")
+    step "$scale rgcn seed $seed, GPU, embeddings" hetero.log $dgnn train --dataset "$scale" \
+      --device cuda --seed $seed --epochs 10 --hidden 64 --node-embeddings 64 \
+      --metrics "$logs/hetero-emb-$seed.jsonl" && emb+=("$logs/hetero-emb-$seed.jsonl")
+  done
+  python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${run[@]}" 2>&1 | tee -a "$summary"
+  ((PIPESTATUS[0] == 0)) || failed=1
+  python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${emb[@]}" 2>&1 | tee -a "$summary"
+  step "mag:1 rgcn, 128-d embeddings, GPU" hetero-scale.log $dgnn train --dataset mag:1 \
+    --device cuda --epochs 1 --hidden 64 --node-embeddings 128 \
+    --metrics "$OUT/hetero-mag1.jsonl" || failed=1
+  grep -E "^(epoch|best)" "$logs/hetero.log" "$logs/hetero-scale.log" | tail -12 | tee -a "$summary"
 }
 
 for s in "${stages[@]}"; do

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/runtime.h"
 #include "graph/hetero_test_graph.h"
 #include "test_util.h"
 
@@ -105,6 +106,35 @@ INSTANTIATE_TEST_SUITE_P(All, HeteroModelKinds,
                                            std::make_tuple(HeteroModelKind::kRgcn, int64_t{2}),
                                            std::make_tuple(HeteroModelKind::kHsage, int64_t{0}),
                                            std::make_tuple(HeteroModelKind::kMlp, int64_t{0})));
+
+TEST(HeteroModel, OnTheGpuEqualsTheCpu) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU (bench/gpu/run.sh hetero runs this)";
+  const HeteroDataset ds = testing::random_hetero(9);
+  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
+  c.hidden = 8;
+  c.dropout = 0;
+  torch::manual_seed(2);
+  HeteroModel cpu(c);
+  torch::manual_seed(2);
+  HeteroModel gpu(c);
+  gpu.to(c10::Device(c10::kCUDA, 0));
+  const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "4,3", "", 2));
+  const HeteroMiniBatch b = sampler.sample(0, at::arange(0, 60, 3, at::kLong), 5);
+  std::vector<at::Tensor> x(ds.node_types.size());
+  x[0] = ds.node_types[0].features.index_select(0, b.input_nodes[0]);
+  std::vector<HeteroBlock> blocks = b.blocks;
+  for (HeteroBlock& block : blocks) {
+    for (Block& r : block.relations) {
+      r.indptr = r.indptr.cuda();
+      r.indices = r.indices.cuda();
+    }
+  }
+  const at::Tensor on_cpu = cpu.forward(b.blocks, x);
+  const at::Tensor on_gpu = gpu.forward(blocks, {x[0].cuda(), at::Tensor(), at::Tensor()});
+  on_gpu.sum().backward();
+  EXPECT_TRUE(at::allclose(on_cpu, on_gpu.cpu(), 1e-4, 1e-5));
+  for (const auto& p : gpu.parameters()) EXPECT_TRUE(p.grad().defined());
+}
 
 TEST(HeteroModel, ConfigRoundTripsThroughJson) {
   HeteroModelConfig c = HeteroModelConfig::for_dataset(testing::random_hetero(2));
