@@ -175,7 +175,6 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   o.metrics_path = t.metrics_path;
   o.checkpoint_dir = t.checkpoint_dir;
   o.loader.batch_size = t.loader.batch_size;
-  o.loader.prefetch = parse_prefetch(args.prefetch).value_or(1);
   o.loader.workers = t.loader.workers;
   o.embeddings.dim = hetero.node_embeddings;
   o.embeddings.optimizer = parse_sparse_optimizer(hetero.embedding_optimizer);
@@ -184,6 +183,9 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   std::string note;
   o.device = resolve_device(parse_device(args.device), nullptr, &note);
   if (!note.empty()) std::printf("%s\n", note.c_str());
+  // As node training: on the CPU a producer thread only takes cores from the model (and its
+  // arena page-faults batches in afresh), on a GPU it hides sampling behind the step.
+  o.loader.prefetch = parse_prefetch(args.prefetch).value_or(o.device.is_cpu() ? 0 : 2);
   const bool homogeneous = !is_hetero_dataset(dataset);
   o.run_info = {{"dataset", is_mag_spec(dataset) ? dataset : absolute_path(dataset)},
                 {"homogeneous_split", homogeneous ? t.split : -1},
