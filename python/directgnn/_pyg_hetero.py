@@ -14,7 +14,7 @@ from torch_geometric.sampler.base import NumNeighbors
 
 from ._ops import classes
 from ._pyg_stores import FeatureStore
-from .hetero import HeteroDataset, csc, sorted_rows
+from .hetero import HeteroDataset, csc
 
 
 def is_hetero(data, num_neighbors=None) -> bool:
@@ -46,9 +46,9 @@ def _pair_graph(feature_store, graph_store):
 
 
 def typed_graph(data):
-    """``(node_types, counts, edge_types, {edge_type: (indptr, indices, perm)})`` of ``data``,
-    each relation's rows sorted by source id (the C++ sampler finds edge ids by search);
-    ``perm`` maps a CSR position to the edge's id in ``data`` (None: the same)."""
+    """``(node_types, counts, edge_types, {edge_type: (indptr, indices, perm)})`` of ``data``:
+    each relation's CSR by destination as the C++ sampler reads it (its edge ids are CSR
+    positions); ``perm`` maps a CSR position to the edge's id in ``data`` (None: the same)."""
     if isinstance(data, HeteroData):
         node_types, edge_types = data.metadata()
         counts = {t: int(data[t].num_nodes) for t in node_types}
@@ -64,11 +64,8 @@ def typed_graph(data):
         raise TypeError("directgnn.pyg: heterogeneous sampling takes a HeteroData, a directgnn "
                         "HeteroDataset or a (FeatureStore, GraphStore) pair with edge types, "
                         f"got {type(data).__name__}")
-    for et, (indptr, indices, perm) in graphs.items():
-        indptr, indices, order = sorted_rows(indptr, indices, counts[et[0]])
-        if order is not None:
-            perm = order if perm is None else perm[order]
-        graphs[et] = (indptr, indices, perm)
+    graphs = {et: (indptr.cpu(), indices.cpu(), perm)
+              for et, (indptr, indices, perm) in graphs.items()}
     return list(node_types), dict(counts), list(edge_types), graphs
 
 

@@ -14,11 +14,22 @@
 
 namespace directgnn {
 
+namespace {
+
+// One relation's edges in PyG's hops (HeteroHops), hop after hop.
+struct HopEdges {
+  std::vector<int64_t> src, dst, edge;
+};
+
+}  // namespace
+
 // Per node type, a global-to-local map (-1 = not in the batch) and the batch's nodes of that
-// type in local order; the maps are reset by walking the nodes.
+// type in local order; the maps are reset by walking the nodes. sample_hops keeps its edges
+// here too, so that their buffers grow once, not per batch.
 struct HeteroSampler::Workspace {
   std::vector<std::vector<int32_t>> local;
   std::vector<std::vector<int64_t>> nodes;
+  std::vector<HopEdges> edges;
 };
 
 namespace {
@@ -35,13 +46,22 @@ struct RelationDraw {
   at::Tensor picked;   // int64 [edges]
 };
 
+// How far ahead draw_picks prefetches a row's pointer and its first sources.
+constexpr int64_t kRowAhead = 16, kEdgesAhead = 8;
+
+// Picks of rows dst[0, rows) in parallel, row i's into picked[offsets[i], offsets[i + 1]): the
+// picked sources' ids, and with `positions` (else nullptr) the picked edges' CSR positions at the
+// same places (read here, in parallel, rather than at random in a serial pass later).
 template <typename Id>
 void draw_picks(const int64_t* indptr, const Id* indices, const int64_t* dst, int64_t rows,
-                const int64_t* offsets, uint64_t key, int64_t* picked) {
+                const int64_t* offsets, uint64_t key, int64_t* picked, int64_t* positions) {
   const int64_t grain =
       std::max<int64_t>(64, 8192 / std::max<int64_t>(1, offsets[rows] / (rows + 1)));
   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
+      // The rows are scattered: fetch the row pointers and rows of coming nodes early.
+      if (i + kRowAhead < end) __builtin_prefetch(indptr + dst[i + kRowAhead]);
+      if (i + kEdgesAhead < end) __builtin_prefetch(indices + indptr[dst[i + kEdgesAhead]]);
       const int64_t v = dst[i], first = indptr[v], deg = indptr[v + 1] - first;
       const int64_t k = offsets[i + 1] - offsets[i];
       int64_t* out = picked + offsets[i];
@@ -52,9 +72,25 @@ void draw_picks(const int64_t* indptr, const Id* indices, const int64_t* dst, in
                                   uniform_pick::node_key(key, 0, static_cast<uint64_t>(v)))
             .pick(k, out);
       }
+      if (positions != nullptr) {
+        for (int64_t j = 0; j < k; ++j) positions[offsets[i] + j] = first + out[j];
+      }
       for (int64_t j = 0; j < k; ++j) out[j] = static_cast<int64_t>(indices[first + out[j]]);
     }
   });
+}
+
+// offsets[0, rows]: the running count of rows dst[0, rows)'s picks at `fanout` (counted in
+// parallel: the degrees are read at random).
+void count_picks(const int64_t* indptr, const int64_t* dst, int64_t rows, int64_t fanout,
+                 int64_t* offsets) {
+  offsets[0] = 0;
+  at::parallel_for(0, rows, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      offsets[i + 1] = uniform_pick::pick_count(indptr[dst[i] + 1] - indptr[dst[i]], fanout);
+    }
+  });
+  for (int64_t i = 0; i < rows; ++i) offsets[i + 1] += offsets[i];
 }
 
 RelationDraw draw_relation(const CsrGraph& graph, const std::vector<int64_t>& dst, int64_t rows,
@@ -63,17 +99,15 @@ RelationDraw draw_relation(const CsrGraph& graph, const std::vector<int64_t>& ds
   draw.offsets = at::empty({rows + 1}, at::kLong);
   int64_t* offsets = draw.offsets.data_ptr<int64_t>();
   const int64_t* indptr = graph.indptr.data_ptr<int64_t>();
-  offsets[0] = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t v = dst[i];
-    offsets[i + 1] = offsets[i] + uniform_pick::pick_count(indptr[v + 1] - indptr[v], fanout);
-  }
+  count_picks(indptr, dst.data(), rows, fanout, offsets);
   draw.picked = at::empty({offsets[rows]}, at::kLong);
   int64_t* picked = draw.picked.data_ptr<int64_t>();
   if (graph.indices.scalar_type() == at::kInt) {
-    draw_picks(indptr, graph.indices.data_ptr<int32_t>(), dst.data(), rows, offsets, key, picked);
+    draw_picks(indptr, graph.indices.data_ptr<int32_t>(), dst.data(), rows, offsets, key, picked,
+               nullptr);
   } else {
-    draw_picks(indptr, graph.indices.data_ptr<int64_t>(), dst.data(), rows, offsets, key, picked);
+    draw_picks(indptr, graph.indices.data_ptr<int64_t>(), dst.data(), rows, offsets, key, picked,
+               nullptr);
   }
   return draw;
 }
@@ -90,6 +124,61 @@ void relabel(at::Tensor& picked, std::vector<int32_t>& local, std::vector<int64_
     }
     p[e] = slot;
   }
+}
+
+// Gives the picks of one hop, src[j] and dst[j] for j in [offsets[0], offsets[rows]) (row i's at
+// j in [offsets[i], offsets[i + 1])), their local ids: the source's (src[j] a global id before),
+// a new node of its type when first seen, in pick order; the destination's, dst_begin + i.
+void relabel_hop(const int64_t* offsets, int64_t rows, int64_t dst_begin, int64_t* src,
+                 int64_t* dst, std::vector<int32_t>& local, std::vector<int64_t>& nodes) {
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = offsets[i]; j < offsets[i + 1]; ++j) {
+      const int64_t u = src[j];
+      int32_t& slot = local[static_cast<size_t>(u)];
+      if (slot < 0) {
+        slot = static_cast<int32_t>(nodes.size());
+        nodes.push_back(u);
+      }
+      src[j] = slot;
+      dst[j] = dst_begin + i;
+    }
+  }
+}
+
+// Relation `rel`'s hop for its destination type's sample nodes [begin, end): draws in parallel,
+// then relabels in order; returns the number of edges drawn. `offsets` is scratch.
+int64_t draw_hop(const Relation& rel, int64_t fanout, uint64_t key, int64_t begin, int64_t end,
+                 std::vector<std::vector<int32_t>>& local, std::vector<std::vector<int64_t>>& nodes,
+                 std::vector<int64_t>& offsets, HopEdges& e) {
+  const int64_t rows = end - begin;
+  if (rows == 0 || fanout == 0) return 0;
+  const int64_t* indptr = rel.graph.indptr.data_ptr<int64_t>();
+  // The frontier is read before relabelling, which may grow (and move) the same list.
+  const int64_t* frontier = nodes[rel.dst_type].data() + begin;
+  offsets.resize(static_cast<size_t>(rows + 1));
+  count_picks(indptr, frontier, rows, fanout, offsets.data());
+  const size_t first = e.edge.size(), size = first + static_cast<size_t>(offsets[rows]);
+  e.src.resize(size);
+  e.dst.resize(size);
+  e.edge.resize(size);
+  int64_t* src = e.src.data() + first;
+  int64_t* edge = e.edge.data() + first;
+  if (rel.graph.indices.scalar_type() == at::kInt) {
+    draw_picks(indptr, rel.graph.indices.data_ptr<int32_t>(), frontier, rows, offsets.data(), key,
+               src, edge);
+  } else {
+    draw_picks(indptr, rel.graph.indices.data_ptr<int64_t>(), frontier, rows, offsets.data(), key,
+               src, edge);
+  }
+  relabel_hop(offsets.data(), rows, begin, src, e.dst.data() + first, local[rel.src_type],
+              nodes[rel.src_type]);
+  return offsets[static_cast<size_t>(rows)];
+}
+
+at::Tensor to_tensor(const std::vector<int64_t>& values) {
+  at::Tensor out = at::empty({static_cast<int64_t>(values.size())}, at::kLong);
+  std::copy(values.begin(), values.end(), out.data_ptr<int64_t>());
+  return out;
 }
 
 }  // namespace
@@ -144,7 +233,10 @@ HeteroSampler::HeteroSampler(const HeteroDataset& dataset, HeteroSamplerOptions 
   for (const std::vector<int64_t>& f : options_.fanouts) {
     DGNN_CHECK(f.size() == options_.fanouts[0].size(),
                "every relation needs the same number of fan-outs (one per layer)");
-    check_fanouts(f, static_cast<int64_t>(f.size()));
+    std::vector<int64_t> checked = f;
+    // An allowed 0 passes the check as -1 (both are valid there).
+    if (options_.zero_ok) std::replace(checked.begin(), checked.end(), int64_t{0}, int64_t{-1});
+    check_fanouts(checked, static_cast<int64_t>(f.size()));
   }
 }
 
@@ -180,14 +272,18 @@ void HeteroSampler::release(std::unique_ptr<Workspace> ws) const {
   free_.push_back(std::move(ws));
 }
 
+at::Tensor HeteroSampler::checked_seeds(int seed_type, const at::Tensor& seeds) const {
+  DGNN_CHECK(seed_type >= 0 && static_cast<size_t>(seed_type) < dataset_.node_types.size(),
+             "seed type index ", seed_type, " is out of range");
+  check_seeds(seeds, dataset_.node_types[seed_type].count);
+  return seeds.to(at::kCPU).to(at::kLong).contiguous();
+}
+
 HeteroMiniBatch HeteroSampler::sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const {
   const size_t types = dataset_.node_types.size();
-  DGNN_CHECK(seed_type >= 0 && static_cast<size_t>(seed_type) < types, "seed type index ",
-             seed_type, " is out of range");
-  check_seeds(seeds, dataset_.node_types[seed_type].count);
   HeteroMiniBatch batch;
   batch.seed_type = seed_type;
-  batch.seeds = seeds.to(at::kCPU).to(at::kLong).contiguous();
+  batch.seeds = checked_seeds(seed_type, seeds);
   std::unique_ptr<Workspace> ws = acquire();
   at::Tensor first = batch.seeds.clone();
   relabel(first, ws->local[seed_type], ws->nodes[seed_type]);
@@ -221,6 +317,50 @@ HeteroMiniBatch HeteroSampler::sample(int seed_type, const at::Tensor& seeds, ui
   }
   release(std::move(ws));
   return batch;
+}
+
+HeteroHops HeteroSampler::sample_hops(int seed_type, const at::Tensor& seeds_in,
+                                      uint64_t seed) const {
+  const at::Tensor seeds = checked_seeds(seed_type, seeds_in);
+  const size_t T = dataset_.node_types.size(), R = dataset_.relations.size();
+  const auto H = static_cast<size_t>(hops());
+  HeteroHops out;
+  out.hop_nodes.assign(T, std::vector<int64_t>(H + 1, 0));
+  out.hop_edges.assign(R, std::vector<int64_t>(H, 0));
+  std::unique_ptr<Workspace> ws = acquire();
+  at::Tensor first = seeds.clone();
+  relabel(first, ws->local[seed_type], ws->nodes[seed_type]);
+  out.hop_nodes[seed_type][0] = seeds.numel();
+  std::vector<HopEdges>& edges = ws->edges;
+  edges.resize(R);
+  for (HopEdges& e : edges) {
+    e.src.clear();
+    e.dst.clear();
+    e.edge.clear();
+  }
+  std::vector<int64_t> begin(T, 0), end(T), offsets;
+  for (size_t h = 0; h < H; ++h) {
+    // Hop h reads the nodes new at hop h - 1: [begin, end) of each type as the hop starts.
+    for (size_t t = 0; t < T; ++t) end[t] = static_cast<int64_t>(ws->nodes[t].size());
+    for (size_t r = 0; r < R; ++r) {
+      const Relation& rel = dataset_.relations[r];
+      out.hop_edges[r][h] =
+          draw_hop(rel, options_.fanouts[r][h], mix64(seed, r + 1, h), begin[rel.dst_type],
+                   end[rel.dst_type], ws->local, ws->nodes, offsets, edges[r]);
+    }
+    for (size_t t = 0; t < T; ++t) {
+      out.hop_nodes[t][h + 1] = static_cast<int64_t>(ws->nodes[t].size()) - end[t];
+      begin[t] = end[t];
+    }
+  }
+  for (const std::vector<int64_t>& nodes : ws->nodes) out.nodes.push_back(to_tensor(nodes));
+  for (const HopEdges& e : edges) {
+    out.src.push_back(to_tensor(e.src));
+    out.dst.push_back(to_tensor(e.dst));
+    out.edge.push_back(to_tensor(e.edge));
+  }
+  release(std::move(ws));
+  return out;
 }
 
 Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end) {

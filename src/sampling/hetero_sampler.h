@@ -10,6 +10,11 @@
 // x_src[type][:num_dst[type]]. Local ids are given in order of first appearance, relations in
 // dataset order, rows in order, seeds first; the result depends only on (graph, seeds,
 // fan-outs, seed), not on the number of threads.
+//
+// sample_hops draws PyG's hops instead (pyg-lib's heterogeneous neighbour sampling): each node's
+// neighbours are drawn once, at the hop after the one that first reached it (seeds at hop 0),
+// so hop h reads only the nodes new at hop h - 1, and one node list per type serves every hop.
+// It uses the same pick, keys, relation order and local-id order as `sample`.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -47,6 +52,22 @@ struct HeteroSamplerOptions {
   // fanouts[r][h]: relation r's fan-out at hop h, seed hop first; every relation has one per
   // hop, each positive or -1 (all).
   std::vector<std::vector<int64_t>> fanouts;
+  // Whether a fan-out may be 0 (that relation draws nothing at that hop, as PyG's
+  // num_neighbors allows); sample_hops reads it, `sample` then draws empty blocks.
+  bool zero_ok = false;
+};
+
+// PyG's sample (sample_hops) of one seed batch.
+struct HeteroHops {
+  // Per node type: int64 global ids, in order of first appearance (the seeds first).
+  std::vector<at::Tensor> nodes;
+  // Per relation (S, rel, D), int64 [E] each, hop after hop: each edge's source as a local id
+  // into nodes[S], its destination as a local id into nodes[D], and its position in the
+  // relation's CSR (the edge's id there).
+  std::vector<at::Tensor> src, dst, edge;
+  // hop_nodes[t][h]: type t's nodes first reached at hop h (h = 0: seeds), hops + 1 entries;
+  // hop_edges[r][h]: relation r's edges drawn at hop h, hops entries.
+  std::vector<std::vector<int64_t>> hop_nodes, hop_edges;
 };
 
 // Parses fan-outs: `all` ("15,10": the same for every relation; empty with `per_relation`
@@ -69,6 +90,8 @@ class HeteroSampler {
 
   // The blocks for `seeds` (distinct int64 ids of `seed_type`, checked). Thread-safe.
   HeteroMiniBatch sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const;
+  // PyG's hops for the same seeds (see the top of this file). Thread-safe.
+  HeteroHops sample_hops(int seed_type, const at::Tensor& seeds, uint64_t seed) const;
 
   int64_t hops() const;
   const HeteroSamplerOptions& options() const { return options_; }
@@ -77,6 +100,8 @@ class HeteroSampler {
   struct Workspace;
   std::unique_ptr<Workspace> acquire() const;
   void release(std::unique_ptr<Workspace> workspace) const;
+  // The seeds, checked, as an int64 CPU tensor.
+  at::Tensor checked_seeds(int seed_type, const at::Tensor& seeds) const;
 
   const HeteroDataset& dataset_;
   HeteroSamplerOptions options_;

@@ -1,14 +1,18 @@
 // The heterogeneous sampler (sampling/hetero_sampler.h): every sampled edge exists in its
 // relation, per-relation fan-outs are honoured, the blocks are nested (destinations a prefix of
-// sources, per type), and the result does not depend on the thread count.
+// sources, per type), and the result does not depend on the thread count. PyG's hops
+// (sample_hops): each node is drawn from only at the hop after the one that first reached it,
+// with exactly its fan-out of distinct edges, and new nodes come from that hop's picks.
 #include "sampling/hetero_sampler.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <set>
+#include <vector>
 
 #include "graph/hetero_test_graph.h"
+#include "sampling/uniform_pick.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -32,7 +36,9 @@ void check_batch(const HeteroDataset& ds, const HeteroSamplerOptions& o, const H
     const size_t hop = H - 1 - l;
     for (size_t t = 0; t < ds.node_types.size(); ++t) {
       EXPECT_LE(block.num_dst[t], block.num_src[t]);
-      if (l + 1 < H) EXPECT_EQ(block.num_dst[t], b.blocks[l + 1].num_src[t]);
+      if (l + 1 < H) {
+        EXPECT_EQ(block.num_dst[t], b.blocks[l + 1].num_src[t]);
+      }
     }
     for (size_t r = 0; r < ds.relations.size(); ++r) {
       const Relation& rel = ds.relations[r];
@@ -98,6 +104,104 @@ TEST(HeteroSampler, DoesNotDependOnTheThreadCount) {
   }
   const HeteroMiniBatch other = sampler.sample(0, seeds, 10);
   EXPECT_FALSE(at::equal(one.input_nodes[1], other.input_nodes[1]));
+}
+
+std::vector<int64_t> values(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+// Checks PyG's hop semantics: per-hop counts, edges against the graph and the fan-outs, and
+// that the nodes first reached at hop h + 1 are the new sources of hop h's picks, in order.
+void check_hops(const HeteroDataset& ds, const HeteroSamplerOptions& o, const at::Tensor& seeds,
+                int seed_type, const HeteroHops& b) {
+  const size_t T = ds.node_types.size(), H = o.fanouts[0].size();
+  std::vector<std::vector<int64_t>> nodes, start(T);
+  for (size_t t = 0; t < T; ++t) {
+    nodes.push_back(values(b.nodes[t]));
+    ASSERT_EQ(b.hop_nodes[t].size(), H + 1);
+    start[t].push_back(0);
+    for (int64_t c : b.hop_nodes[t]) start[t].push_back(start[t].back() + c);
+    ASSERT_EQ(start[t].back(), static_cast<int64_t>(nodes[t].size()));
+    EXPECT_EQ(std::set<int64_t>(nodes[t].begin(), nodes[t].end()).size(), nodes[t].size());
+  }
+  EXPECT_EQ(values(b.nodes[seed_type].narrow(0, 0, seeds.numel())), values(seeds));
+  std::vector<std::vector<std::set<int64_t>>> sources(H, std::vector<std::set<int64_t>>(T));
+  for (size_t r = 0; r < ds.relations.size(); ++r) {
+    const Relation& rel = ds.relations[r];
+    const std::vector<int64_t> src = values(b.src[r]), dst = values(b.dst[r]),
+                               edge = values(b.edge[r]), ptr = values(rel.graph.indptr),
+                               idx = values(rel.graph.indices);
+    ASSERT_EQ(src.size(), edge.size());
+    ASSERT_EQ(dst.size(), edge.size());
+    size_t e = 0;
+    for (size_t h = 0; h < H; ++h) {
+      const int64_t lo = start[rel.dst_type][h], hi = start[rel.dst_type][h + 1];
+      std::vector<std::set<int64_t>> drawn(static_cast<size_t>(hi - lo));
+      for (int64_t k = 0; k < b.hop_edges[r][h]; ++k, ++e) {
+        ASSERT_TRUE(dst[e] >= lo && dst[e] < hi) << rel.key() << " hop " << h;
+        const int64_t v = nodes[rel.dst_type][dst[e]];
+        ASSERT_TRUE(edge[e] >= ptr[v] && edge[e] < ptr[v + 1]) << rel.key() << ": no edge of " << v;
+        EXPECT_EQ(nodes[rel.src_type][src[e]], idx[edge[e]]);
+        EXPECT_TRUE(drawn[dst[e] - lo].insert(edge[e]).second) << "edge drawn twice";
+        EXPECT_LT(src[e], start[rel.src_type][h + 2]);
+        sources[h][rel.src_type].insert(src[e]);
+      }
+      for (int64_t i = lo; i < hi; ++i) {
+        const int64_t v = nodes[rel.dst_type][i];
+        const int64_t want = uniform_pick::pick_count(ptr[v + 1] - ptr[v], o.fanouts[r][h]);
+        EXPECT_EQ(static_cast<int64_t>(drawn[i - lo].size()), want) << rel.key() << " hop " << h;
+      }
+    }
+    EXPECT_EQ(e, edge.size());
+  }
+  for (size_t h = 0; h < H; ++h) {
+    for (size_t t = 0; t < T; ++t) {
+      for (int64_t i = start[t][h + 1]; i < start[t][h + 2]; ++i) {
+        EXPECT_TRUE(sources[h][t].count(i)) << "node " << i << " of type " << t << " is new at hop "
+                                            << h + 1 << " but no pick of hop " << h;
+      }
+    }
+  }
+}
+
+TEST(HeteroSampler, HopsDrawEachNodeOnceAtTheHopAfterItIsReached) {
+  const HeteroDataset ds = testing::random_hetero(3);
+  HeteroSamplerOptions o =
+      parse_hetero_fanouts(ds, "3,2,2", "paper,cites,paper=2,-1,1;rev_writes=1,4,2", 3);
+  o.fanouts[ds.relation_index("author,writes,paper", "test")] = {0, 2, -1};
+  o.zero_ok = true;
+  const HeteroSampler sampler(ds, o);
+  const at::Tensor seeds = at::arange(0, 60, 7, at::kLong);
+  const HeteroHops b = sampler.sample_hops(0, seeds, 11);
+  check_hops(ds, o, seeds, 0, b);
+  EXPECT_EQ(b.hop_nodes[1][1], 0);  // authors are reached through writes only, 0 at hop 0
+  const at::Tensor fields = at::arange(0, 7, 2, at::kLong);
+  check_hops(ds, o, fields, 2, sampler.sample_hops(2, fields, 12));
+  EXPECT_ERROR_CONTAINS(HeteroSampler(ds, parse_hetero_fanouts(ds, "2", "", 1))
+                            .sample_hops(0, at::tensor(std::vector<int64_t>{3, 3}), 0),
+                        "appears twice");
+}
+
+TEST(HeteroSampler, HopsDoNotDependOnTheThreadCount) {
+  const HeteroDataset ds = testing::random_hetero(5, 3000, 2000, 50);
+  const HeteroSamplerOptions o = parse_hetero_fanouts(ds, "4,3", "", 2);
+  const HeteroSampler sampler(ds, o);
+  const at::Tensor seeds = at::arange(0, 3000, 3, at::kLong);
+  const int before = at::get_num_threads();
+  at::set_num_threads(1);
+  const HeteroHops one = sampler.sample_hops(0, seeds, 9);
+  at::set_num_threads(2);
+  const HeteroHops two = sampler.sample_hops(0, seeds, 9);
+  at::set_num_threads(before);
+  check_hops(ds, o, seeds, 0, two);
+  for (size_t t = 0; t < one.nodes.size(); ++t) EXPECT_TRUE(at::equal(one.nodes[t], two.nodes[t]));
+  for (size_t r = 0; r < ds.relations.size(); ++r) {
+    EXPECT_TRUE(at::equal(one.src[r], two.src[r]));
+    EXPECT_TRUE(at::equal(one.dst[r], two.dst[r]));
+    EXPECT_TRUE(at::equal(one.edge[r], two.edge[r]));
+  }
+  EXPECT_FALSE(at::equal(one.nodes[1], sampler.sample_hops(0, seeds, 10).nodes[1]));
 }
 
 TEST(HeteroSampler, FanOutsNameTheRelationAndTheFix) {
