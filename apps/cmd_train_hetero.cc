@@ -193,7 +193,7 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   const HeteroDataset ds = load_hetero(dataset, t.split, t.seed);
   if (homogeneous) o.split = 0;  // the split chosen above is the only one
   std::string all = args.fanout;
-  if (all.empty() && hetero.fanout_rel.empty()) {
+  if (all.empty()) {  // as node training: 10 per layer
     for (int64_t l = 0; l < o.model.layers; ++l) all += l ? ",10" : "10";
   }
   o.sampler = parse_hetero_fanouts(ds, all, hetero.fanout_rel, o.model.layers);
