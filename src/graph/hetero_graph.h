@@ -30,7 +30,7 @@ struct NodeType {
 };
 
 struct Relation {
-  std::string src, rel, dst;  // node type names
+  std::string src, rel, dst;         // node type names
   int src_type = -1, dst_type = -1;  // indices into HeteroDataset::node_types
   // indptr int64 [dst count + 1]; indices int32/int64 in [0, src count). Unweighted.
   CsrGraph graph;

@@ -11,7 +11,6 @@
 #include "directgnn/error.h"
 #include "graph/link_split.h"
 #include "io/hetero_dir.h"
-#include "io/hetero_dir.h"
 
 namespace directgnn {
 namespace fs = std::filesystem;
