@@ -14,6 +14,7 @@
 #include "core/resources.h"
 #include "directgnn/error.h"
 #include "io/dataset.h"
+#include "io/dataset_files.h"
 #include "io/npy.h"
 
 namespace directgnn {
@@ -29,86 +30,6 @@ std::string split_dir(const std::string& root, size_t k) {
   return k == 0 ? root : root + "/split_" + std::to_string(k);
 }
 
-// A file's size, modification time and inode: what meta.json records of a checked
-// features.npy. A file rewritten since (np.save, or a new file renamed over it) differs in one.
-struct FileStamp {
-  int64_t bytes = -1, mtime_ns = -1, inode = -1;
-};
-
-FileStamp file_stamp(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return {};
-  return {static_cast<int64_t>(st.st_size),
-          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-          static_cast<int64_t>(st.st_ino)};
-}
-
-// Rows [begin, begin + part.size(0)) as stored: every value must be finite.
-void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string& path) {
-  const auto [row, col] = first_non_finite(part);
-  if (row < 0) return;
-  const float value = part[row][col].item<float>();
-  const bool overflow = part.scalar_type() == at::kHalf && std::isinf(value);
-  fail(path, ": features row ", begin + row, " column ", col, " is ", value,
-       overflow ? " once stored as float16, which holds at most +-65504; keep float32 "
-                  "features or scale them"
-                : "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
-}
-
-// features.npy, written a chunk of rows at a time (about 64 MiB of float32 each), so a table
-// larger than memory can be produced. Every chunk is checked finite on the way, so a loader
-// need not scan the table again (meta.json's features_checked records the file written).
-FileStamp write_features(const std::string& path, const FeatureStream& features) {
-  AtomicFile file(path);
-  // Data on a 4 KiB boundary: --features disk then reads each 4 KiB row from one block.
-  file.write(npy_header_for(features.dtype, {features.rows, features.dim}, kNpyDiskAlign));
-  const int64_t chunk =
-      std::max<int64_t>(1, (int64_t{64} << 20) / (4 * std::max<int64_t>(1, features.dim)));
-  at::Tensor rows = at::empty({std::min(chunk, features.rows), features.dim}, at::kFloat);
-  Progress progress("writing features", features.rows);
-  for (int64_t begin = 0; begin < features.rows; begin += chunk) {
-    const int64_t end = std::min(features.rows, begin + chunk);
-    at::Tensor part = rows.narrow(0, 0, end - begin);
-    features.fill(begin, end, part.data_ptr<float>());
-    if (features.dtype == at::kHalf) part = part.to(at::kHalf);
-    check_chunk_finite(part, begin, path);
-    file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));
-    progress.update(end);
-  }
-  progress.finish();
-  file.commit();
-  return file_stamp(path);
-}
-
-template <typename T>
-T field(const nlohmann::json& meta, const char* name, const std::string& where) {
-  if (!meta.contains(name)) fail(where, ": missing field '", name, "'");
-  const nlohmann::json& value = meta.at(name);
-  // Strict types: 3.5 is no node count, and "true" no boolean.
-  bool ok = false;
-  const char* wanted = "";
-  if constexpr (std::is_same_v<T, bool>) {
-    ok = value.is_boolean();
-    wanted = "true or false";
-  } else if constexpr (std::is_integral_v<T>) {
-    ok = value.is_number_integer() &&
-         (value.is_number_unsigned() ? value.get<uint64_t>() <= uint64_t{INT64_MAX} : true);
-    wanted = "an integer";
-  } else {
-    ok = value.is_string();
-    wanted = "a string";
-  }
-  if (!ok)
-    fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
-  return value.get<T>();
-}
-
-template <typename T>
-T optional_field(const nlohmann::json& meta, const char* name, const std::string& where,
-                 T fallback) {
-  return meta.contains(name) ? field<T>(meta, name, where) : fallback;
-}
-
 // Training gathers rows at random. A table that fits in the memory available keeps the
 // kernel's read-around, which fills the page cache in large reads; a larger one is read a
 // page per row, as read-around would fetch megabytes per row only to evict them again.
@@ -122,29 +43,6 @@ void choose_feature_access(Dataset& ds) {
   } else {
     advise_access(ds.features, MapAccess::kReadAround);
   }
-}
-
-// meta.json's optional "class_names": one string per class.
-std::vector<std::string> class_names_field(const nlohmann::json& meta, int64_t num_classes,
-                                           const std::string& where) {
-  if (!meta.contains("class_names")) return {};
-  const nlohmann::json& names = meta.at("class_names");
-  DGNN_CHECK(names.is_array() && static_cast<int64_t>(names.size()) == num_classes, where,
-             ": field 'class_names' must be a list of ", num_classes,
-             " strings (one per class), got ", names.dump().substr(0, 40));
-  std::vector<std::string> out;
-  for (const nlohmann::json& name : names) {
-    DGNN_CHECK(name.is_string(), where, ": field 'class_names' holds ", name.dump().substr(0, 40),
-               "; class names must be strings");
-    out.push_back(name.get<std::string>());
-  }
-  return out;
-}
-
-at::Tensor load_required(const std::string& dir, const std::string& file) {
-  const std::string path = dir + "/" + file;
-  if (!fs::exists(path)) fail(dir, ": missing ", file, " (see docs/formats.md)");
-  return load_npy(path);
 }
 
 // link/: train.npy, val.npy, test.npy ([E, 2] positives) and, unless the layout is "none",
@@ -186,22 +84,22 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     fail(where, ": not valid JSON: ", e.what());
   }
   if (!meta.is_object()) fail(where, ": must hold a JSON object");
-  const auto version = field<int64_t>(meta, "format_version", where);
+  const auto version = json_field<int64_t>(meta, "format_version", where);
   DGNN_CHECK(version == 1 || version == kFormatVersion, where, ": format_version ", version,
              " is not supported (this build reads versions 1 and ", kFormatVersion, ")");
   DatasetMeta out;
-  out.name = optional_field<std::string>(meta, "name", where, "");
-  out.num_nodes = field<int64_t>(meta, "num_nodes", where);
-  out.num_edges = field<int64_t>(meta, "num_edges", where);
-  out.feat_dim = field<int64_t>(meta, "feat_dim", where);
-  out.num_classes = field<int64_t>(meta, "num_classes", where);
-  out.directed = optional_field<bool>(meta, "directed", where, false);
+  out.name = optional_json_field<std::string>(meta, "name", where, "");
+  out.num_nodes = json_field<int64_t>(meta, "num_nodes", where);
+  out.num_edges = json_field<int64_t>(meta, "num_edges", where);
+  out.feat_dim = json_field<int64_t>(meta, "feat_dim", where);
+  out.num_classes = json_field<int64_t>(meta, "num_classes", where);
+  out.directed = optional_json_field<bool>(meta, "directed", where, false);
   DGNN_CHECK(version == kFormatVersion || !out.directed, where,
              ": a directed graph of format_version 1 lists the nodes each node's edges point to; "
              "version 2 lists the nodes each node receives messages from (docs/formats.md). "
              "Convert the source graph again, or store the transposed CSR and set format_version ",
              kFormatVersion);
-  out.num_splits = optional_field<int64_t>(meta, "num_splits", where, -1);
+  out.num_splits = optional_json_field<int64_t>(meta, "num_splits", where, -1);
   DGNN_CHECK(out.num_nodes > 0 && out.num_edges >= 0 && out.feat_dim > 0 &&
                  (out.num_classes >= 2 || out.num_classes == 0),
              where,
@@ -213,18 +111,18 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     const nlohmann::json& checked = meta.at("features_checked");
     if (!checked.is_object()) fail(where, ": field 'features_checked' must be an object");
     const std::string inner = where + " (features_checked)";
-    out.checked_bytes = field<int64_t>(checked, "bytes", inner);
-    out.checked_mtime_ns = field<int64_t>(checked, "mtime_ns", inner);
-    out.checked_inode = field<int64_t>(checked, "inode", inner);
+    out.checked_bytes = json_field<int64_t>(checked, "bytes", inner);
+    out.checked_mtime_ns = json_field<int64_t>(checked, "mtime_ns", inner);
+    out.checked_inode = json_field<int64_t>(checked, "inode", inner);
   }
   out.class_names = class_names_field(meta, out.num_classes, where);
   if (meta.contains("link")) {
     const nlohmann::json& link = meta.at("link");
     if (!link.is_object()) fail(where, ": field 'link' must be an object");
-    out.link_negatives = field<std::string>(link, "negatives", where + " (link)");
+    out.link_negatives = json_field<std::string>(link, "negatives", where + " (link)");
     parse_link_negatives(out.link_negatives, where + " (link.negatives)");
     out.eval_edges_in_graph =
-        optional_field<bool>(link, "eval_edges_in_graph", where + " (link)", false);
+        optional_json_field<bool>(link, "eval_edges_in_graph", where + " (link)", false);
   }
   return out;
 }
@@ -314,7 +212,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   save_npy(dir + "/indptr.npy", ds.graph.indptr);
   save_npy(dir + "/indices.npy", ds.graph.indices);
   if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
-  const FileStamp checked = write_features(dir + "/features.npy", features);
+  const FileStamp checked = write_checked_features(dir + "/features.npy", features);
   if (ds.has_labels()) save_npy(dir + "/labels.npy", ds.labels);
   if (ds.link.defined()) save_link_split(dir, ds.link, ds.graph.num_nodes());
   for (size_t k = 0; k < ds.splits.size(); ++k) {

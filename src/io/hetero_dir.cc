@@ -20,6 +20,7 @@
 #include "core/resources.h"
 #include "directgnn/error.h"
 #include "io/dataset.h"
+#include "io/dataset_files.h"
 #include "io/npy.h"
 
 namespace directgnn {
@@ -41,83 +42,6 @@ std::string relation_dir(const std::string& root, const std::string& src, const 
   return root + "/relations/" + src + "___" + rel + "___" + dst;
 }
 
-// Size, modification time and inode of a file: a features.npy rewritten since it was checked
-// differs in one of them.
-struct FileStamp {
-  int64_t bytes = -1, mtime_ns = -1, inode = -1;
-  bool operator==(const FileStamp& o) const {
-    return bytes == o.bytes && mtime_ns == o.mtime_ns && inode == o.inode;
-  }
-};
-
-FileStamp file_stamp(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return {};
-  return {static_cast<int64_t>(st.st_size),
-          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-          static_cast<int64_t>(st.st_ino)};
-}
-
-void check_chunk_finite(const at::Tensor& part, int64_t begin, const std::string& path) {
-  const auto [row, col] = first_non_finite(part);
-  if (row < 0) return;
-  const float value = part[row][col].item<float>();
-  const bool overflow = part.scalar_type() == at::kHalf && std::isinf(value);
-  fail(path, ": features row ", begin + row, " column ", col, " is ", value,
-       overflow ? " once stored as float16, which holds at most +-65504; keep float32 "
-                  "features or scale them"
-                : "; features must be finite (replace NaN/inf, e.g. numpy.nan_to_num)");
-}
-
-// A type's features.npy, a chunk of about 64 MiB at a time, each chunk checked finite so that
-// loading need not scan the table again (meta.json's features_checked stamps the file).
-FileStamp write_features(const std::string& path, const at::Tensor& x) {
-  const FeatureStream stream = feature_stream_of(x, x.scalar_type());
-  AtomicFile file(path);
-  file.write(npy_header_for(stream.dtype, {stream.rows, stream.dim}, kNpyDiskAlign));
-  const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (4 * stream.dim));
-  at::Tensor rows = at::empty({std::min(chunk, stream.rows), stream.dim}, at::kFloat);
-  Progress progress("writing features", stream.rows);
-  for (int64_t begin = 0; begin < stream.rows; begin += chunk) {
-    const int64_t end = std::min(stream.rows, begin + chunk);
-    at::Tensor part = rows.narrow(0, 0, end - begin);
-    stream.fill(begin, end, part.data_ptr<float>());
-    if (stream.dtype == at::kHalf) part = part.to(at::kHalf);
-    check_chunk_finite(part, begin, path);
-    file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));
-    progress.update(end);
-  }
-  progress.finish();
-  file.commit();
-  return file_stamp(path);
-}
-
-template <typename T>
-T field(const Json& object, const char* name, const std::string& where) {
-  if (!object.contains(name)) fail(where, ": missing field '", name, "'");
-  const Json& value = object.at(name);
-  // Strict types: 3.5 is no node count, and "12" no integer.
-  bool ok = false;
-  const char* wanted = "";
-  if constexpr (std::is_integral_v<T>) {
-    ok = value.is_number_integer() &&
-         (!value.is_number_unsigned() || value.get<uint64_t>() <= uint64_t{INT64_MAX});
-    wanted = "an integer";
-  } else {
-    ok = value.is_string();
-    wanted = "a string";
-  }
-  if (!ok) {
-    fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
-  }
-  return value.get<T>();
-}
-
-template <typename T>
-T optional_field(const Json& object, const char* name, const std::string& where, T fallback) {
-  return object.contains(name) ? field<T>(object, name, where) : fallback;
-}
-
 const Json& array_field(const Json& object, const char* name, const std::string& where) {
   if (!object.contains(name)) fail(where, ": missing field '", name, "'");
   const Json& value = object.at(name);
@@ -134,12 +58,6 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-at::Tensor load_required(const std::string& dir, const std::string& file) {
-  const std::string path = dir + "/" + file;
-  if (!fs::exists(path)) fail(dir, ": missing ", file, " (see docs/formats.md)");
-  return load_npy(path);
-}
-
 // What meta.json says of one node type.
 struct TypeMeta {
   std::string name, feat_dtype;
@@ -151,10 +69,10 @@ TypeMeta parse_type(const Json& entry, size_t i, const std::string& where) {
   const std::string what = where + " (node_types[" + std::to_string(i) + "])";
   DGNN_CHECK(entry.is_object(), what, ": must be an object");
   TypeMeta t;
-  t.name = field<std::string>(entry, "name", what);
-  t.count = field<int64_t>(entry, "count", what);
-  t.feat_dim = optional_field<int64_t>(entry, "feat_dim", what, 0);
-  t.feat_dtype = optional_field<std::string>(entry, "feat_dtype", what, "float32");
+  t.name = json_field<std::string>(entry, "name", what);
+  t.count = json_field<int64_t>(entry, "count", what);
+  t.feat_dim = optional_json_field<int64_t>(entry, "feat_dim", what, 0);
+  t.feat_dtype = optional_json_field<std::string>(entry, "feat_dtype", what, "float32");
   DGNN_CHECK(t.count > 0 && t.feat_dim >= 0, what, ": count must be positive and feat_dim ",
              "non-negative (0: no features), got ", t.count, " and ", t.feat_dim);
   DGNN_CHECK(t.feat_dtype == "float32" || t.feat_dtype == "float16", what,
@@ -163,26 +81,10 @@ TypeMeta parse_type(const Json& entry, size_t i, const std::string& where) {
     const Json& c = entry.at("features_checked");
     DGNN_CHECK(c.is_object(), what, ": field 'features_checked' must be an object");
     const std::string inner = what + " (features_checked)";
-    t.checked = {field<int64_t>(c, "bytes", inner), field<int64_t>(c, "mtime_ns", inner),
-                 field<int64_t>(c, "inode", inner)};
+    t.checked = {json_field<int64_t>(c, "bytes", inner), json_field<int64_t>(c, "mtime_ns", inner),
+                 json_field<int64_t>(c, "inode", inner)};
   }
   return t;
-}
-
-std::vector<std::string> class_names_field(const Json& target, int64_t num_classes,
-                                           const std::string& where) {
-  if (!target.contains("class_names")) return {};
-  const Json& names = target.at("class_names");
-  DGNN_CHECK(names.is_array() && static_cast<int64_t>(names.size()) == num_classes, where,
-             ": field 'class_names' must be a list of ", num_classes,
-             " strings (one per class), got ", names.dump().substr(0, 40));
-  std::vector<std::string> out;
-  for (const Json& name : names) {
-    DGNN_CHECK(name.is_string(), where, ": field 'class_names' holds ", name.dump().substr(0, 40),
-               "; class names must be strings");
-    out.push_back(name.get<std::string>());
-  }
-  return out;
 }
 
 Json parse_meta(const std::string& dir) {
@@ -197,9 +99,9 @@ Json parse_meta(const std::string& dir) {
     fail(where, ": not valid JSON: ", e.what());
   }
   DGNN_CHECK(meta.is_object(), where, ": must hold a JSON object");
-  DGNN_CHECK(optional_field<std::string>(meta, "kind", where, "") == kKind, where,
+  DGNN_CHECK(optional_json_field<std::string>(meta, "kind", where, "") == kKind, where,
              ": field 'kind' must be \"", kKind, "\" for a heterogeneous dataset directory");
-  const auto version = field<int64_t>(meta, "format_version", where);
+  const auto version = json_field<int64_t>(meta, "format_version", where);
   DGNN_CHECK(version == kFormatVersion, where, ": format_version ", version,
              " is not supported for heterogeneous directories (this build reads version ",
              kFormatVersion, ")");
@@ -264,10 +166,10 @@ void load_relations(HeteroDataset& ds, const Json& meta, const std::string& dir)
     const std::string what = where + " (relations[" + std::to_string(i) + "])";
     DGNN_CHECK(relations[i].is_object(), what, ": must be an object");
     Relation r;
-    r.src = field<std::string>(relations[i], "src", what);
-    r.rel = field<std::string>(relations[i], "rel", what);
-    r.dst = field<std::string>(relations[i], "dst", what);
-    const auto num_edges = field<int64_t>(relations[i], "num_edges", what);
+    r.src = json_field<std::string>(relations[i], "src", what);
+    r.rel = json_field<std::string>(relations[i], "rel", what);
+    r.dst = json_field<std::string>(relations[i], "dst", what);
+    const auto num_edges = json_field<int64_t>(relations[i], "num_edges", what);
     type_count(ds, r.src, what);
     const int64_t num_dst = type_count(ds, r.dst, what);
     const std::string rdir = relation_dir(dir, r.src, r.rel, r.dst);
@@ -288,7 +190,7 @@ void load_relations(HeteroDataset& ds, const Json& meta, const std::string& dir)
 
 void load_target(HeteroDataset& ds, const Json& meta, const std::string& dir) {
   const std::string where = dir + "/meta.json";
-  const int64_t num_splits = optional_field<int64_t>(meta, "num_splits", where, 0);
+  const int64_t num_splits = optional_json_field<int64_t>(meta, "num_splits", where, 0);
   if (!meta.contains("target") || meta.at("target").is_null()) {
     DGNN_CHECK(num_splits == 0, where, ": num_splits = ", num_splits,
                " but no target type; add \"target\" naming the labelled type");
@@ -297,8 +199,8 @@ void load_target(HeteroDataset& ds, const Json& meta, const std::string& dir) {
   const Json& target = meta.at("target");
   const std::string what = where + " (target)";
   DGNN_CHECK(target.is_object(), what, ": must be an object {\"type\", \"num_classes\"}");
-  const auto type = field<std::string>(target, "type", what);
-  ds.num_classes = field<int64_t>(target, "num_classes", what);
+  const auto type = json_field<std::string>(target, "type", what);
+  ds.num_classes = json_field<int64_t>(target, "num_classes", what);
   DGNN_CHECK(ds.num_classes >= 2, what, ": num_classes must be at least 2, got ", ds.num_classes);
   ds.class_names = class_names_field(target, ds.num_classes, what);
   ds.target_type = ds.type_index(type, what);
@@ -334,7 +236,8 @@ Json type_entry(const NodeType& t, const std::string& dir, const std::string& ou
              "' has features of dtype ", dtype, "; they can be stored as float32 or float16");
   const std::string tdir = dir + "/nodes/" + t.name;
   fs::create_directories(tdir);
-  const FileStamp checked = write_features(tdir + "/features.npy", t.features);
+  const FileStamp checked = write_checked_features(
+      tdir + "/features.npy", feature_stream_of(t.features, t.features.scalar_type()));
   entry["feat_dtype"] = dtype == at::kHalf ? "float16" : "float32";
   if (checked.bytes >= 0) {
     entry["features_checked"] = {
@@ -365,7 +268,7 @@ HeteroDataset load_hetero_dir(const std::string& dir) {
   const Json meta = parse_meta(dir);
   HeteroDataset ds;
   ds.source = dir;
-  const std::string name = optional_field<std::string>(meta, "name", dir + "/meta.json", "");
+  const std::string name = optional_json_field<std::string>(meta, "name", dir + "/meta.json", "");
   ds.name = name.empty() ? fs::path(dir).filename().string() : name;
   load_types(ds, meta, dir);
   load_relations(ds, meta, dir);

@@ -1,0 +1,71 @@
+// Pieces both dataset directories (io/dataset_dir.cc, the homogeneous one, and io/hetero_dir.cc)
+// read and write with: strict meta.json fields, class names, required .npy files, and feature
+// tables written a chunk at a time, checked finite, and stamped so a loader can skip the scan.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "directgnn/error.h"
+#include "io/dataset.h"
+
+namespace directgnn {
+
+// A file's size, modification time and inode: what meta.json records of a checked feature
+// table. A file rewritten since (np.save, or a new file renamed over it) differs in one.
+struct FileStamp {
+  int64_t bytes = -1, mtime_ns = -1, inode = -1;
+  bool operator==(const FileStamp& o) const {
+    return bytes == o.bytes && mtime_ns == o.mtime_ns && inode == o.inode;
+  }
+};
+FileStamp file_stamp(const std::string& path);
+
+// Writes `features` to `path` (.npy, data on a 4 KiB boundary) atomically, about 64 MiB of
+// float32 at a time, each chunk checked finite (naming the row and column, and float16's
+// overflow); returns the written file's stamp.
+FileStamp write_checked_features(const std::string& path, const FeatureStream& features);
+
+// DIR/FILE as a tensor; throws naming the directory and the file when it is missing.
+at::Tensor load_required(const std::string& dir, const std::string& file);
+
+// `object`'s field `name` of type T (bool, an integer, or std::string), strictly: 3.5 is no
+// node count, and "true" no boolean. Throws naming `where` and the field.
+template <typename T>
+T json_field(const nlohmann::json& object, const char* name, const std::string& where) {
+  if (!object.contains(name)) fail(where, ": missing field '", name, "'");
+  const nlohmann::json& value = object.at(name);
+  bool ok = false;
+  const char* wanted = "";
+  if constexpr (std::is_same_v<T, bool>) {
+    ok = value.is_boolean();
+    wanted = "true or false";
+  } else if constexpr (std::is_integral_v<T>) {
+    ok = value.is_number_integer() &&
+         (value.is_number_unsigned() ? value.get<uint64_t>() <= uint64_t{INT64_MAX} : true);
+    wanted = "an integer";
+  } else {
+    ok = value.is_string();
+    wanted = "a string";
+  }
+  if (!ok)
+    fail(where, ": field '", name, "' must be ", wanted, ", got ", value.dump().substr(0, 40));
+  return value.get<T>();
+}
+
+template <typename T>
+T optional_json_field(const nlohmann::json& object, const char* name, const std::string& where,
+                      T fallback) {
+  return object.contains(name) ? json_field<T>(object, name, where) : fallback;
+}
+
+// `object`'s optional "class_names": one string per class (empty when absent).
+std::vector<std::string> class_names_field(const nlohmann::json& object, int64_t num_classes,
+                                           const std::string& where);
+
+}  // namespace directgnn
