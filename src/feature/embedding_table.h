@@ -39,9 +39,10 @@ class EmbeddingTable {
   // depend only on the seed and the row).
   EmbeddingTable(int64_t rows, const EmbeddingOptions& options, uint64_t seed);
 
-  // Rows `ids` (int64, distinct, in range; checked) as a new float32 tensor.
+  // Rows `ids` (int32/int64, in range; checked) as a new float32 tensor.
   at::Tensor gather(const at::Tensor& ids) const;
-  // One optimiser step on rows `ids` (distinct) with their gradient `grad` [len(ids), dim].
+  // One optimiser step on rows `ids` with their gradient `grad` [len(ids), dim]. The ids must be
+  // distinct (rows are updated in parallel): a batch's input nodes, as the samplers give them.
   void update(const at::Tensor& ids, const at::Tensor& grad);
 
   const at::Tensor& weight() const { return weight_; }
