@@ -6,16 +6,17 @@
 
 namespace directgnn {
 
-ExcludedPairs::ExcludedPairs(const at::Tensor& pairs) {
+ExcludedPairs::ExcludedPairs(const at::Tensor& pairs, bool both_directions) {
   pairs_ = pairs.to(at::kLong).contiguous();
   const at::Tensor& p = pairs_;
   const int64_t* ids = p.data_ptr<int64_t>();
   for (int64_t i = 0; i < p.size(0); ++i) {
     const int64_t u = ids[2 * i], v = ids[2 * i + 1];
     keys_.emplace_back(u, v);
+    nodes_.push_back(v);
+    if (!both_directions) continue;
     keys_.emplace_back(v, u);
     nodes_.push_back(u);
-    nodes_.push_back(v);
   }
   std::sort(keys_.begin(), keys_.end());
   keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());

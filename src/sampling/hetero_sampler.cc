@@ -175,6 +175,24 @@ int64_t draw_hop(const Relation& rel, int64_t fanout, uint64_t key, int64_t begi
   return offsets[static_cast<size_t>(rows)];
 }
 
+// Drops the picks (global source ids) of rows dst[0, rows) that `exclude` lists, in place.
+void drop_excluded(RelationDraw& draw, const int64_t* dst, int64_t rows,
+                   const ExcludedPairs& exclude) {
+  int64_t* offsets = draw.offsets.data_ptr<int64_t>();
+  int64_t* picked = draw.picked.data_ptr<int64_t>();
+  int64_t kept = 0, begin = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t end = offsets[i + 1], v = dst[i];
+    const bool touched = exclude.touches(v);
+    for (int64_t j = begin; j < end; ++j) {
+      if (!touched || !exclude.contains(picked[j], v)) picked[kept++] = picked[j];
+    }
+    begin = end;
+    offsets[i + 1] = kept;
+  }
+  draw.picked = draw.picked.narrow(0, 0, kept);
+}
+
 at::Tensor to_tensor(const std::vector<int64_t>& values) {
   at::Tensor out = at::empty({static_cast<int64_t>(values.size())}, at::kLong);
   std::copy(values.begin(), values.end(), out.data_ptr<int64_t>());
@@ -279,14 +297,49 @@ at::Tensor HeteroSampler::checked_seeds(int seed_type, const at::Tensor& seeds) 
   return seeds.to(at::kCPU).to(at::kLong).contiguous();
 }
 
+std::vector<at::Tensor> HeteroSampler::checked_typed_seeds(
+    const std::vector<at::Tensor>& seeds) const {
+  DGNN_CHECK(seeds.size() == dataset_.node_types.size(), "seeds are given for ", seeds.size(),
+             " node types but the graph has ", dataset_.node_types.size());
+  std::vector<at::Tensor> out;
+  for (size_t t = 0; t < seeds.size(); ++t) {
+    const bool none = !seeds[t].defined() || seeds[t].numel() == 0;
+    out.push_back(none ? at::empty({0}, at::kLong) : checked_seeds(static_cast<int>(t), seeds[t]));
+  }
+  return out;
+}
+
+// The seeds of one type as seeds of every type (none of the others), the type checked.
+std::vector<at::Tensor> HeteroSampler::one_type(int seed_type, const at::Tensor& seeds) const {
+  DGNN_CHECK(seed_type >= 0 && static_cast<size_t>(seed_type) < dataset_.node_types.size(),
+             "seed type index ", seed_type, " is out of range");
+  std::vector<at::Tensor> typed(dataset_.node_types.size());
+  typed[static_cast<size_t>(seed_type)] = seeds;
+  return typed;
+}
+
 HeteroMiniBatch HeteroSampler::sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const {
-  const size_t types = dataset_.node_types.size();
-  HeteroMiniBatch batch;
+  HeteroMiniBatch batch = sample(one_type(seed_type, seeds), seed);
   batch.seed_type = seed_type;
-  batch.seeds = checked_seeds(seed_type, seeds);
+  // The seeds as checked: the first of their type's nodes.
+  batch.seeds = batch.input_nodes[static_cast<size_t>(seed_type)].narrow(0, 0, seeds.numel());
+  return batch;
+}
+
+HeteroMiniBatch HeteroSampler::sample(const std::vector<at::Tensor>& seeds_in, uint64_t seed,
+                                      const std::vector<ExcludedPairs>* exclude) const {
+  const size_t types = dataset_.node_types.size();
+  DGNN_CHECK(exclude == nullptr || exclude->size() == dataset_.relations.size(),
+             "the excluded edges are given for ", exclude ? exclude->size() : 0,
+             " relations but the graph has ", dataset_.relations.size());
+  const std::vector<at::Tensor> seeds = checked_typed_seeds(seeds_in);
+  HeteroMiniBatch batch;
   std::unique_ptr<Workspace> ws = acquire();
-  at::Tensor first = batch.seeds.clone();
-  relabel(first, ws->local[seed_type], ws->nodes[seed_type]);
+  for (size_t t = 0; t < types; ++t) {
+    at::Tensor first = seeds[t].clone();
+    relabel(first, ws->local[t], ws->nodes[t]);
+    batch.num_seeds.push_back(seeds[t].numel());
+  }
   const int64_t H = hops();
   batch.blocks.resize(static_cast<size_t>(H));
   for (int64_t h = 0; h < H; ++h) {
@@ -298,6 +351,9 @@ HeteroMiniBatch HeteroSampler::sample(int seed_type, const at::Tensor& seeds, ui
       const uint64_t key = mix64(seed, r + 1, static_cast<uint64_t>(h));
       RelationDraw draw = draw_relation(rel.graph, ws->nodes[rel.dst_type], rows,
                                         options_.fanouts[r][static_cast<size_t>(h)], key);
+      if (exclude != nullptr && !(*exclude)[r].empty()) {
+        drop_excluded(draw, ws->nodes[rel.dst_type].data(), rows, (*exclude)[r]);
+      }
       relabel(draw.picked, ws->local[rel.src_type], ws->nodes[rel.src_type]);
       Block b;
       b.indptr = draw.offsets;
@@ -319,18 +375,24 @@ HeteroMiniBatch HeteroSampler::sample(int seed_type, const at::Tensor& seeds, ui
   return batch;
 }
 
-HeteroHops HeteroSampler::sample_hops(int seed_type, const at::Tensor& seeds_in,
+HeteroHops HeteroSampler::sample_hops(int seed_type, const at::Tensor& seeds, uint64_t seed) const {
+  return sample_hops(one_type(seed_type, seeds), seed);
+}
+
+HeteroHops HeteroSampler::sample_hops(const std::vector<at::Tensor>& seeds_in,
                                       uint64_t seed) const {
-  const at::Tensor seeds = checked_seeds(seed_type, seeds_in);
+  const std::vector<at::Tensor> seeds = checked_typed_seeds(seeds_in);
   const size_t T = dataset_.node_types.size(), R = dataset_.relations.size();
   const auto H = static_cast<size_t>(hops());
   HeteroHops out;
   out.hop_nodes.assign(T, std::vector<int64_t>(H + 1, 0));
   out.hop_edges.assign(R, std::vector<int64_t>(H, 0));
   std::unique_ptr<Workspace> ws = acquire();
-  at::Tensor first = seeds.clone();
-  relabel(first, ws->local[seed_type], ws->nodes[seed_type]);
-  out.hop_nodes[seed_type][0] = seeds.numel();
+  for (size_t t = 0; t < T; ++t) {
+    at::Tensor first = seeds[t].clone();
+    relabel(first, ws->local[t], ws->nodes[t]);
+    out.hop_nodes[t][0] = seeds[t].numel();
+  }
   std::vector<HopEdges>& edges = ws->edges;
   edges.resize(R);
   for (HopEdges& e : edges) {

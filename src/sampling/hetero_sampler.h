@@ -27,6 +27,7 @@
 
 #include "graph/hetero_graph.h"
 #include "sampling/block.h"
+#include "sampling/excluded_pairs.h"
 
 namespace directgnn {
 
@@ -40,10 +41,13 @@ struct HeteroBlock {
 };
 
 struct HeteroMiniBatch {
+  // Seeds of one type (node classification): its index and ids; seeds of several types (link
+  // prediction's endpoints): seed_type -1 and `seeds` undefined.
   int seed_type = -1;
-  at::Tensor seeds;  // int64 [B]: ids of seed_type whose outputs are trained
+  at::Tensor seeds;                // int64 [B]: ids of seed_type whose outputs are trained
+  std::vector<int64_t> num_seeds;  // per node type: its seeds, blocks.back().num_dst[t]
   // Per node type: int64 global ids of that type, blocks.front().num_src[t] of them; the seeds
-  // are the first B of the seed type's.
+  // of each type are its first num_seeds[t].
   std::vector<at::Tensor> input_nodes;
   std::vector<HeteroBlock> blocks;  // blocks.front() reads the inputs, blocks.back() emits seeds
 };
@@ -90,8 +94,18 @@ class HeteroSampler {
 
   // The blocks for `seeds` (distinct int64 ids of `seed_type`, checked). Thread-safe.
   HeteroMiniBatch sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const;
+  // The blocks for seeds of several types: seeds[t] distinct ids of type t (undefined or empty:
+  // none), relabelled type by type. With `exclude` (one entry per relation, empty where none),
+  // relation r's drawn edges u -> v that exclude[r] lists are dropped after the draw (link
+  // prediction's seed edges, as sampling/sampler.h's exclusion), so a row may keep fewer than
+  // its fan-out.
+  HeteroMiniBatch sample(const std::vector<at::Tensor>& seeds, uint64_t seed,
+                         const std::vector<ExcludedPairs>* exclude = nullptr) const;
   // PyG's hops for the same seeds (see the top of this file). Thread-safe.
   HeteroHops sample_hops(int seed_type, const at::Tensor& seeds, uint64_t seed) const;
+  // PyG's hops from seeds of several types (its heterogeneous link sampling: both endpoints'
+  // types), each type's seeds first in its list, at hop 0.
+  HeteroHops sample_hops(const std::vector<at::Tensor>& seeds, uint64_t seed) const;
 
   int64_t hops() const;
   const HeteroSamplerOptions& options() const { return options_; }
@@ -102,6 +116,9 @@ class HeteroSampler {
   void release(std::unique_ptr<Workspace> workspace) const;
   // The seeds, checked, as an int64 CPU tensor.
   at::Tensor checked_seeds(int seed_type, const at::Tensor& seeds) const;
+  std::vector<at::Tensor> one_type(int seed_type, const at::Tensor& seeds) const;
+  // Per type: the seeds checked (an empty tensor where none); one entry per node type.
+  std::vector<at::Tensor> checked_typed_seeds(const std::vector<at::Tensor>& seeds) const;
 
   const HeteroDataset& dataset_;
   HeteroSamplerOptions options_;

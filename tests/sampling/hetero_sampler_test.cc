@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -104,6 +105,56 @@ TEST(HeteroSampler, DoesNotDependOnTheThreadCount) {
   }
   const HeteroMiniBatch other = sampler.sample(0, seeds, 10);
   EXPECT_FALSE(at::equal(one.input_nodes[1], other.input_nodes[1]));
+}
+
+// Seeds of two types: each type's seeds lead its nodes, every edge exists; with every edge of
+// the seed pairs excluded (author -> paper directed in writes, paper -> author in rev_writes)
+// none of them is drawn, though each row keeps its other neighbours.
+TEST(HeteroSampler, SeedsOfSeveralTypesAndExcludedPairs) {
+  const HeteroDataset ds = testing::random_hetero(4);
+  const HeteroSamplerOptions o = parse_hetero_fanouts(ds, "-1,-1", "", 2);
+  const HeteroSampler sampler(ds, o);
+  const int writes = ds.relation_index("author,writes,paper", "test");
+  const int rev = ds.relation_index("rev_writes", "test");
+  // Every author -> paper edge of papers 0..9 is a seed pair.
+  const Relation& w = ds.relations[writes];
+  std::vector<int64_t> pairs, authors, papers;
+  for (int64_t p = 0; p < 10; ++p) {
+    papers.push_back(p);
+    for (int64_t a : neighbours(w, p)) pairs.insert(pairs.end(), {a, p});
+  }
+  for (size_t i = 0; i < pairs.size(); i += 2) authors.push_back(pairs[i]);
+  std::sort(authors.begin(), authors.end());
+  authors.erase(std::unique(authors.begin(), authors.end()), authors.end());
+  std::vector<at::Tensor> seeds(ds.node_types.size());
+  seeds[0] = at::tensor(papers);
+  seeds[1] = at::tensor(authors);
+  const HeteroMiniBatch all = sampler.sample(seeds, 3);
+  EXPECT_EQ(all.num_seeds, (std::vector<int64_t>{10, static_cast<int64_t>(authors.size()), 0}));
+  EXPECT_TRUE(at::equal(all.input_nodes[1].narrow(0, 0, seeds[1].numel()), seeds[1]));
+  check_batch(ds, o, all);
+  const at::Tensor p = at::tensor(pairs).view({-1, 2});
+  std::vector<ExcludedPairs> exclude(ds.relations.size());
+  exclude[writes] = ExcludedPairs(p, false);
+  exclude[rev] = ExcludedPairs(p.flip(1), false);
+  const HeteroMiniBatch cut = sampler.sample(seeds, 3, &exclude);
+  for (const int r : {writes, rev}) {
+    const Relation& rel = ds.relations[r];
+    const Block& kept = cut.blocks.back().relations[r];
+    const Block& before = all.blocks.back().relations[r];
+    const at::Tensor src = cut.input_nodes[rel.src_type], dst = cut.input_nodes[rel.dst_type];
+    int64_t dropped = 0;
+    for (int64_t i = 0; i < kept.num_dst; ++i) {
+      const int64_t v = dst[i].item<int64_t>();
+      for (int64_t e = kept.indptr[i].item<int64_t>(); e < kept.indptr[i + 1].item<int64_t>();
+           ++e) {
+        const int64_t u = src[kept.indices[e].item<int64_t>()].item<int64_t>();
+        EXPECT_FALSE(exclude[r].contains(u, v)) << rel.key() << ": " << u << " -> " << v;
+      }
+    }
+    dropped = before.indices.numel() - kept.indices.numel();
+    EXPECT_EQ(dropped, p.size(0)) << rel.key();
+  }
 }
 
 std::vector<int64_t> values(const at::Tensor& t) {
