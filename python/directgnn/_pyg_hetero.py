@@ -4,6 +4,7 @@ PyG's heterogeneous draw on directgnn's C++ sampler (torch.classes.directgnn.Het
 """
 
 import copy
+import math
 
 import numpy as np
 import torch
@@ -121,29 +122,81 @@ class HeteroDraw:
         if index.input_type not in self.node_types:
             raise ValueError(f"directgnn.pyg: input node type {index.input_type!r} is not among "
                              f"the graph's {self.node_types}")
-        seeds = index.node.long()
+        return self.sample_typed({index.input_type: index.node.long()},
+                                 (index.input_id, index.time))
+
+    def sample_typed(self, seeds, metadata) -> HeteroSamplerOutput:
+        """PyG's ``HeteroSamplerOutput`` from seeds of several node types: ``seeds`` maps a node
+        type to its distinct ids (types left out have none), each type's seeds first among its
+        nodes; ``metadata`` is passed through."""
         self._calls += 1
         if self._sampler is None:  # no hops: the batch is its seeds
-            return self._seeds_only(seeds, index)
-        t = self.node_types.index(index.input_type)
-        node, row, col, edge, hop_nodes, hop_edges = self._sampler.sample(
-            t, seeds.cpu(), self._seed * 1_000_003 + self._calls - 1)
+            return self._seeds_only(seeds, metadata)
+        none = torch.empty(0, dtype=torch.int64)
+        typed = [seeds[t].cpu() if t in seeds else none for t in self.node_types]
+        node, row, col, edge, hop_nodes, hop_edges = self._sampler.sample_typed(
+            typed, self._seed * 1_000_003 + self._calls - 1)
         return HeteroSamplerOutput(
             node=dict(zip(self.node_types, node)), row=dict(zip(self.edge_types, row)),
             col=dict(zip(self.edge_types, col)), edge=dict(zip(self.edge_types, edge)),
             num_sampled_nodes=dict(zip(self.node_types, hop_nodes)),
-            num_sampled_edges=dict(zip(self.edge_types, hop_edges)),
-            metadata=(index.input_id, index.time))
+            num_sampled_edges=dict(zip(self.edge_types, hop_edges)), metadata=metadata)
 
-    def _seeds_only(self, seeds, index):
+    def _seeds_only(self, seeds, metadata):
         none = torch.empty(0, dtype=torch.int64)
-        node = {t: seeds if t == index.input_type else none for t in self.node_types}
+        node = {t: seeds.get(t, none) for t in self.node_types}
         return HeteroSamplerOutput(
             node=node, row={et: none for et in self.edge_types},
             col={et: none for et in self.edge_types}, edge={et: none for et in self.edge_types},
             num_sampled_nodes={t: [v.numel()] for t, v in node.items()},
-            num_sampled_edges={et: [] for et in self.edge_types},
-            metadata=(index.input_id, index.time))
+            num_sampled_edges={et: [] for et in self.edge_types}, metadata=metadata)
+
+
+def sample_from_edges(draw: HeteroDraw, index, neg_sampling) -> HeteroSamplerOutput:
+    """PyG's heterogeneous link sample of ``index`` (an ``EdgeSamplerInput`` whose
+    ``input_type`` is the edge type ``(src, rel, dst)``): the positives ``index.row ->
+    index.col`` and their negatives seed ``draw``.
+
+    Negatives come from PyG's ``NegativeSampling.sample`` over the endpoint's type (binary:
+    ``ceil(amount * B)`` sources then as many destinations, labelled 0 after the positives'
+    labels, ones when none are given; triplet: ``amount`` destinations per source). The seeds
+    of the source type are the distinct sources, those of the destination type the distinct
+    destinations (sorted), or one list of both when the two types are the same. ``metadata``:
+    ``(input_id, edge_label_index, edge_label, None)``, or for triplets ``(input_id,
+    src_index, dst_pos_index, dst_neg_index, None)``, as local ids among the sampled nodes of
+    their type."""
+    src_type, dst_type = index.input_type[0], index.input_type[-1]
+    for t in (src_type, dst_type):
+        if t not in draw.node_types:
+            raise ValueError(f"directgnn.pyg: edge type {index.input_type!r} joins node type "
+                             f"{t!r}, which is not among the graph's {draw.node_types}")
+    src, dst, label = index.row.long(), index.col.long(), index.label
+    num_pos = src.numel()
+    triplet = neg_sampling is not None and neg_sampling.is_triplet()
+    if triplet and label is not None:
+        raise ValueError("directgnn.pyg: edge_label must be None for triplet negative sampling "
+                         "(as in PyG)")
+    if neg_sampling is not None:
+        num_neg = math.ceil(num_pos * neg_sampling.amount)
+        if not triplet:  # PyG draws the sources first
+            src = torch.cat([src, neg_sampling.sample(num_neg, "src", draw.num_nodes[src_type])])
+            label = torch.ones(num_pos) if label is None else label
+            label = torch.cat([label, label.new_zeros((num_neg, ) + label.shape[1:])])
+        dst = torch.cat([dst, neg_sampling.sample(num_neg, "dst", draw.num_nodes[dst_type])])
+    if src_type != dst_type:
+        src_seeds, src_local = src.unique(return_inverse=True)
+        dst_seeds, dst_local = dst.unique(return_inverse=True)
+        seeds = {src_type: src_seeds, dst_type: dst_seeds}
+    else:
+        both, local = torch.cat([src, dst]).unique(return_inverse=True)
+        seeds = {src_type: both}
+        src_local, dst_local = local[:src.numel()], local[src.numel():]
+    if triplet:
+        neg_local = dst_local[num_pos:].view(num_pos, -1).squeeze(-1)
+        metadata = (index.input_id, src_local, dst_local[:num_pos], neg_local, None)
+    else:
+        metadata = (index.input_id, torch.stack([src_local, dst_local]), label, None)
+    return draw.sample_typed(seeds, metadata)
 
 
 def node_features(data):

@@ -213,9 +213,10 @@ class NeighborSampler(BaseSampler):
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal link sampling "
                                       "(edge_label_time) is not supported")
         if self._hetero is not None:
-            raise NotImplementedError("directgnn.pyg: link sampling on heterogeneous graphs "
-                                      "(LinkNeighborLoader over a HeteroData) is not supported "
-                                      "yet; use PyG's own LinkNeighborLoader for it")
+            out = _pyg_hetero.sample_from_edges(self._hetero, index, neg_sampling)
+            if self.subgraph_type == SubgraphType.bidirectional:
+                out = out.to_bidirectional()
+            return out
         src, dst, label = index.row, index.col, index.label
         num_pos, num_nodes = src.numel(), self.num_nodes
         triplet = neg_sampling is not None and neg_sampling.is_triplet()
@@ -286,7 +287,7 @@ def _edge_weights(data, weight_attr, perm):
 _UNSUPPORTED = {"replace": False, "disjoint": False, "time_attr": None, "input_time": None}
 
 
-def _check_options(kwargs):
+def _check_options(kwargs, where):
     """Takes PyG's sampling options out of ``kwargs`` (PyG's loader ignores them when given a
     sampler), refusing the ones directgnn does not offer, and returns those it offers
     (``weight_attr``, ``subgraph_type``: enums and strings alike)."""
@@ -294,8 +295,7 @@ def _check_options(kwargs):
         value = kwargs.pop(name, off)
         if value is None or (isinstance(value, bool) and not value):
             continue
-        raise NotImplementedError(f"directgnn.pyg.NeighborLoader: {name}={value!r} is not "
-                                  "supported yet")
+        raise NotImplementedError(f"{where}: {name}={value!r} is not supported yet")
     kwargs.pop("temporal_strategy", None)  # only meaningful with time_attr
     return {"weight_attr": kwargs.pop("weight_attr", None),
             "subgraph_type": SubgraphType(kwargs.pop("subgraph_type", "directional"))}
@@ -330,7 +330,7 @@ class _Batches:
 
     def _setup(self, data, num_neighbors, device, sampler, graph, seed, kwargs):
         """Checks the options and prepares the data; returns PyG's data and the sampler."""
-        options = _check_options(kwargs)
+        options = _check_options(kwargs, f"directgnn.pyg.{type(self).__name__}")
         _keep_batch_memory()
         self._device = None if device is None else torch.device(device)
         foreign = isinstance(data, tuple) and not isinstance(data[0], FeatureStore)
@@ -454,10 +454,6 @@ class LinkNeighborLoader(_Batches, _LinkNeighborLoader):
         if kwargs.get("edge_label_time") is not None:
             raise NotImplementedError("directgnn.pyg.LinkNeighborLoader: temporal sampling "
                                       "(edge_label_time) is not supported yet")
-        if _pyg_hetero.is_hetero(data, num_neighbors):
-            raise NotImplementedError("directgnn.pyg.LinkNeighborLoader: heterogeneous graphs "
-                                      "are not supported yet (directgnn.pyg.NeighborLoader "
-                                      "takes them); use PyG's own LinkNeighborLoader for them")
         data, link_sampler = self._setup(data, num_neighbors, device, sampler, graph, seed,
                                          kwargs)
         super().__init__(data, num_neighbors, edge_label_index=edge_label_index,

@@ -236,8 +236,9 @@ def test_pyg_loader_over_store_pair(mag, mag_pyg, source):
 def test_pyg_refuses_what_it_does_not_offer(mag_pyg):
     with pytest.raises(NotImplementedError, match="induced"):
         directgnn.pyg.NeighborLoader(mag_pyg, [2], input_nodes=PAPER, subgraph_type="induced")
-    with pytest.raises(NotImplementedError, match="LinkNeighborLoader"):
-        directgnn.pyg.LinkNeighborLoader(mag_pyg, [2], edge_label_index=(WRITES, None))
+    with pytest.raises(NotImplementedError, match="LinkNeighborLoader: disjoint"):
+        directgnn.pyg.LinkNeighborLoader(mag_pyg, [2], edge_label_index=(WRITES, None),
+                                         disjoint=True)
 
 
 def test_to_hetero_graphsage_learns(mag_pyg):
