@@ -18,7 +18,8 @@ torch-sparse. Switching is one line::
 Heterogeneous graphs too: a ``HeteroData`` (or a directgnn ``HeteroDataset``, or stores with
 node types and edge types) with ``input_nodes=("paper", ids)`` gives PyG's heterogeneous
 batches, ``x_dict`` and ``edge_index_dict`` ready for ``to_hetero`` models
-(examples/pyg_hetero.py).
+(examples/pyg_hetero.py); ``LinkNeighborLoader`` takes them with
+``edge_label_index=(edge_type, index)``.
 """
 
 import copy
@@ -96,7 +97,10 @@ class NeighborSampler(BaseSampler):
     ``num_sampled_edges`` per edge type, hop by hop. Each node's neighbours in each edge type
     into its type are drawn once, at the hop after it is first reached, up to
     ``num_neighbors[edge_type][hop]`` (0: none). The CPU sampler only, uniform, and
-    ``subgraph_type`` "directional" or "bidirectional".
+    ``subgraph_type`` "directional" or "bidirectional". Link sampling there seeds the edge
+    type's source type with the input edges' (and negatives') distinct sources and its
+    destination type with their distinct destinations (one list of both when the types are
+    the same), as PyG's ``edge_sample``.
 
     Args:
         data: a ``GraphStore`` (directgnn's, read in place, or any other PyG graph store), a
@@ -208,7 +212,10 @@ class NeighborSampler(BaseSampler):
         random pairs labelled 0; triplet: ``amount`` destinations per source), so their
         distribution and ``weight`` are PyG's; the seeds are the sorted distinct endpoints;
         ``metadata`` holds ``(input_id, edge_label_index, edge_label, None)`` or, for
-        triplets, ``(input_id, src_index, dst_pos_index, dst_neg_index, None)``."""
+        triplets, ``(input_id, src_index, dst_pos_index, dst_neg_index, None)``. On a typed
+        graph ``index.input_type`` is the edge type ``(src, rel, dst)``: negatives are drawn
+        over each endpoint's type, and the seeds and local ids are per type (see the class
+        docstring)."""
         if index.time is not None:
             raise NotImplementedError("directgnn.pyg.NeighborSampler: temporal link sampling "
                                       "(edge_label_time) is not supported")
@@ -441,9 +448,22 @@ class LinkNeighborLoader(_Batches, _LinkNeighborLoader):
         batch = next(iter(loader))   # edge_label_index [2, 128]: 64 positives, 64 negatives
 
     Negatives come from PyG's own ``NegativeSampling`` (its modes, amount and weight), so the
-    negatives are PyG's (not exact). Not offered yet (``NotImplementedError``): heterogeneous
-    graphs, temporal sampling (``edge_label_time``), ``replace``, ``disjoint``, and subgraph
-    types other than ``directional``.
+    negatives are PyG's (not exact). A ``HeteroData`` (or a directgnn ``HeteroDataset``, or a
+    store pair with edge types) takes ``edge_label_index=(edge_type, index)`` as PyG's (index
+    None: every edge of that type); the labels sit where PyG puts them::
+
+        import directgnn
+        from directgnn.pyg import LinkNeighborLoader
+        data = directgnn.hetero.mag(0.002).to_pyg()
+        writes = ("author", "writes", "paper")
+        loader = LinkNeighborLoader(data, num_neighbors=[10, 5], batch_size=64,
+                                    edge_label_index=(writes, None), neg_sampling_ratio=1.0)
+        batch = next(iter(loader))   # batch[writes].edge_label_index: local author, paper ids
+
+    (triplets: ``batch["author"].src_index``, ``batch["paper"].dst_pos_index`` and
+    ``dst_neg_index``). Not offered yet (``NotImplementedError``): temporal sampling
+    (``edge_label_time``), ``replace``, ``disjoint``, and on typed graphs the GPU sampler,
+    ``weight_attr`` and ``subgraph_type="induced"``.
 
     Args:
         device, sampler, graph, seed: as directgnn's ``NeighborLoader``.
