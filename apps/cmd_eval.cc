@@ -59,6 +59,10 @@ void register_eval(CLI::App& app) {
       eval_hetero_command(meta, args->checkpoint, args->dataset);
       return;
     }
+    if (meta.value("task", std::string("node")) == "hetero_link") {
+      eval_hetero_link_command(meta, args->checkpoint, args->dataset);
+      return;
+    }
     const Dataset ds = dataset_or_default(args->dataset, import_options(args->keep_self_loops));
     if (meta.value("task", std::string("node")) == "link") {
       eval_link(meta, ds, args->checkpoint);

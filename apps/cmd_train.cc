@@ -196,18 +196,20 @@ void register_train(CLI::App& app) {
                             args->train.train.metrics_path);
       return;
     }
+    refuse_link_flags_without_link(*c, args->link);
     if (is_hetero_dataset(args->dataset) || args->hetero.node_embeddings > 0) {
       install_stop_handlers(StopAction::kSaveState);
-      train_hetero_command(*c, args->dataset, args->train, args->hetero);
+      const LinkTrainOptions link = args->link.options();
+      train_hetero_command(*c, args->dataset, args->train, args->hetero,
+                           args->link.task == "link" ? &link : nullptr);
       return;
     }
-    for (const char* flag :
-         {"--fan-out-rel", "--bases", "--embedding-optimizer", "--embedding-lr"}) {
+    for (const char* flag : {"--fan-out-rel", "--bases", "--embedding-optimizer", "--embedding-lr",
+                             "--target-relation", "--link-split", "--eval-negatives"}) {
       DGNN_CHECK(c->count(flag) == 0, flag,
                  " applies to heterogeneous datasets (a heterogeneous dataset directory, or "
                  "mag:SCALE) and to --node-embeddings only; leave it out");
     }
-    refuse_link_flags_without_link(*c, args->link);
     TrainOptions options = args->train.options();
     options.adapt_threads = args->threads == 0;
     std::string dataset = args->dataset;

@@ -20,6 +20,7 @@
 #include "loader/options.h"
 #include "options.h"
 #include "train/checkpoint.h"
+#include "train/hetero_link_trainer.h"
 #include "train/hetero_state.h"
 #include "train/hetero_trainer.h"
 #include "train/metrics.h"
@@ -28,11 +29,14 @@ namespace directgnn::cli {
 namespace {
 
 // Flags of homogeneous training that this path does not take yet: refused, never ignored.
-constexpr const char* kNotYet[] = {
-    "--features",          "--gather",    "--sampler",           "--graph",       "--norm",
-    "--residual",          "--heads",     "--attn-dropout",      "--disk-io",     "--task",
-    "--weighted-sampling", "--optimizer", "--feature-cache-gib", "--disk-direct", "--dist-backend",
-    "--dist-timeout"};
+constexpr const char* kNotYet[] = {"--features",    "--gather",
+                                   "--sampler",     "--graph",
+                                   "--norm",        "--residual",
+                                   "--heads",       "--attn-dropout",
+                                   "--disk-io",     "--weighted-sampling",
+                                   "--optimizer",   "--feature-cache-gib",
+                                   "--disk-direct", "--dist-backend",
+                                   "--dist-timeout"};
 
 // Ranks would each train alone: refused until heterogeneous training shares gradients.
 void refuse_ranks() {
@@ -45,8 +49,8 @@ bool is_mag_spec(const std::string& dataset) { return dataset.rfind("mag:", 0) =
 
 // A homogeneous dataset as one node type whose input is a learnable table (its own feature
 // table is left out) and one relation, node,to,node; the split as node training chooses it.
-HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_index,
-                                    uint64_t seed) {
+HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_index, uint64_t seed,
+                                    bool labels) {
   HeteroDataset ds;
   ds.name = homogeneous.name;
   ds.source = homogeneous.source;
@@ -57,6 +61,10 @@ HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_in
   r.graph.indptr = homogeneous.graph.indptr;
   r.graph.indices = homogeneous.graph.indices;
   ds.relations.push_back(std::move(r));
+  if (!labels) {  // link prediction: the graph alone
+    validate_hetero(ds, ds.source, true);
+    return ds;
+  }
   require_labels(homogeneous);
   ds.target_type = 0;
   ds.labels = homogeneous.labels;
@@ -69,11 +77,13 @@ HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_in
   return ds;
 }
 
-// `split_index` picks a homogeneous dataset's split (a heterogeneous one's is the trainer's).
-HeteroDataset load_hetero(const std::string& dataset, int64_t split_index, uint64_t seed) {
+// `split_index` picks a homogeneous dataset's split (a heterogeneous one's is the trainer's);
+// `labels` false leaves a homogeneous dataset's labels and split out (link prediction).
+HeteroDataset load_hetero(const std::string& dataset, int64_t split_index, uint64_t seed,
+                          bool labels = true) {
   if (!is_hetero_dataset(dataset)) {
     return as_featureless_hetero(dataset_or_default(dataset, import_options(false)), split_index,
-                                 seed);
+                                 seed, labels);
   }
   if (!is_mag_spec(dataset)) return load_hetero_dir(dataset);
   MagOptions mag;
@@ -122,6 +132,79 @@ void run_hetero(const HeteroDataset& ds, const HeteroTrainOptions& o) {
               r.eval_s);
 }
 
+void run_hetero_link(const HeteroDataset& ds, const HeteroTrainOptions& o,
+                     const HeteroLinkOptions& link) {
+  std::printf("dataset %s: %s; %zu relations, %lld edges\n", ds.name.c_str(),
+              type_summary(ds).c_str(), ds.relations.size(),
+              static_cast<long long>(ds.num_edges()));
+  const LinkSamplerOptions& s = link.link.sampling;
+  std::printf("link prediction on %s: split %g/%g/%g, %s negatives (%lld per positive, %s%s)%s\n",
+              ds.relations[ds.relation_index(link.relation, ds.source)].key().c_str(),
+              1 - link.split.val - link.split.test, link.split.val, link.split.test,
+              negative_mode_name(s.mode).c_str(), static_cast<long long>(s.neg_ratio),
+              negative_dist_name(s.dist).c_str(), s.exact_negatives ? ", exact" : "",
+              s.exclude_seed_edges ? "; seed edges left out of their neighbourhoods" : "");
+  std::printf("model %s, %lld layers, %lld-wide embeddings, %s decoder; fan-outs %s; batch %lld\n",
+              hetero_model_kind_name(o.model.kind), static_cast<long long>(o.model.layers),
+              static_cast<long long>(o.model.hidden), decoder_kind_name(link.link.decoder),
+              hetero_fanout_text(ds, o.sampler).c_str(),
+              static_cast<long long>(o.loader.batch_size));
+  std::fflush(stdout);
+  const HeteroLinkReport r = train_hetero_links(ds, o, link, std::cout);
+  const bool mrr = r.primary_metric == "mrr";
+  std::printf("%lld training, %lld validation, %lld test edges; %lld steps per epoch\n",
+              static_cast<long long>(r.train_edges), static_cast<long long>(r.val_edges),
+              static_cast<long long>(r.test_edges), static_cast<long long>(r.steps_per_epoch));
+  if (r.best_epoch >= 0) {
+    std::printf("best epoch %lld: val %s %.4f, test %s %.4f, test Hits@%lld %.4f\n",
+                static_cast<long long>(r.best_epoch), r.primary_metric.c_str(),
+                mrr ? r.best_val.mrr : r.best_val.roc_auc, r.primary_metric.c_str(),
+                mrr ? r.test.mrr : r.test.roc_auc, static_cast<long long>(link.link.hits_k),
+                r.test.hits);
+  }
+  std::printf("%.2f s per epoch, %.2f s per evaluation\n", r.epoch_time_s, r.eval_s);
+}
+
+// The link task's options from the command line.
+HeteroLinkOptions hetero_link_options(const HeteroArgs& hetero, const LinkTrainOptions& link,
+                                      bool homogeneous) {
+  HeteroLinkOptions o;
+  o.relation = hetero.target_relation;
+  if (o.relation.empty() && homogeneous) o.relation = "node,to,node";
+  DGNN_CHECK(!o.relation.empty(),
+             "--task link on a heterogeneous dataset needs --target-relation SRC,REL,DST: the "
+             "relation whose edges are predicted");
+  DGNN_CHECK(!link.use_val_edges,
+             "--use-val-edges is not offered on heterogeneous datasets (the test split is scored "
+             "over the training edges); leave it out");
+  o.link = link;
+  o.split = parse_link_fractions(hetero.link_split);
+  DGNN_CHECK(hetero.eval_negatives >= 0, "--eval-negatives must not be negative, got ",
+             hetero.eval_negatives);
+  o.split.neg_per_source = hetero.eval_negatives;
+  return o;
+}
+
+// Per type: the input a checkpoint's model reads, its learnable table (checked against the
+// type's count) where it kept one, else the type's features.
+std::vector<at::Tensor> checkpoint_inputs(const nlohmann::json& meta, const std::string& dir,
+                                          const HeteroDataset& ds) {
+  std::vector<at::Tensor> inputs;
+  const nlohmann::json tables = meta.value("embeddings", nlohmann::json::object());
+  for (const NodeType& t : ds.node_types) {
+    if (!tables.contains(t.name)) {
+      inputs.push_back(t.features);
+      continue;
+    }
+    const std::string file = dir + "/" + tables[t.name].value("file", std::string());
+    const at::Tensor table = load_npy(file);
+    DGNN_CHECK(table.dim() == 2 && table.size(0) == t.count, file, ": has shape ", table.sizes(),
+               " but node type '", t.name, "' has ", t.count, " nodes");
+    inputs.push_back(table);
+  }
+  return inputs;
+}
+
 }  // namespace
 
 void add_hetero_options(CLI::App* c, HeteroArgs* args) {
@@ -141,6 +224,17 @@ void add_hetero_options(CLI::App* c, HeteroArgs* args) {
       ->default_val("adagrad");
   c->add_option("--embedding-lr", args->embedding_lr, "the embeddings' learning rate")
       ->default_val(0.01);
+  c->add_option("--target-relation", args->target_relation,
+                "link, heterogeneous datasets: the relation whose edges are predicted, "
+                "src,rel,dst (held-out edges leave it and its reverse rev_REL)");
+  c->add_option("--link-split", args->link_split,
+                "link, heterogeneous datasets: TRAIN,VAL,TEST fractions of the target "
+                "relation's edges, a seeded random split")
+      ->capture_default_str();
+  c->add_option("--eval-negatives", args->eval_negatives,
+                "link, heterogeneous datasets: 0 scores one shared random pair per validation/"
+                "test positive (ROC-AUC); K scores K destinations per positive's source (MRR)")
+      ->capture_default_str();
 }
 
 bool is_hetero_dataset(const std::string& dataset) {
@@ -148,7 +242,8 @@ bool is_hetero_dataset(const std::string& dataset) {
 }
 
 void train_hetero_command(const CLI::App& command, const std::string& dataset,
-                          const TrainingArgs& args, const HeteroArgs& hetero) {
+                          const TrainingArgs& args, const HeteroArgs& hetero,
+                          const LinkTrainOptions* link) {
   refuse_ranks();
   for (const char* flag : kNotYet) {
     const CLI::Option* option = command.get_option_no_throw(flag);
@@ -190,14 +285,22 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
   o.run_info = {{"dataset", is_mag_spec(dataset) ? dataset : absolute_path(dataset)},
                 {"homogeneous_split", homogeneous ? t.split : -1},
                 {"threads", num_threads()}};
-  const HeteroDataset ds = load_hetero(dataset, t.split, t.seed);
+  const HeteroDataset ds = load_hetero(dataset, t.split, t.seed, link == nullptr);
   if (homogeneous) o.split = 0;  // the split chosen above is the only one
   std::string all = args.fanout;
   if (all.empty()) {  // as node training: 10 per layer
     for (int64_t l = 0; l < o.model.layers; ++l) all += l ? ",10" : "10";
   }
   o.sampler = parse_hetero_fanouts(ds, all, hetero.fanout_rel, o.model.layers);
-  run_hetero(ds, o);
+  if (link == nullptr) {
+    run_hetero(ds, o);
+    return;
+  }
+  DGNN_CHECK(o.checkpoint_every == 0,
+             "--checkpoint-every: heterogeneous link prediction keeps its best checkpoint but no "
+             "training state yet; leave it out");
+  o.evaluate = command.count("--no-eval") == 0;
+  run_hetero_link(ds, o, hetero_link_options(hetero, *link, homogeneous));
 }
 
 void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
@@ -216,19 +319,7 @@ void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
              ds.source, "'s; pass the dataset it was trained on");
   HeteroModel model(config);
   load_checkpoint(dir, model, nullptr);
-  std::vector<at::Tensor> inputs;
-  const nlohmann::json tables = meta.value("embeddings", nlohmann::json::object());
-  for (const NodeType& t : ds.node_types) {
-    if (!tables.contains(t.name)) {
-      inputs.push_back(t.features);
-      continue;
-    }
-    const std::string file = dir + "/" + tables[t.name].value("file", std::string());
-    const at::Tensor table = load_npy(file);
-    DGNN_CHECK(table.dim() == 2 && table.size(0) == t.count, file, ": has shape ", table.sizes(),
-               " but node type '", t.name, "' has ", t.count, " nodes");
-    inputs.push_back(table);
-  }
+  const std::vector<at::Tensor> inputs = checkpoint_inputs(meta, dir, ds);
   const Split& s = ds.splits.at(split >= 0 ? 0 : meta.value("split", size_t{0}));
   const at::Tensor logits = model.infer(ds, inputs);
   const double val = accuracy(logits, ds.labels, s.val), test = accuracy(logits, ds.labels, s.test);
@@ -239,6 +330,42 @@ void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
     std::printf("Matches the test accuracy recorded at training time.\n");
   } else {
     std::printf("Training recorded Test Acc %.4f for this checkpoint.\n", recorded);
+  }
+}
+
+void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
+                              const std::string& dataset_arg) {
+  const std::string where = dir + "/checkpoint.pt";
+  const nlohmann::json run = meta.value("run", nlohmann::json::object());
+  const std::string dataset =
+      dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
+  const uint64_t seed = meta.value("seed", uint64_t{0});
+  const HeteroDataset ds = load_hetero(dataset, 0, seed, false);
+  HeteroLinkOptions link = hetero_link_options_from_json(meta.at("link"), where);
+  const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
+  link.split.seed = seed;
+  const HeteroLinkSplit split = random_hetero_link_split(ds, target, link.split);
+  const HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
+  const HeteroModelConfig given = HeteroModelConfig::for_dataset(ds);
+  DGNN_CHECK(config.relations == given.relations, where,
+             ": the checkpoint was trained on other node types or relations than ", ds.source,
+             "'s; pass the dataset it was trained on");
+  HeteroLinkModel model(config, link.link.decoder, link.link.decoder_layers);
+  load_checkpoint(dir, model, nullptr);
+  const LinkEvalResult r = evaluate_hetero_links(
+      model, split.graph, target, checkpoint_inputs(meta, dir, ds), split.split, link.link.hits_k);
+  const std::string metric = primary_link_metric(split.split.negatives);
+  const double val = primary_value(r.val, split.split.negatives);
+  const double test = primary_value(r.test, split.split.negatives);
+  std::printf("Checkpoint epoch %lld | %s | Val %s %.4f | Test %s %.4f\n",
+              static_cast<long long>(meta.value("epoch", int64_t{-1})),
+              ds.relations[target.relation].key().c_str(), metric.c_str(), val, metric.c_str(),
+              test);
+  const double recorded = meta.value("test", nlohmann::json::object()).value(metric, -1.0);
+  if (std::abs(recorded - test) < 1e-9) {
+    std::printf("Matches the test %s recorded at training time.\n", metric.c_str());
+  } else {
+    std::printf("Training recorded test %s %.4f for this checkpoint.\n", metric.c_str(), recorded);
   }
 }
 

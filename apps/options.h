@@ -8,6 +8,7 @@
 
 #include "dist/process_group.h"
 #include "io/dataset.h"
+#include "train/link_trainer.h"
 #include "train/trainer.h"
 
 namespace directgnn::cli {
@@ -63,6 +64,10 @@ std::string resume_hint(const std::string& state_dir);
 // (--node-embeddings, --embedding-optimizer, --embedding-lr).
 struct HeteroArgs {
   std::string fanout_rel;
+  // --task link on a heterogeneous dataset: the relation predicted, its split's fractions and
+  // the evaluation's negatives (0: a shared pair per positive; K: K per positive's source).
+  std::string target_relation, link_split = "0.85,0.05,0.1";
+  int64_t eval_negatives = 0;
   int64_t bases = 0;
   int64_t node_embeddings = 0;
   std::string embedding_optimizer = "adagrad";
@@ -73,8 +78,10 @@ void add_hetero_options(CLI::App* command, HeteroArgs* args);
 bool is_hetero_dataset(const std::string& dataset);
 // `train` on such a dataset, or on a homogeneous one with learnable embeddings as its input
 // (apps/cmd_train_hetero.cc); refuses the flags it does not take.
+// `link`: the link task's options with --task link (nullptr: node classification).
 void train_hetero_command(const CLI::App& command, const std::string& dataset,
-                          const TrainingArgs& args, const HeteroArgs& hetero);
+                          const TrainingArgs& args, const HeteroArgs& hetero,
+                          const LinkTrainOptions* link);
 // Whether DIR's training state is a heterogeneous run's, and continuing it (options from the
 // state; `epochs` replaces the saved count when --epochs is given).
 bool resumes_hetero(const std::string& dir);
@@ -82,6 +89,9 @@ bool resumes_hetero(const std::string& dir);
 // was trained on).
 void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
                          const std::string& dataset);
+// The same for a heterogeneous link prediction checkpoint: its split rebuilt from the seed.
+void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
+                              const std::string& dataset);
 void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
                            const std::string& metrics);
 // PATH made absolute, so a stored run resumes from any working directory.

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -58,6 +59,7 @@ nlohmann::json HeteroModelConfig::to_json() const {
           {"in_dims", in_dims},
           {"relations", rels},
           {"target_type", target_type},
+          {"output_types", output_types},
           {"hidden", hidden},
           {"num_classes", num_classes},
           {"layers", layers},
@@ -75,6 +77,7 @@ HeteroModelConfig HeteroModelConfig::from_json(const nlohmann::json& json,
       c.relations.emplace_back(r.at(0).get<int>(), r.at(1).get<int>());
     }
     c.target_type = json.at("target_type").get<int>();
+    c.output_types = json.value("output_types", std::vector<int>());
     c.hidden = json.at("hidden").get<int64_t>();
     c.num_classes = json.at("num_classes").get<int64_t>();
     c.layers = json.at("layers").get<int64_t>();
@@ -92,6 +95,9 @@ void HeteroModelConfig::validate() const {
   DGNN_CHECK(types > 0 && !relations.empty(),
              "a heterogeneous model needs node types and relations");
   DGNN_CHECK_ARG(target_type >= 0 && target_type < types, "target type", "is out of range");
+  for (int t : output_types) {
+    DGNN_CHECK_ARG(t >= 0 && t < types, "output types", "name a type out of range");
+  }
   for (const auto& [s, d] : relations) {
     DGNN_CHECK(s >= 0 && s < types && d >= 0 && d < types, "a relation's type is out of range");
   }
@@ -121,6 +127,12 @@ int64_t HeteroModel::out_width(size_t l) const {
   return l + 1 == static_cast<size_t>(config_.layers) ? config_.num_classes : config_.hidden;
 }
 
+bool HeteroModel::emits(int t) const {
+  if (config_.output_types.empty()) return t == config_.target_type;
+  return std::find(config_.output_types.begin(), config_.output_types.end(), t) !=
+         config_.output_types.end();
+}
+
 HeteroModel::HeteroModel(const HeteroModelConfig& config) : config_(config) {
   config_.validate();
   const size_t L = static_cast<size_t>(config_.layers);
@@ -148,9 +160,9 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config) : config_(config) {
           p + "coeffs",
           uniform_init({static_cast<int64_t>(rels), config_.num_bases}, config_.num_bases)));
     }
-    // The last layer computes the target type only: no parameters for the others.
+    // The last layer computes the output types only: no parameters for the others.
     const bool last = l + 1 == L;
-    auto needed = [&](int t) { return (!last && reads_relations) || t == config_.target_type; };
+    auto needed = [&](int t) { return (!last && reads_relations) || emits(t); };
     for (size_t r = 0; r < rels; ++r) {
       const auto [s, d] = config_.relations[r];
       const int64_t in_s = in_width(l, s), in_d = in_width(l, d);
@@ -197,7 +209,7 @@ std::vector<at::Tensor> HeteroModel::layer(size_t l, const std::vector<Block>& b
   const size_t types = config_.in_dims.size();
   std::vector<at::Tensor> out(types);
   for (size_t t = 0; t < types; ++t) {
-    if ((last || !reads_relations) && static_cast<int>(t) != config_.target_type) continue;
+    if ((last || !reads_relations) && !emits(static_cast<int>(t))) continue;
     if (only >= 0 && static_cast<int>(t) != only) continue;
     const int64_t rows = num_dst[t];
     const at::Tensor& x_dst = x_dst_of[t];
@@ -234,6 +246,11 @@ std::vector<at::Tensor> HeteroModel::layer(size_t l, const std::vector<Block>& b
 
 at::Tensor HeteroModel::forward(const std::vector<HeteroBlock>& blocks,
                                 const std::vector<at::Tensor>& x) {
+  return forward_outputs(blocks, x)[static_cast<size_t>(config_.target_type)];
+}
+
+std::vector<at::Tensor> HeteroModel::forward_outputs(const std::vector<HeteroBlock>& blocks,
+                                                     const std::vector<at::Tensor>& x) {
   DGNN_CHECK(static_cast<int64_t>(blocks.size()) == config_.layers, "the model has ",
              config_.layers, " layers but the batch has ", blocks.size(), " blocks");
   DGNN_CHECK(x.size() == config_.in_dims.size(), "the model has ", config_.in_dims.size(),
@@ -247,11 +264,17 @@ at::Tensor HeteroModel::forward(const std::vector<HeteroBlock>& blocks,
     }
     h = layer(l, blocks[l].relations, blocks[l].num_dst, h, x_dst, -1);
   }
-  return h[static_cast<size_t>(config_.target_type)];
+  return h;
 }
 
 at::Tensor HeteroModel::infer(const HeteroDataset& ds, const std::vector<at::Tensor>& features,
                               int64_t chunk) {
+  return infer_outputs(ds, features, chunk)[static_cast<size_t>(config_.target_type)];
+}
+
+std::vector<at::Tensor> HeteroModel::infer_outputs(const HeteroDataset& ds,
+                                                   const std::vector<at::Tensor>& features,
+                                                   int64_t chunk) {
   at::NoGradGuard no_grad;
   const bool was_training = is_training();
   eval();
@@ -262,7 +285,7 @@ at::Tensor HeteroModel::infer(const HeteroDataset& ds, const std::vector<at::Ten
     const bool last = l + 1 == static_cast<size_t>(config_.layers);
     std::vector<at::Tensor> next(types);
     for (size_t t = 0; t < types; ++t) {
-      const bool other = static_cast<int>(t) != config_.target_type;
+      const bool other = !emits(static_cast<int>(t));
       if ((last || config_.kind == HeteroModelKind::kMlp) && other) continue;
       const int64_t count = ds.node_types[t].count;
       next[t] = at::empty({count, out_width(l)});
@@ -286,7 +309,7 @@ at::Tensor HeteroModel::infer(const HeteroDataset& ds, const std::vector<at::Ten
     h = std::move(next);
   }
   if (was_training) train();
-  return h[static_cast<size_t>(config_.target_type)];
+  return h;
 }
 
 }  // namespace directgnn

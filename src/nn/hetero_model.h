@@ -12,8 +12,8 @@
 // Inputs are per node type; a featureless type has width 0 and contributes only through the
 // layers after the first (its nodes' first-layer outputs come from the relations into it).
 // Hidden layers are followed by ReLU and dropout. The last layer emits logits for the target
-// type only. Evaluation runs layer by layer over all nodes of every type with full
-// neighbourhoods (infer), as the homogeneous models do.
+// type only (or for each of several output types). Evaluation runs layer by layer over all nodes of
+// every type with full neighbourhoods (infer), as the homogeneous models do.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -41,6 +41,9 @@ struct HeteroModelConfig {
   std::vector<int64_t> in_dims;                // per node type: input width (0: featureless)
   std::vector<std::pair<int, int>> relations;  // per relation: (source type, destination type)
   int target_type = 0;
+  // The types the last layer emits (link prediction: both endpoints' types, num_classes wide:
+  // the embeddings); empty: the target type alone.
+  std::vector<int> output_types;
   int64_t hidden = 64;
   int64_t num_classes = 0;
   int64_t layers = 2;
@@ -62,18 +65,29 @@ class HeteroModel : public torch::nn::Module {
   // in_dims[t]] (float32 or float16, converted; an undefined tensor for a width-0 type).
   at::Tensor forward(const std::vector<HeteroBlock>& blocks, const std::vector<at::Tensor>& x);
 
+  // The last layer's outputs per type: defined for the output types, of blocks.back().num_dst[t]
+  // rows each.
+  std::vector<at::Tensor> forward_outputs(const std::vector<HeteroBlock>& blocks,
+                                          const std::vector<at::Tensor>& x);
+
   // Logits for every node of the target type, layer by layer with full neighbourhoods, `chunk`
   // destination nodes at a time, from `features` (per type, [count, in_dims[t]] or undefined).
   // No gradients, no dropout.
   at::Tensor infer(const HeteroDataset& dataset, const std::vector<at::Tensor>& features,
                    int64_t chunk = 65536);
+  // The same for every output type: per type, [count, num_classes] or undefined.
+  std::vector<at::Tensor> infer_outputs(const HeteroDataset& dataset,
+                                        const std::vector<at::Tensor>& features,
+                                        int64_t chunk = 65536);
+  // Whether the last layer emits type t.
+  bool emits(int t) const;
 
   const HeteroModelConfig& config() const { return config_; }
 
  private:
   // One layer: per type, the outputs of its `num_dst[t]` destination nodes, whose inputs are
-  // x_dst[t] (undefined where the layer computes none: types other than the target in the last
-  // layer, or other than `only` when it is >= 0). x_src[t] holds the rows the blocks index.
+  // x_dst[t] (undefined where the layer computes none: types other than the output types in the
+  // last layer, or other than `only` when it is >= 0). x_src[t] holds the rows the blocks index.
   std::vector<at::Tensor> layer(size_t l, const std::vector<Block>& relations,
                                 const std::vector<int64_t>& num_dst,
                                 const std::vector<at::Tensor>& x_src,

@@ -61,4 +61,11 @@ LinkModel::LinkModel(const ModelConfig& encoder, DecoderKind decoder, int64_t de
           "decoder", std::make_shared<LinkDecoder>(decoder, encoder.num_classes, decoder_layers))) {
 }
 
+HeteroLinkModel::HeteroLinkModel(const HeteroModelConfig& encoder, DecoderKind decoder,
+                                 int64_t decoder_layers)
+    : encoder_(register_module("encoder", std::make_shared<HeteroModel>(encoder))),
+      decoder_(register_module(
+          "decoder", std::make_shared<LinkDecoder>(decoder, encoder.num_classes, decoder_layers))) {
+}
+
 }  // namespace directgnn

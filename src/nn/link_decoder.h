@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/hetero_model.h"
 #include "nn/model.h"
 
 namespace directgnn {
@@ -45,6 +46,19 @@ class LinkModel : public torch::nn::Module {
 
  private:
   std::shared_ptr<GnnModel> encoder_;
+  std::shared_ptr<LinkDecoder> decoder_;
+};
+
+// Link prediction on a heterogeneous graph: a HeteroModel encoder whose last layer emits both
+// endpoint types' embeddings (num_classes wide) and the decoder, as one module.
+class HeteroLinkModel : public torch::nn::Module {
+ public:
+  HeteroLinkModel(const HeteroModelConfig& encoder, DecoderKind decoder, int64_t decoder_layers);
+  HeteroModel& encoder() { return *encoder_; }
+  LinkDecoder& decoder() { return *decoder_; }
+
+ private:
+  std::shared_ptr<HeteroModel> encoder_;
   std::shared_ptr<LinkDecoder> decoder_;
 };
 

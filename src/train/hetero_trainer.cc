@@ -41,8 +41,6 @@ class HeteroRun {
  private:
   Split pick_split() const;
   void make_tables(HeteroModelConfig& config);
-  void read_embeddings(HeteroBatch& b) const;
-  void update_embeddings(const HeteroBatch& b);
   void take_step(HeteroBatch& b);
   EpochTimes train_epoch(int64_t epoch);
   std::pair<double, double> evaluate();
@@ -113,60 +111,20 @@ Split HeteroRun::pick_split() const {
   return ds_.splits[static_cast<size_t>(o_.split)];
 }
 
-// A table per featureless type when embeddings are asked for; their width is the type's input.
 void HeteroRun::make_tables(HeteroModelConfig& config) {
-  tables_.resize(ds_.node_types.size());
-  if (o_.embeddings.dim <= 0) return;
-  for (size_t t = 0; t < ds_.node_types.size(); ++t) {
-    if (ds_.node_types[t].has_features()) continue;
-    tables_[t] = std::make_unique<EmbeddingTable>(ds_.node_types[t].count, o_.embeddings,
-                                                  mix64(o_.seed, 0xe3b0, t));
-    config.in_dims[t] = o_.embeddings.dim;
-  }
-}
-
-// The batch's embedding rows, read now (after the previous step's update), as leaves whose
-// gradient the step gives to the tables.
-void HeteroRun::read_embeddings(HeteroBatch& b) const {
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (tables_[t]) {
-      b.x[t] = tables_[t]->gather(b.sample.input_nodes[t]).to(o_.device).requires_grad_(true);
-    }
-  }
-}
-
-void HeteroRun::update_embeddings(const HeteroBatch& b) {
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (tables_[t] && b.x[t].grad().defined()) {
-      tables_[t]->update(b.sample.input_nodes[t], b.x[t].grad().cpu());
-    }
-  }
-}
-
-// The batch's blocks, inputs and labels on the training device.
-void to_device(HeteroBatch& b, const c10::Device& device) {
-  if (device.is_cpu()) return;
-  for (HeteroBlock& block : b.sample.blocks) {
-    for (Block& r : block.relations) {
-      r.indptr = r.indptr.to(device);
-      r.indices = r.indices.to(device);
-    }
-  }
-  for (at::Tensor& x : b.x) {
-    if (x.defined()) x = x.to(device);
-  }
-  b.labels = b.labels.to(device);
+  tables_ = make_embedding_tables(ds_, o_.embeddings, o_.seed, config.in_dims);
 }
 
 void HeteroRun::take_step(HeteroBatch& b) {
-  to_device(b, o_.device);
-  read_embeddings(b);
+  hetero_batch_to_device(b.sample.blocks, b.x, o_.device);
+  b.labels = b.labels.to(o_.device);
+  read_embedding_rows(tables_, b.sample.input_nodes, o_.device, b.x);
   optimizer_->zero_grad();
   const at::Tensor logits = model_->forward(b.sample.blocks, b.x);
   const at::Tensor loss = at::cross_entropy_loss(logits, b.labels);
   loss.backward();
   optimizer_->step();
-  update_embeddings(b);
+  update_embedding_rows(tables_, b.sample.input_nodes, b.x);
   const double n = static_cast<double>(b.labels.numel());
   progress_.loss += loss.item<double>() * n;
   progress_.correct += logits.argmax(1).eq(b.labels).sum().item<double>();
@@ -198,10 +156,7 @@ EpochTimes HeteroRun::train_epoch(int64_t epoch) {
 }
 
 std::pair<double, double> HeteroRun::evaluate() {
-  std::vector<at::Tensor> inputs;
-  for (size_t t = 0; t < ds_.node_types.size(); ++t) {
-    inputs.push_back(tables_[t] ? tables_[t]->weight() : ds_.node_types[t].features);
-  }
+  const std::vector<at::Tensor> inputs = hetero_inputs(ds_, tables_);
   if (cpu_model_) copy_parameters(*model_, *cpu_model_);
   const at::Tensor logits = (cpu_model_ ? cpu_model_ : model_)->infer(ds_, inputs);
   return {accuracy(logits, ds_.labels, split_.val), accuracy(logits, ds_.labels, split_.test)};
@@ -350,6 +305,60 @@ void HeteroRun::finish(double train_s, double eval_s, int64_t evals, const Epoch
 }
 
 }  // namespace
+
+std::vector<std::unique_ptr<EmbeddingTable>> make_embedding_tables(const HeteroDataset& ds,
+                                                                   const EmbeddingOptions& options,
+                                                                   uint64_t seed,
+                                                                   std::vector<int64_t>& in_dims) {
+  std::vector<std::unique_ptr<EmbeddingTable>> tables(ds.node_types.size());
+  if (options.dim <= 0) return tables;
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    if (ds.node_types[t].has_features()) continue;
+    tables[t] =
+        std::make_unique<EmbeddingTable>(ds.node_types[t].count, options, mix64(seed, 0xe3b0, t));
+    in_dims[t] = options.dim;
+  }
+  return tables;
+}
+
+void read_embedding_rows(const std::vector<std::unique_ptr<EmbeddingTable>>& tables,
+                         const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
+                         std::vector<at::Tensor>& x) {
+  for (size_t t = 0; t < tables.size(); ++t) {
+    if (tables[t]) x[t] = tables[t]->gather(input_nodes[t]).to(device).requires_grad_(true);
+  }
+}
+
+void update_embedding_rows(std::vector<std::unique_ptr<EmbeddingTable>>& tables,
+                           const std::vector<at::Tensor>& input_nodes,
+                           const std::vector<at::Tensor>& x) {
+  for (size_t t = 0; t < tables.size(); ++t) {
+    if (tables[t] && x[t].grad().defined()) tables[t]->update(input_nodes[t], x[t].grad().cpu());
+  }
+}
+
+void hetero_batch_to_device(std::vector<HeteroBlock>& blocks, std::vector<at::Tensor>& x,
+                            const c10::Device& device) {
+  if (device.is_cpu()) return;
+  for (HeteroBlock& block : blocks) {
+    for (Block& r : block.relations) {
+      r.indptr = r.indptr.to(device);
+      r.indices = r.indices.to(device);
+    }
+  }
+  for (at::Tensor& rows : x) {
+    if (rows.defined()) rows = rows.to(device);
+  }
+}
+
+std::vector<at::Tensor> hetero_inputs(const HeteroDataset& ds,
+                                      const std::vector<std::unique_ptr<EmbeddingTable>>& tables) {
+  std::vector<at::Tensor> inputs;
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    inputs.push_back(tables[t] ? tables[t]->weight() : ds.node_types[t].features);
+  }
+  return inputs;
+}
 
 HeteroTrainReport train_hetero(const HeteroDataset& dataset, const HeteroTrainOptions& options,
                                std::ostream& log) {

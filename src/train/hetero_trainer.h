@@ -8,6 +8,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -64,5 +65,27 @@ struct HeteroTrainReport {
 
 HeteroTrainReport train_hetero(const HeteroDataset& dataset, const HeteroTrainOptions& options,
                                std::ostream& log);
+
+// Shared with heterogeneous link prediction (train/hetero_link_trainer.h):
+// A learnable table per featureless type when options.dim > 0 (null for the others), seeded from
+// `seed`; in_dims[t] becomes the table's width.
+std::vector<std::unique_ptr<EmbeddingTable>> make_embedding_tables(const HeteroDataset& dataset,
+                                                                   const EmbeddingOptions& options,
+                                                                   uint64_t seed,
+                                                                   std::vector<int64_t>& in_dims);
+// x[t] for each table: its rows of input_nodes[t], read now, on `device`, as leaves whose
+// gradient update_embedding_rows gives back to the table.
+void read_embedding_rows(const std::vector<std::unique_ptr<EmbeddingTable>>& tables,
+                         const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
+                         std::vector<at::Tensor>& x);
+void update_embedding_rows(std::vector<std::unique_ptr<EmbeddingTable>>& tables,
+                           const std::vector<at::Tensor>& input_nodes,
+                           const std::vector<at::Tensor>& x);
+// The blocks' tensors and the inputs moved to `device` (nothing on the CPU).
+void hetero_batch_to_device(std::vector<HeteroBlock>& blocks, std::vector<at::Tensor>& x,
+                            const c10::Device& device);
+// Per type: the evaluation's input, its table's weight where it has one, else its features.
+std::vector<at::Tensor> hetero_inputs(const HeteroDataset& dataset,
+                                      const std::vector<std::unique_ptr<EmbeddingTable>>& tables);
 
 }  // namespace directgnn

@@ -107,7 +107,7 @@ TEST(HeteroTraining, ResumedAfterSigtermEndsBitwiseLikeAnUninterruptedRun) {
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"--dataset mag:0.005 --features pinned", "--features does not apply to heterogeneous"},
-      {"--dataset mag:0.005 --task link", "--task does not apply to heterogeneous"},
+      {"--dataset mag:0.005 --gather cpu", "--gather does not apply to heterogeneous"},
       {"--dataset mag:0.005 --model gat", "use rgcn, hsage or mlp"},
       {"--dataset mag:0.005 --fan-out-rel \"paper,likes,paper=3,3\"",
        "no relation 'paper,likes,paper'"},

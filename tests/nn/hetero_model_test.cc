@@ -82,6 +82,38 @@ TEST_P(HeteroModelKinds, SampledForwardWithEveryNeighbourEqualsLayerWiseInferenc
   EXPECT_TRUE(at::allclose(sampled, full, 1e-4, 1e-5)) << (sampled - full).abs().max();
 }
 
+// Link prediction's encoder: the last layer emits two types (paper and author), from seeds of
+// both; each equals its type's rows of layer-wise inference.
+TEST_P(HeteroModelKinds, SeveralOutputTypesEqualLayerWiseInference) {
+  const HeteroDataset ds = testing::random_hetero(6);
+  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
+  c.kind = std::get<0>(GetParam());
+  c.num_bases = std::get<1>(GetParam());
+  c.hidden = 8;
+  c.num_classes = 8;
+  c.output_types = {0, 1};
+  torch::manual_seed(4);
+  HeteroModel model(c);
+  model.eval();
+  const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "-1,-1", "", 2));
+  std::vector<at::Tensor> seeds(ds.node_types.size());
+  seeds[0] = at::arange(0, 60, 5, at::kLong);
+  seeds[1] = at::arange(1, 40, 3, at::kLong);
+  const HeteroMiniBatch b = sampler.sample(seeds, 2);
+  std::vector<at::Tensor> x(ds.node_types.size());
+  x[0] = ds.node_types[0].features.index_select(0, b.input_nodes[0]);
+  const std::vector<at::Tensor> sampled = model.forward_outputs(b.blocks, x);
+  std::vector<at::Tensor> features;
+  for (const NodeType& t : ds.node_types) features.push_back(t.features);
+  const std::vector<at::Tensor> full = model.infer_outputs(ds, features, 9);
+  EXPECT_FALSE(sampled[2].defined());
+  EXPECT_FALSE(full[2].defined());
+  for (int t : {0, 1}) {
+    const at::Tensor want = full[t].index_select(0, seeds[t]);
+    EXPECT_TRUE(at::allclose(sampled[t], want, 1e-4, 1e-5)) << t;
+  }
+}
+
 TEST_P(HeteroModelKinds, EveryParameterGetsAGradient) {
   const HeteroDataset ds = testing::random_hetero(8);
   HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);

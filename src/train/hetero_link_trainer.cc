@@ -1,0 +1,383 @@
+#include "train/hetero_link_trainer.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+#include <torch/optim/optimizer.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include "core/random.h"
+#include "core/signals.h"
+#include "core/threads.h"
+#include "directgnn/error.h"
+#include "loader/hetero_link_loader.h"
+#include "train/checkpoint.h"
+#include "train/training_run.h"
+
+namespace directgnn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct EpochTimes {
+  double sample_s = 0, gather_s = 0, wait_s = 0, loss = 0;
+  int64_t steps = 0;
+};
+
+// Decoder scores of pairs (src[i], dst[i]): rows of h_src and h_dst, `chunk` pairs at a time.
+at::Tensor score_pairs(LinkDecoder& decoder, const at::Tensor& h_src, const at::Tensor& h_dst,
+                       const at::Tensor& src, const at::Tensor& dst, int64_t chunk = 65536) {
+  at::Tensor out = at::empty({src.numel()}, at::kFloat);
+  for (int64_t begin = 0; begin < src.numel(); begin += chunk) {
+    const int64_t len = std::min(chunk, src.numel() - begin);
+    const at::Tensor s = src.narrow(0, begin, len).to(h_src.device());
+    const at::Tensor d = dst.narrow(0, begin, len).to(h_dst.device());
+    out.narrow(0, begin, len)
+        .copy_(decoder.forward(h_src.index_select(0, s), h_dst.index_select(0, d)).cpu());
+  }
+  return out;
+}
+
+LinkMetrics score_split(LinkDecoder& decoder, const at::Tensor& h_src, const at::Tensor& h_dst,
+                        const at::Tensor& pos, const at::Tensor& neg, LinkNegatives layout,
+                        int64_t hits_k) {
+  const at::Tensor p = score_pairs(decoder, h_src, h_dst, pos.select(1, 0), pos.select(1, 1));
+  at::Tensor n;
+  if (layout == LinkNegatives::kShared) {
+    n = score_pairs(decoder, h_src, h_dst, neg.select(1, 0), neg.select(1, 1));
+  } else {
+    const at::Tensor src = pos.select(1, 0).view({-1, 1}).expand_as(neg).reshape(-1);
+    n = score_pairs(decoder, h_src, h_dst, src, neg.reshape(-1)).view(neg.sizes());
+  }
+  return link_metrics(p, n, layout, hits_k);
+}
+
+at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
+  at::Tensor order = at::arange(rows.size(0), at::kLong);
+  seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), seed);
+  return rows.index_select(0, order);
+}
+
+class HeteroLinkRun {
+ public:
+  HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& o, const HeteroLinkOptions& link,
+                std::ostream& log);
+  HeteroLinkReport run();
+
+ private:
+  double step(HeteroLinkMinibatch& m);
+  EpochTimes train_epoch(int64_t epoch);
+  LinkEvalResult evaluate();
+  void log_epoch(int64_t epoch, const EpochTimes& t, double seconds, const LinkEvalResult* r);
+  void save_best(int64_t epoch, const LinkEvalResult& r);
+  void finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t, int64_t epochs);
+
+  const HeteroTrainOptions& o_;
+  const HeteroLinkOptions& link_;
+  std::ostream& log_;
+  HeteroLinkTarget target_;
+  HeteroLinkSplit split_;
+  std::shared_ptr<HeteroLinkModel> model_, cpu_model_;  // GPU runs evaluate a CPU copy
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<HeteroLinkLoader> loader_;
+  std::vector<std::unique_ptr<EmbeddingTable>> tables_;
+  std::unique_ptr<MetricsLog> metrics_;
+  HeteroLinkReport report_;
+};
+
+HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& o,
+                             const HeteroLinkOptions& link, std::ostream& log)
+    : o_(o), link_(link), log_(log), target_(find_link_target(ds, link.relation, ds.source)) {
+  LinkSplitOptions split = link.split;
+  split.seed = o.seed;
+  split_ = random_hetero_link_split(ds, target_, split);
+  HeteroModelConfig config = hetero_link_encoder(ds, target_, o.model);
+  tables_ = make_embedding_tables(ds, o.embeddings, o.seed, config.in_dims);
+  torch::manual_seed(o.seed);
+  model_ = std::make_shared<HeteroLinkModel>(config, link.link.decoder, link.link.decoder_layers);
+  if (!o.device.is_cpu()) {
+    cpu_model_ =
+        std::make_shared<HeteroLinkModel>(config, link.link.decoder, link.link.decoder_layers);
+    model_->to(o.device);
+  }
+  TrainOptions adam;
+  adam.lr = o.lr;
+  adam.weight_decay = o.weight_decay;
+  optimizer_ = make_optimizer(model_->parameters(), adam);
+  loader_ = std::make_unique<HeteroLinkLoader>(split_.graph, target_, o.sampler, link.link.sampling,
+                                               o.loader);
+  const int64_t all = loader_->steps(split_.split.train.size(0));
+  report_.steps_per_epoch =
+      link.link.steps_per_epoch > 0 ? std::min(all, link.link.steps_per_epoch) : all;
+  report_.train_edges = split_.split.train.size(0);
+  report_.val_edges = split_.split.val.size(0);
+  report_.test_edges = split_.split.test.size(0);
+  report_.primary_metric = primary_link_metric(split_.split.negatives);
+  if (!o.metrics_path.empty()) metrics_ = std::make_unique<MetricsLog>(o.metrics_path, false);
+}
+
+double HeteroLinkRun::step(HeteroLinkMinibatch& m) {
+  HeteroLinkBatch& b = m.batch;
+  hetero_batch_to_device(b.sample.blocks, m.x, o_.device);
+  read_embedding_rows(tables_, b.sample.input_nodes, o_.device, m.x);
+  optimizer_->zero_grad();
+  const std::vector<at::Tensor> h = model_->encoder().forward_outputs(b.sample.blocks, m.x);
+  const at::Tensor& h_src = h[target_.src_type];
+  const at::Tensor& h_dst = h[target_.dst_type];
+  at::Tensor src, dst, labels;
+  if (link_.link.sampling.mode == NegativeMode::kBinary) {
+    src = b.edge_label_index[0];
+    dst = b.edge_label_index[1];
+    labels = b.edge_label;
+  } else {
+    const int64_t k = b.dst_neg_index.size(1);
+    src = at::cat({b.src_index, b.src_index.repeat_interleave(k)});
+    dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
+    labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
+  }
+  const at::Tensor scores = model_->decoder().forward(h_src.index_select(0, src.to(o_.device)),
+                                                      h_dst.index_select(0, dst.to(o_.device)));
+  const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels.to(o_.device));
+  loss.backward();
+  optimizer_->step();
+  update_embedding_rows(tables_, b.sample.input_nodes, m.x);
+  return loss.item<double>();
+}
+
+EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
+  model_->train();
+  const at::Tensor order = shuffled_rows(split_.split.train, mix64(o_.seed, 0x5eed, epoch));
+  const uint64_t seed = o_.seed;
+  HeteroLinkLoader::Epoch batches = loader_->epoch(
+      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, 0,
+      report_.steps_per_epoch);
+  EpochTimes times;
+  while (!batches.done()) {
+    const auto t0 = Clock::now();
+    HeteroLinkMinibatch b = batches.next();
+    times.wait_s += seconds_since(t0);
+    times.sample_s += b.sample_s;
+    times.gather_s += b.gather_s;
+    times.loss += step(b);
+    ++times.steps;
+    if (const int signal = stop_signal()) {
+      throw Interrupted(signal,
+                        std::string("Interrupted by ") + signal_name(signal) + " at epoch " +
+                            std::to_string(epoch) +
+                            "; heterogeneous link prediction keeps no "
+                            "training state, so the run cannot resume",
+                        "");
+    }
+  }
+  return times;
+}
+
+LinkEvalResult HeteroLinkRun::evaluate() {
+  if (cpu_model_) copy_parameters(*model_, *cpu_model_);
+  return evaluate_hetero_links(cpu_model_ ? *cpu_model_ : *model_, split_.graph, target_,
+                               hetero_inputs(split_.graph, tables_), split_.split,
+                               link_.link.hits_k);
+}
+
+void HeteroLinkRun::log_epoch(int64_t epoch, const EpochTimes& t, double seconds,
+                              const LinkEvalResult* r) {
+  const double loss = t.loss / static_cast<double>(std::max<int64_t>(1, t.steps));
+  const LinkNegatives layout = split_.split.negatives;
+  if (!o_.quiet) {
+    char scores[96] = "(not evaluated)", line[256];
+    if (r != nullptr) {
+      std::snprintf(scores, sizeof scores, "val %s %.4f  test %.4f", report_.primary_metric.c_str(),
+                    primary_value(r->val, layout), primary_value(r->test, layout));
+    }
+    std::snprintf(line, sizeof line,
+                  "epoch %3lld  loss %.4f  %s  %.2f s (sample %.2f, gather %.2f, waited %.2f)",
+                  static_cast<long long>(epoch), loss, scores, seconds, t.sample_s, t.gather_s,
+                  t.wait_s);
+    log_ << line << std::endl;
+  }
+  if (!metrics_) return;
+  nlohmann::json record = {{"event", "epoch"},       {"epoch", epoch},
+                           {"loss", loss},           {"epoch_time_s", seconds},
+                           {"sample_s", t.sample_s}, {"gather_s", t.gather_s},
+                           {"wait_s", t.wait_s}};
+  if (r != nullptr) {
+    record["val"] = metrics_json(r->val);
+    record["test"] = metrics_json(r->test);
+  }
+  metrics_->write(record);
+}
+
+void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
+  nlohmann::json meta = {{"task", "hetero_link"},
+                         {"model", model_->encoder().config().to_json()},
+                         {"link", hetero_link_options_json(link_)},
+                         {"epoch", epoch},
+                         {"seed", o_.seed},
+                         {"val", metrics_json(r.val)},
+                         {"test", metrics_json(r.test)},
+                         {"run", o_.run_info}};
+  nlohmann::json tables = nlohmann::json::object();
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (!tables_[t]) continue;
+    const std::string& name = split_.graph.node_types[t].name;
+    std::filesystem::create_directories(o_.checkpoint_dir + "/embeddings");
+    tables_[t]->save(o_.checkpoint_dir + "/embeddings", name);
+    tables[name] = {{"dim", tables_[t]->dim()}, {"file", "embeddings/" + name + ".npy"}};
+  }
+  if (!tables.empty()) meta["embeddings"] = tables;
+  // The tables first: checkpoint.pt, written last, names them. evaluate() has just copied a GPU
+  // model's parameters to the CPU copy.
+  save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
+}
+
+HeteroLinkReport HeteroLinkRun::run() {
+  double train_s = 0, eval_s = 0, best = -1;
+  int64_t evals = 0;
+  EpochTimes totals;
+  for (int64_t epoch = 1; epoch <= o_.epochs; ++epoch) {
+    const auto t0 = Clock::now();
+    const EpochTimes t = train_epoch(epoch);
+    const double seconds = seconds_since(t0);
+    train_s += seconds;
+    totals.sample_s += t.sample_s;
+    totals.gather_s += t.gather_s;
+    totals.wait_s += t.wait_s;
+    const bool evaluated = o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs);
+    LinkEvalResult r;
+    if (evaluated) {
+      const auto e0 = Clock::now();
+      r = evaluate();
+      eval_s += seconds_since(e0);
+      ++evals;
+      const double value = primary_value(r.val, split_.split.negatives);
+      if (report_.best_epoch < 0 || value > best) {
+        best = value;
+        report_.best_epoch = epoch;
+        report_.best_val = r.val;
+        report_.test = r.test;
+        if (!o_.checkpoint_dir.empty()) save_best(epoch, r);
+      }
+    }
+    log_epoch(epoch, t, seconds, evaluated ? &r : nullptr);
+  }
+  finish(train_s, eval_s, evals, totals, o_.epochs);
+  return report_;
+}
+
+void HeteroLinkRun::finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t,
+                           int64_t epochs_run) {
+  const auto epochs = static_cast<double>(std::max<int64_t>(1, epochs_run));
+  report_.epochs = o_.epochs;
+  report_.epoch_time_s = train_s / epochs;
+  report_.sample_s = t.sample_s / epochs;
+  report_.gather_s = t.gather_s / epochs;
+  report_.wait_s = t.wait_s / epochs;
+  report_.eval_s = evals > 0 ? eval_s / static_cast<double>(evals) : 0;
+  std::vector<at::Tensor> all = model_->parameters();
+  for (const auto& table : tables_) {
+    if (table) all.push_back(table->weight());
+  }
+  report_.param_digest = parameter_digest(all);
+  if (!metrics_) return;
+  metrics_->write({{"event", "final"},
+                   {"task", "hetero_link"},
+                   {"relation", split_.graph.relations[target_.relation].key()},
+                   {"model", hetero_model_kind_name(model_->encoder().config().kind)},
+                   {"best_epoch", report_.best_epoch},
+                   {"primary_metric", report_.primary_metric},
+                   {"val", metrics_json(report_.best_val)},
+                   {"test", metrics_json(report_.test)},
+                   {"epoch_time_s", report_.epoch_time_s},
+                   {"sample_s", report_.sample_s},
+                   {"gather_s", report_.gather_s},
+                   {"wait_s", report_.wait_s},
+                   {"eval_s", report_.eval_s},
+                   {"steps_per_epoch", report_.steps_per_epoch},
+                   {"threads", num_threads()},
+                   {"param_digest", report_.param_digest}});
+}
+
+}  // namespace
+
+HeteroModelConfig hetero_link_encoder(const HeteroDataset& ds, const HeteroLinkTarget& target,
+                                      const HeteroModelConfig& model) {
+  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
+  c.kind = model.kind;
+  c.hidden = model.hidden;
+  c.layers = model.layers;
+  c.dropout = model.dropout;
+  c.num_bases = model.num_bases;
+  c.target_type = target.dst_type;
+  c.output_types = {target.src_type};
+  if (target.dst_type != target.src_type) c.output_types.push_back(target.dst_type);
+  c.num_classes = model.hidden;  // the embeddings' width
+  return c;
+}
+
+LinkEvalResult evaluate_hetero_links(HeteroLinkModel& model, const HeteroDataset& graph,
+                                     const HeteroLinkTarget& target,
+                                     const std::vector<at::Tensor>& inputs, const LinkSplit& split,
+                                     int64_t hits_k) {
+  at::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  const std::vector<at::Tensor> h = model.encoder().infer_outputs(graph, inputs);
+  LinkEvalResult r;
+  const at::Tensor& h_src = h[target.src_type];
+  const at::Tensor& h_dst = h[target.dst_type];
+  r.val =
+      score_split(model.decoder(), h_src, h_dst, split.val, split.val_neg, split.negatives, hits_k);
+  r.test = score_split(model.decoder(), h_src, h_dst, split.test, split.test_neg, split.negatives,
+                       hits_k);
+  if (was_training) model.train();
+  return r;
+}
+
+nlohmann::json hetero_link_options_json(const HeteroLinkOptions& o) {
+  nlohmann::json j = link_options_json(o.link);
+  j["relation"] = o.relation;
+  j["split"] = {
+      {"val", o.split.val}, {"test", o.split.test}, {"neg_per_source", o.split.neg_per_source}};
+  return j;
+}
+
+HeteroLinkOptions hetero_link_options_from_json(const nlohmann::json& j, const std::string& where) {
+  HeteroLinkOptions o;
+  o.link = link_options_from_json(j, where);
+  try {
+    o.relation = j.at("relation").get<std::string>();
+    o.split.val = j.at("split").at("val").get<double>();
+    o.split.test = j.at("split").at("test").get<double>();
+    o.split.neg_per_source = j.at("split").at("neg_per_source").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": the heterogeneous link options are incomplete or mistyped: ", e.what());
+  }
+  return o;
+}
+
+HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const HeteroTrainOptions& o,
+                                    const HeteroLinkOptions& link, std::ostream& log) {
+  DGNN_CHECK_ARG(o.epochs >= 1, "epochs", "must be at least 1, got ", o.epochs);
+  DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be at least 1, got ", o.eval_every);
+  DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_every == 0, "checkpoint_every",
+                 "heterogeneous link prediction saves its best-validation checkpoint but no "
+                 "training state yet, so it cannot resume");
+  DGNN_CHECK_ARG(!link.link.use_val_edges, "use_val_edges",
+                 "is not offered for heterogeneous link prediction: its test split is scored "
+                 "over the training edges");
+  HeteroLinkRun run(dataset, o, link, log);
+  return run.run();
+}
+
+}  // namespace directgnn
