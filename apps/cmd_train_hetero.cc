@@ -361,7 +361,14 @@ void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir
               static_cast<long long>(meta.value("epoch", int64_t{-1})),
               ds.relations[target.relation].key().c_str(), metric.c_str(), val, metric.c_str(),
               test);
-  const double recorded = meta.value("test", nlohmann::json::object()).value(metric, -1.0);
+  const nlohmann::json recorded_metrics = meta.value("test", nlohmann::json::object());
+  if (!recorded_metrics.contains(metric)) {
+    std::printf(
+        "Training recorded no test metric for this checkpoint (trained without "
+        "evaluation).\n");
+    return;
+  }
+  const double recorded = recorded_metrics[metric].get<double>();
   if (std::abs(recorded - test) < 1e-9) {
     std::printf("Matches the test %s recorded at training time.\n", metric.c_str());
   } else {

@@ -41,8 +41,9 @@
 #           GPU sampler, the second epoch reported
 #   hetero  (issue 32) the heterogeneous model on the GPU against the CPU; RGCN on the mag
 #           generator (HETERO_SCALE 0.05) over seeds 0-2 on the GPU against the CPU (mean test
-#           accuracy), then with learnable embeddings; one epoch at ogbn-mag's size (mag:1) with
-#           128-d embeddings on the GPU
+#           accuracy), then with learnable embeddings; link prediction on author,writes,paper
+#           on the GPU against the CPU (same seed: test ROC-AUC); one epoch at ogbn-mag's size
+#           (mag:1) with 128-d embeddings on the GPU
 # Files under $OUT (at most 8 come back): summary.txt, logs.tar.gz, and the stages' JSON/HTML.
 # BUDGET_S (default 560) is the call's time: every step runs under `timeout` with what is left,
 # so the summary and the logs are always written.
@@ -308,7 +309,8 @@ stage_link() {
 stage_hetero() {
   local seed scale=mag:${HETERO_SCALE:-0.05} ref=() run=() emb=()
   step "hetero model tests" hetero-unit.log build-gpu/tests/directgnn_tests \
-    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroSampler*:EmbeddingTable*' || failed=1
+    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroSampler*:HeteroLink*:EmbeddingTable*' ||
+    failed=1
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$logs/hetero-unit.log" | tee -a "$summary"
   check_skips "$logs/hetero-unit.log"
   for seed in 0 1 2; do
@@ -325,6 +327,13 @@ stage_hetero() {
   python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${run[@]}" 2>&1 | tee -a "$summary"
   ((PIPESTATUS[0] == 0)) || failed=1
   python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${emb[@]}" 2>&1 | tee -a "$summary"
+  local device
+  for device in cpu cuda; do
+    step "$scale link author,writes,paper, $device" hetero-link.log $dgnn train --dataset "$scale" \
+      --task link --target-relation author,writes,paper --device $device --epochs 3 \
+      --hidden 64 --metrics "$OUT/hetero-link-$device.jsonl" || failed=1
+  done
+  grep -E "^best epoch" "$logs/hetero-link.log" | tee -a "$summary"
   step "mag:1 rgcn, 128-d embeddings, GPU" hetero-scale.log $dgnn train --dataset mag:1 \
     --device cuda --epochs 1 --hidden 64 --node-embeddings 128 \
     --metrics "$OUT/hetero-mag1.jsonl" || failed=1

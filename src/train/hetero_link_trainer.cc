@@ -271,6 +271,8 @@ HeteroLinkReport HeteroLinkRun::run() {
     }
     log_epoch(epoch, t, seconds, evaluated ? &r : nullptr);
   }
+  // Without evaluation the last epoch's model is kept, for eval or later use.
+  if (!o_.evaluate && !o_.checkpoint_dir.empty()) save_best(o_.epochs, LinkEvalResult());
   finish(train_s, eval_s, evals, totals, o_.epochs);
   return report_;
 }

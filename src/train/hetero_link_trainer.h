@@ -9,7 +9,8 @@
 // updated at the batch's rows. Every `eval_every` epochs the model embeds every node of both
 // types layer by layer over the training graph and scores the validation and test splits;
 // the test metrics reported are those at the best validation epoch (ROC-AUC for shared
-// negatives, MRR for negatives per source), whose model is checkpointed.
+// negatives, MRR for negatives per source), whose model is checkpointed (without evaluation,
+// the last epoch's).
 #pragma once
 
 #include <cstdint>

@@ -75,6 +75,15 @@ TEST(HeteroLink, AHomogeneousGraphTrainsWithLearnableEmbeddings) {
   EXPECT_GT(r["steps_per_epoch"].get<int64_t>(), 0);
 }
 
+TEST(HeteroLink, SameSeedSameModelWhateverThePrefetch) {
+  TempDirectory dir;
+  const std::string args = "--dataset mag:0.01 --target-relation cites ";
+  const nlohmann::json inline_batches = link_run(args + "--prefetch 0", dir, "p0");
+  const nlohmann::json prefetched = link_run(args + "--prefetch 2 --sampler-workers 2", dir, "p2");
+  ASSERT_TRUE(inline_batches.contains("param_digest") && prefetched.contains("param_digest"));
+  EXPECT_EQ(inline_batches["param_digest"], prefetched["param_digest"]);
+}
+
 TEST(HeteroLink, WhatIsNotSupportedIsRefusedByFlag) {
   const std::string mag = "--dataset mag:0.005 --epochs 1 ";
   const std::pair<std::string, std::string> cases[] = {
