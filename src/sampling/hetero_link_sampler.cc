@@ -36,8 +36,8 @@ std::pair<at::Tensor, at::Tensor> distinct(const at::Tensor& ids) {
 HeteroLinkSampler::HeteroLinkSampler(const HeteroDataset& graph, HeteroLinkTarget target,
                                      HeteroSamplerOptions sampling, LinkSamplerOptions link)
     : graph_(graph), target_(target), sampler_(graph, std::move(sampling)), link_(link) {
-  DGNN_CHECK_ARG(link_.neg_ratio >= 1, "negatives per positive", "must be at least 1, got ",
-                 link_.neg_ratio);
+  DGNN_CHECK_ARG(link_.neg_ratio >= 1, "neg_ratio",
+                 "must be at least 1 (negatives per positive), got ", link_.neg_ratio);
   const CsrGraph& rel = graph_.relations[static_cast<size_t>(target_.relation)].graph;
   if (link_.dist == NegativeDist::kDegree) {
     const at::Tensor in = rel.indptr.slice(0, 1) - rel.indptr.slice(0, 0, -1);

@@ -94,6 +94,8 @@ TEST(HeteroLink, WhatIsNotSupportedIsRefusedByFlag) {
        "--use-val-edges is not offered"},
       {mag + "--task link --target-relation cites --checkpoint-every 3", "--checkpoint-every"},
       {mag + "--task link --target-relation cites --link-split 0.5,0.5", "TRAIN,VAL,TEST"},
+      {mag + "--task link --target-relation cites --neg-ratio 0",
+       "--neg-ratio: must be at least 1"},
       {mag + "--target-relation cites", "is a link prediction option; add --task link"},
       {"--task link --target-relation cites --epochs 1", "--target-relation applies to "},
   };
