@@ -149,6 +149,17 @@ void run_hetero_link(const HeteroDataset& ds, const HeteroTrainOptions& o,
               static_cast<long long>(o.model.hidden), decoder_kind_name(link.link.decoder),
               hetero_fanout_text(ds, o.sampler).c_str(),
               static_cast<long long>(o.loader.batch_size));
+  const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
+  for (const int t : {target.src_type, target.dst_type}) {
+    const NodeType& type = ds.node_types[t];
+    if (o.model.kind == HeteroModelKind::kMlp && !type.has_features() && o.embeddings.dim == 0) {
+      std::printf(
+          "note: node type '%s' has no features and the mlp reads no relation: its "
+          "embedding is one vector for every node (--node-embeddings D gives it a "
+          "table)\n",
+          type.name.c_str());
+    }
+  }
   std::fflush(stdout);
   const HeteroLinkReport r = train_hetero_links(ds, o, link, std::cout);
   const bool mrr = r.primary_metric == "mrr";

@@ -18,24 +18,33 @@ namespace {
 constexpr uint64_t kSplitTag = 0x686c73;  // "hls": the split's shuffle and negatives
 constexpr int kTries = 1000;
 
-// Whether every edge u -> v of a relation within one type is stored as v -> u too.
-bool symmetric(const CsrGraph& graph) {
-  const EdgeLookup lookup(graph);
-  const at::Tensor indices = graph.indices.to(at::kLong).contiguous();
-  const int64_t* ptr = graph.indptr.data_ptr<int64_t>();
-  const int64_t* ids = indices.data_ptr<int64_t>();
-  std::atomic<bool> all{true};
-  at::parallel_for(0, graph.num_nodes(), 1 << 12, [&](int64_t begin, int64_t end) {
-    for (int64_t v = begin; v < end && all.load(std::memory_order_relaxed); ++v) {
-      for (int64_t e = ptr[v]; e < ptr[v + 1]; ++e) {
-        if (!lookup.contains(v, ids[e])) {
-          all = false;
-          break;
-        }
-      }
-    }
-  });
-  return all;
+// Pair (a, b) of the target's source and destination ids as one key; within one type the pair is
+// unordered (min, max).
+at::Tensor pair_keys(at::Tensor a, at::Tensor b, int64_t num_dst, bool unordered) {
+  if (unordered) std::tie(a, b) = std::make_pair(at::minimum(a, b), at::maximum(a, b));
+  return a * num_dst + b;
+}
+
+// Each stored edge of a CSR as (source, row) int64 tensors.
+std::pair<at::Tensor, at::Tensor> edges_of(const CsrGraph& graph) {
+  const at::Tensor degrees = graph.indptr.slice(0, 1) - graph.indptr.slice(0, 0, -1);
+  return {graph.indices.to(at::kLong), at::repeat_interleave(degrees)};
+}
+
+// `graph` (the target relation, or with `flipped` its reverse, whose edge u -> v is the target's
+// pair (v, u)) without the edges whose pair `held` (sorted keys) lists; rows keep their order.
+CsrGraph without_pairs(const CsrGraph& graph, const at::Tensor& held, int64_t num_dst, bool flipped,
+                       bool unordered) {
+  auto [src, row] = edges_of(graph);
+  const at::Tensor keys =
+      flipped ? pair_keys(row, src, num_dst, unordered) : pair_keys(src, row, num_dst, unordered);
+  const at::Tensor keep = at::isin(keys, held).logical_not();
+  CsrGraph out;
+  out.indices = graph.indices.index({keep}).contiguous();
+  at::Tensor counts = at::zeros({graph.num_nodes()}, at::kLong);
+  counts.index_add_(0, row.index({keep}), at::ones({out.indices.numel()}, at::kLong));
+  out.indptr = at::cat({at::zeros({1}, at::kLong), counts.cumsum(0)}).contiguous();
+  return out;
 }
 
 // Draws the fixed negatives of one split (`stream` apart from the other's): a shared pair per
@@ -96,16 +105,6 @@ class NegativeDraw {
   std::string relation_;
 };
 
-// The relation rebuilt from `pairs` ([E, 2] source, destination), both ways when undirected.
-CsrGraph relation_from(const at::Tensor& pairs, int64_t num_src, int64_t num_dst, bool undirected,
-                       const std::string& where) {
-  at::Tensor src = pairs.select(1, 0), dst = pairs.select(1, 1);
-  if (undirected) {
-    std::tie(src, dst) = std::make_pair(at::cat({src, dst}), at::cat({dst, src}));
-  }
-  return build_relation_csr(src.contiguous(), dst.contiguous(), num_src, num_dst, where);
-}
-
 }  // namespace
 
 HeteroLinkTarget find_link_target(const HeteroDataset& ds, const std::string& name,
@@ -115,18 +114,25 @@ HeteroLinkTarget find_link_target(const HeteroDataset& ds, const std::string& na
   const Relation& rel = ds.relations[static_cast<size_t>(t.relation)];
   t.src_type = rel.src_type;
   t.dst_type = rel.dst_type;
+  // The reverse: rev_REL for REL, or REL for rev_REL, with the types swapped.
+  const bool is_reverse = rel.rel.rfind("rev_", 0) == 0;
   for (size_t r = 0; r < ds.relations.size(); ++r) {
     const Relation& o = ds.relations[r];
-    if (o.rel == "rev_" + rel.rel && o.src_type == rel.dst_type && o.dst_type == rel.src_type) {
+    const bool named = o.rel == "rev_" + rel.rel || (is_reverse && o.rel == rel.rel.substr(4));
+    if (named && static_cast<int>(r) != t.relation && o.src_type == rel.dst_type &&
+        o.dst_type == rel.src_type) {
       t.reverse = static_cast<int>(r);
     }
   }
-  t.undirected = t.src_type == t.dst_type && t.reverse < 0 && symmetric(rel.graph);
+  t.undirected = t.src_type == t.dst_type;
   return t;
 }
 
 at::Tensor target_edges(const HeteroDataset& ds, const HeteroLinkTarget& t) {
-  return unique_edges(ds.relations[static_cast<size_t>(t.relation)].graph, !t.undirected);
+  const int64_t num_dst = ds.node_types[t.dst_type].count;
+  auto [src, row] = edges_of(ds.relations[static_cast<size_t>(t.relation)].graph);
+  const at::Tensor keys = std::get<0>(at::_unique2(pair_keys(src, row, num_dst, t.undirected)));
+  return at::stack({keys.div(num_dst, "floor"), keys.remainder(num_dst)}, 1).contiguous();
 }
 
 HeteroLinkSplit random_hetero_link_split(const HeteroDataset& ds, const HeteroLinkTarget& t,
@@ -158,14 +164,17 @@ HeteroLinkSplit random_hetero_link_split(const HeteroDataset& ds, const HeteroLi
     s.val_neg = negatives.shared(n_val, 1);
     s.test_neg = negatives.shared(n_test, 2);
   }
+  // Held-out pairs leave the relation and its reverse (within one type, both directions).
+  const int64_t num_dst = ds.node_types[t.dst_type].count;
+  const at::Tensor held_pairs = at::cat({s.val, s.test});
+  const at::Tensor held = std::get<0>(at::_unique2(
+      pair_keys(held_pairs.select(1, 0), held_pairs.select(1, 1), num_dst, t.undirected)));
   out.graph = ds;
-  const int64_t num_src = ds.node_types[t.src_type].count,
-                num_dst = ds.node_types[t.dst_type].count;
   out.graph.relations[t.relation].graph =
-      relation_from(s.train, num_src, num_dst, t.undirected, rel.key());
+      without_pairs(rel.graph, held, num_dst, false, t.undirected);
   if (t.reverse >= 0) {
     out.graph.relations[t.reverse].graph =
-        relation_from(s.train.flip(1), num_dst, num_src, false, ds.relations[t.reverse].key());
+        without_pairs(ds.relations[t.reverse].graph, held, num_dst, true, t.undirected);
   }
   return out;
 }

@@ -2,12 +2,12 @@
 // --target-relation S,rel,D`): which relation, its reverse, and a seeded random split of its
 // edges, as PyG's RandomLinkSplit with edge_types and rev_edge_types.
 //
-// The target relation's edges are the positives: each stored edge once when it joins two types
-// (or one type without every edge stored both ways), each pair once (src < dst) when a relation
-// within one type is symmetric (add_reverse_relations symmetrises such relations). Validation
-// and test positives leave the message-passing graph, from the target relation and from its
-// reverse D,rev_<rel>,S (as add_reverse_relations and PyG's ToUndirected name it), so no
-// evaluated edge carries a message in either direction.
+// The target relation's edges are the positives: each stored (source, destination) pair once
+// when it joins two types; within one type each unordered pair once (min, max), as the decoders
+// score a pair and its reverse alike. Validation and test positives leave the message-passing
+// graph, from the target relation and from its reverse (D,rev_<rel>,S for <rel>, or D,<rel>,S
+// for rev_<rel>, as add_reverse_relations and PyG's ToUndirected name them), in both directions
+// within one type, so no evaluated pair carries a message either way.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ namespace directgnn {
 struct HeteroLinkTarget {
   int relation = -1;        // the target relation's index
   int reverse = -1;         // its reverse relation's, -1 when the graph has none
-  bool undirected = false;  // a symmetric relation within one type: each pair once
+  bool undirected = false;  // a relation within one type: its pairs are unordered
   int src_type = -1, dst_type = -1;
 };
 
@@ -35,12 +35,12 @@ struct HeteroLinkSplit {
   LinkSplit split;      // positives and fixed negatives as (source id, destination id) pairs
 };
 
-// The target relation's unique edges as int64 [E, 2] (source id, destination id) pairs.
+// The target's positives as int64 [E, 2] (source id, destination id) pairs, in key order.
 at::Tensor target_edges(const HeteroDataset& dataset, const HeteroLinkTarget& target);
 
 // The seeded random split: the target's edges shuffled, the first `val` and `test` fractions
 // validation and test positives. Fixed negatives are (source, destination) pairs of the two
-// types that are no edge of the target relation (either direction when undirected) nor
+// types that are no edge of the target relation (either direction within one type) nor
 // self-pairs: one shared pair per positive (neg_per_source 0) or K destinations per positive's
 // source; drawn from the seed alone, so the split does not depend on the thread count.
 HeteroLinkSplit random_hetero_link_split(const HeteroDataset& dataset,

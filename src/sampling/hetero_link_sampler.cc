@@ -137,7 +137,9 @@ HeteroLinkBatch HeteroLinkSampler::sample(const at::Tensor& positives, uint64_t 
   if (link_.exclude_seed_edges) {
     exclude.resize(graph_.relations.size());
     exclude[target_.relation] = ExcludedPairs(pos, target_.undirected);
-    if (target_.reverse >= 0) exclude[target_.reverse] = ExcludedPairs(pos.flip(1), false);
+    if (target_.reverse >= 0) {
+      exclude[target_.reverse] = ExcludedPairs(pos.flip(1), target_.undirected);
+    }
   }
   out.sample = sampler_.sample(seeds, seed, exclude.empty() ? nullptr : &exclude);
   if (triplet) {

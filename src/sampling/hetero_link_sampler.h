@@ -12,11 +12,12 @@
 //
 // Negatives are drawn uniformly or by degree^0.75 in the relation (out-degree for sources,
 // in-degree for destinations), each from (seed, position) alone; exact negatives redraw a pair
-// that is an edge of the message-passing relation (either direction when it is undirected) or
-// a self-pair. Unless kept, the batch's seed edges are left out of its sampled neighbourhoods in
-// the target relation and, reversed, in its reverse relation. Each type's seeds are its
-// distinct endpoints in ascending order (one list when both ends are of one type). The result
-// depends only on (graph, positives, options, seed), not on the number of threads.
+// that is an edge of the message-passing relation (either direction within one type) or a
+// self-pair. Unless kept, the batch's seed edges are left out of its sampled neighbourhoods in
+// the target relation and, reversed, in its reverse relation (both directions within one type).
+// Each type's seeds are its distinct endpoints in ascending order (one list when both ends are of
+// one type). The result depends only on (graph, positives, options, seed), not on the number of
+// threads.
 #pragma once
 
 #include <ATen/Tensor.h>

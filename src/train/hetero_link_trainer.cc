@@ -102,6 +102,10 @@ HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& 
   LinkSplitOptions split = link.split;
   split.seed = o.seed;
   split_ = random_hetero_link_split(ds, target_, split);
+  DGNN_CHECK_ARG(!o.evaluate || (split_.split.val.size(0) > 0 && split_.split.test.size(0) > 0),
+                 "link_split",
+                 "leaves no validation or test edges to evaluate; give both a fraction (or train "
+                 "without evaluation)");
   HeteroModelConfig config = hetero_link_encoder(ds, target_, o.model);
   tables_ = make_embedding_tables(ds, o.embeddings, o.seed, config.in_dims);
   torch::manual_seed(o.seed);
@@ -236,8 +240,9 @@ void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
     tables[name] = {{"dim", tables_[t]->dim()}, {"file", "embeddings/" + name + ".npy"}};
   }
   if (!tables.empty()) meta["embeddings"] = tables;
-  // The tables first: checkpoint.pt, written last, names them. evaluate() has just copied a GPU
-  // model's parameters to the CPU copy.
+  // The tables first: checkpoint.pt, written last, names them. A GPU model is saved from its
+  // CPU copy, brought up to date here (a run without evaluation has not copied it).
+  if (cpu_model_) copy_parameters(*model_, *cpu_model_);
   save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
 }
 

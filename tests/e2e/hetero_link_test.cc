@@ -96,6 +96,8 @@ TEST(HeteroLink, WhatIsNotSupportedIsRefusedByFlag) {
       {mag + "--task link --target-relation cites --link-split 0.5,0.5", "TRAIN,VAL,TEST"},
       {mag + "--task link --target-relation cites --neg-ratio 0",
        "--neg-ratio: must be at least 1"},
+      {mag + "--task link --target-relation cites --link-split 1,0,0",
+       "--link-split: leaves no validation or test edges"},
       {mag + "--target-relation cites", "is a link prediction option; add --task link"},
       {"--task link --target-relation cites --epochs 1", "--target-relation applies to "},
   };

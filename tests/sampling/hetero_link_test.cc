@@ -31,7 +31,7 @@ std::set<Pair> pair_set(const at::Tensor& pairs) {
   return out;
 }
 
-HeteroDataset graph() { return testing::random_hetero(5, 300, 200, 20); }
+HeteroDataset graph() { return testing::random_hetero(4, 300, 200, 20); }
 
 TEST(HeteroLinkSplit, PartitionsTheRelationAndTakesHeldOutEdgesFromItsReverse) {
   const HeteroDataset ds = graph();
@@ -49,6 +49,12 @@ TEST(HeteroLinkSplit, PartitionsTheRelationAndTakesHeldOutEdgesFromItsReverse) {
     for (const Pair& p : pair_set(*part)) EXPECT_TRUE(seen.insert(p).second);
   }
   EXPECT_EQ(seen, all);
+  // Every stored edge is a positive, those whose author and paper ids are equal included.
+  const Relation& stored = ds.relations[t.relation];
+  EXPECT_EQ(static_cast<int64_t>(all.size()), stored.num_edges());
+  bool equal_ids = false;
+  for (const Pair& p : all) equal_ids = equal_ids || p.first == p.second;
+  EXPECT_TRUE(equal_ids) << "the test graph should hold an edge a -> p with a == p";
   EXPECT_EQ(s.split.val.size(0), static_cast<int64_t>(all.size() / 10));
   const EdgeLookup writes(s.graph.relations[t.relation].graph);
   const EdgeLookup rev(s.graph.relations[t.reverse].graph);
@@ -81,7 +87,7 @@ TEST(HeteroLinkSplit, PartitionsTheRelationAndTakesHeldOutEdgesFromItsReverse) {
   EXPECT_FALSE(at::equal(random_hetero_link_split(ds, t, o).split.val, s.split.val));
 }
 
-TEST(HeteroLinkSplit, ASymmetricRelationWithinOneTypeIsSplitByPairs) {
+TEST(HeteroLinkSplit, ARelationWithinOneTypeIsSplitByPairs) {
   const HeteroDataset ds = graph();
   const HeteroLinkTarget t = find_link_target(ds, "cites", "test");
   EXPECT_TRUE(t.undirected);
@@ -106,6 +112,55 @@ TEST(HeteroLinkSplit, ASymmetricRelationWithinOneTypeIsSplitByPairs) {
       EXPECT_FALSE(original.contains(src, dst) || original.contains(dst, src));
     }
   }
+}
+
+// One type, directed citations with some reciprocal pairs and an explicit reverse relation: a
+// held-out pair leaves both relations in both directions; rev_cites as the target pairs with
+// cites.
+TEST(HeteroLinkSplit, WithinOneTypeAHeldOutPairLeavesBothRelationsBothWays) {
+  HeteroDataset ds;
+  ds.name = ds.source = "cites";
+  ds.node_types = {{"p", 40, at::Tensor(), ""}};
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(11);
+  at::Tensor src = at::randint(40, {300}, gen), dst = at::randint(40, {300}, gen);
+  src = at::cat({src, dst.narrow(0, 0, 80)});  // reciprocal pairs
+  dst = at::cat({dst, src.narrow(0, 0, 80)});
+  Relation cites, rev;
+  cites.src = cites.dst = rev.src = rev.dst = "p";
+  cites.rel = "cites";
+  rev.rel = "rev_cites";
+  cites.graph = build_relation_csr(src, dst, 40, 40, "cites");
+  rev.graph = build_relation_csr(dst, src, 40, 40, "rev_cites");
+  ds.relations = {cites, rev};
+  validate_hetero(ds, "cites");
+  const HeteroLinkTarget t = find_link_target(ds, "cites", "test");
+  EXPECT_EQ(t.reverse, 1);
+  EXPECT_TRUE(t.undirected);
+  EXPECT_EQ(find_link_target(ds, "rev_cites", "test").reverse, 0);
+  LinkSplitOptions o;
+  o.val = o.test = 0.2;
+  const HeteroLinkSplit s = random_hetero_link_split(ds, t, o);
+  const EdgeLookup kept(s.graph.relations[0].graph), kept_rev(s.graph.relations[1].graph);
+  for (const at::Tensor* held : {&s.split.val, &s.split.test}) {
+    for (const Pair& p : pair_set(*held)) {
+      EXPECT_LE(p.first, p.second);
+      for (const EdgeLookup* g : {&kept, &kept_rev}) {
+        EXPECT_FALSE(g->contains(p.first, p.second) || g->contains(p.second, p.first));
+      }
+    }
+  }
+  const EdgeLookup original(ds.relations[0].graph);
+  for (const Pair& p : pair_set(s.split.train)) {
+    EXPECT_EQ(kept.contains(p.first, p.second), original.contains(p.first, p.second));
+    EXPECT_EQ(kept.contains(p.second, p.first), original.contains(p.second, p.first));
+  }
+}
+
+TEST(HeteroLinkSplit, AReverseRelationAsTheTargetPairsWithItsForward) {
+  const HeteroDataset ds = graph();
+  const HeteroLinkTarget t = find_link_target(ds, "rev_writes", "test");
+  EXPECT_EQ(t.reverse, ds.relation_index("author,writes,paper", "test"));
+  EXPECT_FALSE(t.undirected);
 }
 
 TEST(HeteroLinkSplit, AnUnknownRelationListsTheRelations) {
