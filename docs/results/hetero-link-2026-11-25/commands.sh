@@ -9,3 +9,8 @@ build/directgnn train --dataset mag:0.05 --task link --target-relation author,wr
 # Load only: directgnn.pyg.LinkNeighborLoader against PyG's with pyg-lib on the same HeteroData.
 PYTHONPATH=build/python:/tmp/pyg-lib-build/pyglib-0.8.0 .venv/bin/python \
   bench/python/hetero_link_loader.py --scale 0.05 --json docs/results/hetero-link-2026-11-25/loader.json
+# Seed 0 again after the review commit 3ece3e8 changed the split:
+.venv/bin/python bench/hetero_link_quality.py --relations paper,cites,paper --models rgcn mlp \
+  --seeds 0 --json docs/results/hetero-link-2026-11-25/quality-3ece3e8-seed0-cites.json
+.venv/bin/python bench/hetero_link_quality.py --relations author,writes,paper --models rgcn mlp \
+  --seeds 0 --json docs/results/hetero-link-2026-11-25/quality-3ece3e8-seed0-writes.json
