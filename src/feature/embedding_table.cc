@@ -8,8 +8,8 @@
 
 #include "core/random.h"
 #include "directgnn/error.h"
-#include "io/npy.h"
 #include "feature/feature_store.h"
+#include "io/npy.h"
 
 namespace directgnn {
 namespace {
