@@ -55,7 +55,6 @@ class NegativeDraw {
       : lookup_(ds.relations[t.relation].graph),
         num_src_(ds.node_types[t.src_type].count),
         num_dst_(ds.node_types[t.dst_type].count),
-        same_type_(t.src_type == t.dst_type),
         undirected_(t.undirected),
         seed_(seed),
         relation_(ds.relations[t.relation].key()) {}
@@ -83,8 +82,8 @@ class NegativeDraw {
 
  private:
   bool is_edge(int64_t s, int64_t d) const {
-    if (same_type_ && s == d) return true;
-    return lookup_.contains(s, d) || (undirected_ && lookup_.contains(d, s));
+    // Within one type (undirected) a self-pair or the reverse edge is no negative either.
+    return lookup_.contains(s, d) || (undirected_ && (s == d || lookup_.contains(d, s)));
   }
 
   void draw(uint64_t stream, int64_t index, int64_t src, int64_t* out_src, int64_t* out_dst) const {
@@ -100,7 +99,7 @@ class NegativeDraw {
 
   EdgeLookup lookup_;
   int64_t num_src_, num_dst_;
-  bool same_type_, undirected_;
+  bool undirected_;
   uint64_t seed_;
   std::string relation_;
 };

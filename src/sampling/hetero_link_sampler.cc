@@ -50,6 +50,8 @@ HeteroLinkSampler::HeteroLinkSampler(const HeteroDataset& graph, HeteroLinkTarge
     dst_weights_ = cumulative_weights(in);
   }
   if (link_.exact_negatives) edges_ = std::make_unique<EdgeLookup>(rel);
+  from_ = source_of(graph_.node_types[target_.src_type].count, src_weights_);
+  to_ = source_of(graph_.node_types[target_.dst_type].count, dst_weights_);
 }
 
 HeteroLinkSampler::~HeteroLinkSampler() = default;
@@ -74,18 +76,15 @@ at::Tensor HeteroLinkSampler::checked(const at::Tensor& positives) const {
 
 void HeteroLinkSampler::draw(uint64_t seed, int64_t index, int64_t src, int64_t* out_src,
                              int64_t* out_dst) const {
-  const negative_draw::Source from =
-      source_of(graph_.node_types[target_.src_type].count, src_weights_);
-  const negative_draw::Source to =
-      source_of(graph_.node_types[target_.dst_type].count, dst_weights_);
-  const bool same_type = target_.src_type == target_.dst_type;
   SplitRng rng(mix64(seed, negative_draw::kTag, static_cast<uint64_t>(index)));
   for (int tries = 0; tries < negative_draw::kExactTries; ++tries) {
-    *out_src = src >= 0 ? src : negative_draw::draw_node(from, rng);
-    *out_dst = negative_draw::draw_node(to, rng);
+    *out_src = src >= 0 ? src : negative_draw::draw_node(from_, rng);
+    *out_dst = negative_draw::draw_node(to_, rng);
     if (!edges_) return;
-    const bool edge = (same_type && *out_src == *out_dst) || edges_->contains(*out_src, *out_dst) ||
-                      (target_.undirected && edges_->contains(*out_dst, *out_src));
+    // Within one type (undirected) a self-pair or the reverse edge is no negative either.
+    const bool edge =
+        edges_->contains(*out_src, *out_dst) ||
+        (target_.undirected && (*out_src == *out_dst || edges_->contains(*out_dst, *out_src)));
     if (!edge) return;
   }
   fail("relation ", graph_.relations[static_cast<size_t>(target_.relation)].key(), ": ",

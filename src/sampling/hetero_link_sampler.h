@@ -31,6 +31,7 @@
 #include "graph/hetero_link_split.h"
 #include "sampling/hetero_sampler.h"
 #include "sampling/link_sampler.h"
+#include "sampling/negative_draw.h"
 
 namespace directgnn {
 
@@ -69,6 +70,7 @@ class HeteroLinkSampler {
   LinkSamplerOptions link_;
   at::Tensor src_weights_, dst_weights_;  // float64 cumulative degree^0.75 (kDegree)
   std::unique_ptr<EdgeLookup> edges_;     // exact negatives
+  negative_draw::Source from_, to_;       // what the draws of sources and destinations read
 };
 
 }  // namespace directgnn

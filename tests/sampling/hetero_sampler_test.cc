@@ -143,7 +143,6 @@ TEST(HeteroSampler, SeedsOfSeveralTypesAndExcludedPairs) {
     const Block& kept = cut.blocks.back().relations[r];
     const Block& before = all.blocks.back().relations[r];
     const at::Tensor src = cut.input_nodes[rel.src_type], dst = cut.input_nodes[rel.dst_type];
-    int64_t dropped = 0;
     for (int64_t i = 0; i < kept.num_dst; ++i) {
       const int64_t v = dst[i].item<int64_t>();
       for (int64_t e = kept.indptr[i].item<int64_t>(); e < kept.indptr[i + 1].item<int64_t>();
@@ -152,7 +151,7 @@ TEST(HeteroSampler, SeedsOfSeveralTypesAndExcludedPairs) {
         EXPECT_FALSE(exclude[r].contains(u, v)) << rel.key() << ": " << u << " -> " << v;
       }
     }
-    dropped = before.indices.numel() - kept.indices.numel();
+    const int64_t dropped = before.indices.numel() - kept.indices.numel();
     EXPECT_EQ(dropped, p.size(0)) << rel.key();
   }
 }
