@@ -4,11 +4,11 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/progress.h"
 #include "core/random.h"
 #include "directgnn/error.h"
@@ -40,10 +40,6 @@ constexpr int kTries = 8;
 
 int64_t scaled(int64_t count, double scale) {
   return std::max<int64_t>(1, std::llround(static_cast<double>(count) * scale));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // One node type's communities: a seeded permutation ranks the ids, community c holds the
@@ -234,7 +230,7 @@ void draw_relations(const MagOptions& o, const std::vector<Communities>& types, 
   Progress progress("drawing mag relations", authors.count() + 3 * papers.count());
   int64_t done = 0;
   for (const RelationDraw& d : draws) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     auto [owner, target] = draw_relation(d, o, progress, done);
     if (d.purpose == kAffiliationDraws) {
       ds.relations.push_back(make_relation(ds, kAuthor, "affiliated_with", kInstitution,
@@ -321,7 +317,7 @@ HeteroDataset generate_mag(const MagOptions& o, MagTimings* timings) {
   check_mag_options(o);
   MagTimings local;
   MagTimings& times = timings != nullptr ? *timings : local;
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = Clock::now();
   const std::vector<int64_t> counts = mag_node_counts(o.scale);
   const char* names[] = {"paper", "author", "institution", "field_of_study"};
   const double skews[] = {kPaperSkew, kAuthorSkew, kInstitutionSkew, kFieldSkew};
@@ -339,10 +335,10 @@ HeteroDataset generate_mag(const MagOptions& o, MagTimings* timings) {
   add_labels_and_split(o, types[kPaper], ds);
   times.phases.emplace_back("communities and split", seconds_since(t0));
   draw_relations(o, types, ds, times);
-  t0 = std::chrono::steady_clock::now();
+  t0 = Clock::now();
   add_reverse_relations(ds);
   times.phases.emplace_back("reverses", seconds_since(t0));
-  t0 = std::chrono::steady_clock::now();
+  t0 = Clock::now();
   RmatDatasetOptions features;  // the class-mean-plus-noise model, filled in chunks
   features.feat_dim = o.feat_dim;
   features.num_classes = o.num_classes;
@@ -351,7 +347,7 @@ HeteroDataset generate_mag(const MagOptions& o, MagTimings* timings) {
   features.graph.seed = mix64(o.seed, kFeatureSeed);
   ds.node_types[kPaper].features = make_rmat_features(features, ds.labels);
   times.phases.emplace_back("features", seconds_since(t0));
-  t0 = std::chrono::steady_clock::now();
+  t0 = Clock::now();
   validate_hetero(ds, "generate mag", /*features_checked=*/true);
   times.phases.emplace_back("validate", seconds_since(t0));
   return ds;

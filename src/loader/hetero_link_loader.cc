@@ -3,22 +3,13 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
-#include "core/threads.h"
+#include "core/clock.h"
 #include "directgnn/error.h"
-#include "loader/pipeline.h"
+#include "loader/batch_pipeline.h"
 
 namespace directgnn {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
 HeteroLinkLoader::HeteroLinkLoader(const HeteroDataset& graph, HeteroLinkTarget target,
                                    HeteroSamplerOptions sampler, LinkSamplerOptions link,
                                    HeteroLoaderOptions options)
@@ -40,10 +31,10 @@ int64_t HeteroLinkLoader::steps(int64_t num_positives) const {
 HeteroLinkMinibatch HeteroLinkLoader::prepare(const at::Tensor& positives,
                                               uint64_t sample_seed) const {
   HeteroLinkMinibatch b;
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = Clock::now();
   b.batch = sampler_.sample(positives, sample_seed);
   b.sample_s = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
+  t0 = Clock::now();
   for (size_t t = 0; t < stores_.size(); ++t) {
     b.x.push_back(stores_[t] ? stores_[t]->gather(b.batch.sample.input_nodes[t]) : at::Tensor());
   }
@@ -63,18 +54,13 @@ HeteroLinkLoader::Epoch::Epoch(const HeteroLinkLoader& loader, at::Tensor positi
   DGNN_CHECK(positives.dim() == 2 && positives.size(1) == 2 && positives.device().is_cpu(),
              "heterogeneous link loader: positives must be a CPU tensor [E, 2]");
   positives = positives.to(at::kLong).contiguous();
-  const int64_t count = positives.size(0), batch = loader.options_.batch_size;
-  const int64_t all = loader.steps(count);
+  const HeteroLoaderOptions& o = loader.options_;
+  const int64_t all = loader.steps(positives.size(0));
   const int64_t end = end_step < 0 ? all : std::min(all, end_step);
-  const int threads =
-      loader.options_.worker_threads > 0 ? loader.options_.worker_threads : num_threads();
-  auto produce = [&loader, positives, count, batch, sample_seed](int64_t step) {
-    const int64_t lo = step * batch;
-    return loader.prepare(positives.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
-  };
-  pipeline_ = std::make_unique<Pipeline<HeteroLinkMinibatch>>(
-      first_step, end, loader.options_.prefetch, loader.options_.workers, produce,
-      [threads] { set_thread_team(threads); });
+  pipeline_ = batch_pipeline<HeteroLinkMinibatch>(
+      std::move(positives), o.batch_size, first_step, end,
+      {o.prefetch, o.workers, o.worker_threads}, std::move(sample_seed),
+      [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }
 
 HeteroLinkLoader::Epoch::Epoch(Epoch&&) noexcept = default;

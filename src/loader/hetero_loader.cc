@@ -2,22 +2,13 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <utility>
 
-#include "core/threads.h"
+#include "core/clock.h"
 #include "directgnn/error.h"
-#include "loader/pipeline.h"
+#include "loader/batch_pipeline.h"
 
 namespace directgnn {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
-
 HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
                            HeteroLoaderOptions options)
     : dataset_(dataset), sampler_(dataset, std::move(sampler)), options_(options) {
@@ -37,10 +28,10 @@ int64_t HeteroLoader::steps(int64_t num_seeds) const {
 
 HeteroBatch HeteroLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
   HeteroBatch b;
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = Clock::now();
   b.sample = sampler_.sample(dataset_.target_type, seeds, sample_seed);
   b.sample_s = seconds_since(t0);
-  t0 = std::chrono::steady_clock::now();
+  t0 = Clock::now();
   for (size_t t = 0; t < stores_.size(); ++t) {
     b.x.push_back(stores_[t] ? stores_[t]->gather(b.sample.input_nodes[t]) : at::Tensor());
   }
@@ -60,16 +51,12 @@ HeteroLoader::Epoch::Epoch(const HeteroLoader& loader, at::Tensor seeds,
   DGNN_CHECK(seeds.dim() == 1 && seeds.device().is_cpu(),
              "heterogeneous loader: seeds must be a 1-D CPU tensor");
   seeds = seeds.to(at::kLong).contiguous();
-  const int64_t count = seeds.numel(), batch = loader.options_.batch_size;
-  const int threads =
-      loader.options_.worker_threads > 0 ? loader.options_.worker_threads : num_threads();
-  auto produce = [&loader, seeds, count, batch, sample_seed](int64_t step) {
-    const int64_t lo = step * batch;
-    return loader.prepare(seeds.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
-  };
-  pipeline_ = std::make_unique<Pipeline<HeteroBatch>>(
-      first_step, loader.steps(count), loader.options_.prefetch, loader.options_.workers, produce,
-      [threads] { set_thread_team(threads); });
+  const HeteroLoaderOptions& o = loader.options_;
+  const int64_t end = loader.steps(seeds.numel());
+  pipeline_ = batch_pipeline<HeteroBatch>(
+      std::move(seeds), o.batch_size, first_step, end, {o.prefetch, o.workers, o.worker_threads},
+      std::move(sample_seed),
+      [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }
 
 HeteroLoader::Epoch::Epoch(Epoch&&) noexcept = default;

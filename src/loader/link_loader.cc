@@ -2,23 +2,14 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
-#include <chrono>
-
-#include "core/threads.h"
+#include "core/clock.h"
 #include "directgnn/error.h"
+#include "loader/batch_pipeline.h"
 #include "loader/loader.h"
-#include "loader/pipeline.h"
 
 namespace directgnn {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 LoaderSettings checked(LoaderSettings s) {
   check_batch_settings(s);
@@ -121,16 +112,12 @@ LinkLoader::Epoch::Epoch(const LinkLoader& loader, at::Tensor positives,
     : gpu_(loader.settings_.gpu()) {
   DGNN_CHECK(positives.dim() == 2 && positives.size(1) == 2 && positives.device().is_cpu(),
              "link loader: positives must be an [E, 2] CPU tensor");
-  const int64_t count = positives.size(0), batch = loader.settings_.batch_size;
-  const int threads =
-      loader.settings_.worker_threads > 0 ? loader.settings_.worker_threads : num_threads();
-  auto produce = [&loader, positives, count, batch, sample_seed](int64_t step) {
-    const int64_t lo = step * batch;
-    return loader.prepare(positives.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
-  };
-  pipeline_ = std::make_unique<Pipeline<LinkMinibatch>>(
-      first_step, loader.steps(count), loader.settings_.prefetch, loader.settings_.workers, produce,
-      [threads] { set_thread_team(threads); });
+  const LoaderSettings& s = loader.settings_;
+  const int64_t end = loader.steps(positives.size(0));
+  pipeline_ = batch_pipeline<LinkMinibatch>(
+      std::move(positives), s.batch_size, first_step, end,
+      {s.prefetch, s.workers, s.worker_threads}, std::move(sample_seed),
+      [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }
 
 LinkLoader::Epoch::Epoch(Epoch&&) noexcept = default;

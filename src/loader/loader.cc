@@ -3,22 +3,15 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <chrono>
 #include <limits>
 
-#include "core/threads.h"
+#include "core/clock.h"
 #include "directgnn/error.h"
-#include "loader/pipeline.h"
+#include "loader/batch_pipeline.h"
 
 namespace directgnn {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 SamplerOptions sampler_options(const LoaderSettings& s) {
   SamplerOptions o;
@@ -187,16 +180,12 @@ MinibatchLoader::Epoch::Epoch(const MinibatchLoader& loader, at::Tensor seeds,
     : gpu_(loader.settings_.device.is_cuda()) {
   DGNN_CHECK(seeds.dim() == 1 && seeds.scalar_type() == at::kLong && seeds.device().is_cpu(),
              "loader: seeds must be a 1-D int64 CPU tensor");
-  const int64_t count = seeds.numel(), batch = loader.settings_.batch_size;
-  const int threads =
-      loader.settings_.worker_threads > 0 ? loader.settings_.worker_threads : num_threads();
-  auto produce = [&loader, seeds, count, batch, sample_seed](int64_t step) {
-    const int64_t lo = step * batch;
-    return loader.prepare(seeds.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
-  };
-  pipeline_ = std::make_unique<Pipeline<Minibatch>>(
-      first_step, loader.steps(count), loader.settings_.prefetch, loader.settings_.workers, produce,
-      [threads] { set_thread_team(threads); });
+  const LoaderSettings& s = loader.settings_;
+  const int64_t end = loader.steps(seeds.numel());
+  pipeline_ = batch_pipeline<Minibatch>(
+      std::move(seeds), s.batch_size, first_step, end, {s.prefetch, s.workers, s.worker_threads},
+      std::move(sample_seed),
+      [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }
 
 MinibatchLoader::Epoch::Epoch(Epoch&&) noexcept = default;

@@ -6,13 +6,13 @@
 #include <torch/utils.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/random.h"
 #include "core/signals.h"
 #include "core/threads.h"
@@ -23,12 +23,6 @@
 
 namespace directgnn {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 struct EpochTimes {
   double sample_s = 0, gather_s = 0, wait_s = 0, loss = 0;

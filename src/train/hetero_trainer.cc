@@ -4,13 +4,13 @@
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <sstream>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/random.h"
 #include "core/signals.h"
 #include "core/threads.h"
@@ -23,10 +23,6 @@
 
 namespace directgnn {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // One epoch's loader timings (the sums that shape results live in HeteroProgress).
 struct EpochTimes {
@@ -142,7 +138,7 @@ EpochTimes HeteroRun::train_epoch(int64_t epoch) {
       progress_.steps_done);
   EpochTimes times;
   while (!batches.done()) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     HeteroBatch b = batches.next();
     times.wait_s += seconds_since(t0);
     times.sample_s += b.sample_s;
@@ -241,7 +237,7 @@ HeteroTrainReport HeteroRun::run() {
   int64_t evals = 0, epochs_run = 0;
   EpochTimes totals;
   for (int64_t epoch = progress_.epoch; epoch <= o_.epochs; ++epoch) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     const EpochTimes s = train_epoch(epoch);
     const double seconds = seconds_since(t0);
     train_s += seconds;
@@ -252,7 +248,7 @@ HeteroTrainReport HeteroRun::run() {
     const bool evaluated = o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs);
     double val = 0, test = 0;
     if (evaluated) {
-      const auto e0 = std::chrono::steady_clock::now();
+      const auto e0 = Clock::now();
       std::tie(val, test) = evaluate();
       eval_s += seconds_since(e0);
       ++evals;

@@ -2,12 +2,12 @@
 
 #include <ATen/ATen.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/progress.h"
 #include "core/random.h"
 #include "core/signals.h"
@@ -24,16 +24,6 @@ namespace directgnn {
 std::string primary_link_metric(LinkNegatives layout) {
   return layout == LinkNegatives::kPerSource ? "mrr" : "roc_auc";
 }
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 nlohmann::json metrics_json(const LinkMetrics& m) {
   nlohmann::json out = nlohmann::json::object();

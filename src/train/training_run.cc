@@ -5,13 +5,13 @@
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/free_cores.h"
 #include "core/progress.h"
 #include "core/random.h"
@@ -51,12 +51,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Te
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
   at::Tensor out = ids.clone();

@@ -1,0 +1,47 @@
+// An epoch of batches as a Pipeline (loader/pipeline.h): step i prepares rows
+// [i * batch, (i + 1) * batch) of a seed tensor (seed nodes, or seed edges as [E, 2]) with the
+// random seed sample_seed(i). The four loaders (nodes, links, and their heterogeneous twins)
+// differ only in what `prepare` makes of a batch's rows.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "core/threads.h"
+#include "loader/pipeline.h"
+
+namespace directgnn {
+
+// How the batches are prepared ahead: `prefetch` batches in flight (0: on the caller's thread
+// in next()), by `workers` threads, each with an OpenMP team of `worker_threads` (0: the
+// process's thread count).
+struct PipelineShape {
+  int prefetch = 0;
+  int workers = 1;
+  int worker_threads = 0;
+};
+
+// Steps first_step .. end_step - 1 of the batches of `rows`; `prepare(rows_of_batch, seed)`
+// makes a batch of type T.
+template <typename T, typename Prepare>
+std::unique_ptr<Pipeline<T>> batch_pipeline(at::Tensor rows, int64_t batch, int64_t first_step,
+                                            int64_t end_step, PipelineShape shape,
+                                            std::function<uint64_t(int64_t)> sample_seed,
+                                            Prepare prepare) {
+  const int64_t count = rows.size(0);
+  const int threads = shape.worker_threads > 0 ? shape.worker_threads : num_threads();
+  auto produce = [rows = std::move(rows), count, batch, sample_seed = std::move(sample_seed),
+                  prepare = std::move(prepare)](int64_t step) {
+    const int64_t lo = step * batch;
+    return prepare(rows.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
+  };
+  return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, shape.workers,
+                                       std::move(produce), [threads] { set_thread_team(threads); });
+}
+
+}  // namespace directgnn
