@@ -307,9 +307,6 @@ void train_hetero_command(const CLI::App& command, const std::string& dataset,
     run_hetero(ds, o);
     return;
   }
-  DGNN_CHECK(o.checkpoint_every == 0,
-             "--checkpoint-every: heterogeneous link prediction keeps its best checkpoint but no "
-             "training state yet; leave it out");
   o.evaluate = command.count("--no-eval") == 0;
   run_hetero_link(ds, o, hetero_link_options(hetero, *link, homogeneous));
 }
@@ -388,7 +385,9 @@ void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir
 }
 
 bool resumes_hetero(const std::string& dir) {
-  return has_training_state(dir) && read_training_state(dir).value("task", "") == "hetero";
+  if (!has_training_state(dir)) return false;
+  const std::string task = read_training_state(dir).value("task", "");
+  return task == "hetero" || task == "hetero_link";
 }
 
 void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
@@ -412,9 +411,14 @@ void resume_hetero_command(const CLI::App& command, const std::string& dir, int6
   // The thread count orders floating-point sums: the stored one, unless given again.
   if (command.count("--threads") == 0) configure_threads(o.run_info.value("threads", 0));
   const int64_t split = o.run_info.value("homogeneous_split", int64_t{-1});
-  const HeteroDataset ds =
-      load_hetero(o.run_info.value("dataset", std::string()), std::max<int64_t>(0, split), o.seed);
-  run_hetero(ds, o);
+  const bool link = state.value("task", "") == "hetero_link";
+  const HeteroDataset ds = load_hetero(o.run_info.value("dataset", std::string()),
+                                       std::max<int64_t>(0, split), o.seed, !link);
+  if (link) {
+    run_hetero_link(ds, o, hetero_link_options_from_json(state.at("link"), where));
+  } else {
+    run_hetero(ds, o);
+  }
 }
 
 }  // namespace directgnn::cli

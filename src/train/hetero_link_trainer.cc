@@ -19,14 +19,45 @@
 #include "directgnn/error.h"
 #include "loader/hetero_link_loader.h"
 #include "train/checkpoint.h"
+#include "train/hetero_state.h"
 #include "train/training_run.h"
 
 namespace directgnn {
 namespace {
 
+// One epoch's loader timings (the sums that shape results live in LinkProgress).
 struct EpochTimes {
-  double sample_s = 0, gather_s = 0, wait_s = 0, loss = 0;
-  int64_t steps = 0;
+  double sample_s = 0, gather_s = 0, wait_s = 0;
+};
+
+// Where a run stands, kept in its training state: the epoch it continues, the steps of that
+// epoch already taken and their summed loss, and the best validation so far with its test.
+struct LinkProgress {
+  int64_t epoch = 1, steps_done = 0;
+  double loss = 0;
+  int64_t best_epoch = -1;
+  LinkMetrics best_val, test;
+
+  nlohmann::json to_json() const {
+    return {
+        {"epoch", epoch},           {"steps_done", steps_done},      {"loss", loss},
+        {"best_epoch", best_epoch}, {"val", metrics_json(best_val)}, {"test", metrics_json(test)}};
+  }
+
+  static LinkProgress from_json(const nlohmann::json& j, const std::string& where) {
+    LinkProgress p;
+    try {
+      p.epoch = j.at("epoch").get<int64_t>();
+      p.steps_done = j.at("steps_done").get<int64_t>();
+      p.loss = j.at("loss").get<double>();
+      p.best_epoch = j.at("best_epoch").get<int64_t>();
+      p.best_val = metrics_from_json(j.at("val"));
+      p.test = metrics_from_json(j.at("test"));
+    } catch (const nlohmann::json::exception& e) {
+      fail(where, ": the training state's progress is incomplete or mistyped: ", e.what());
+    }
+    return p;
+  }
 };
 
 // Decoder scores of pairs (src[i], dst[i]): rows of h_src and h_dst, `chunk` pairs at a time.
@@ -70,11 +101,14 @@ class HeteroLinkRun {
   HeteroLinkReport run();
 
  private:
-  double step(HeteroLinkMinibatch& m);
+  void step(HeteroLinkMinibatch& m);
   EpochTimes train_epoch(int64_t epoch);
   LinkEvalResult evaluate();
   void log_epoch(int64_t epoch, const EpochTimes& t, double seconds, const LinkEvalResult* r);
   void save_best(int64_t epoch, const LinkEvalResult& r);
+  std::string state_dir() const;
+  void save_state();
+  [[noreturn]] void stopped(int signal);
   void finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t, int64_t epochs);
 
   const HeteroTrainOptions& o_;
@@ -86,7 +120,9 @@ class HeteroLinkRun {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<HeteroLinkLoader> loader_;
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;
+  std::vector<std::string> type_names_;
   std::unique_ptr<MetricsLog> metrics_;
+  LinkProgress progress_;
   HeteroLinkReport report_;
 };
 
@@ -122,10 +158,18 @@ HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& 
   report_.val_edges = split_.split.val.size(0);
   report_.test_edges = split_.split.test.size(0);
   report_.primary_metric = primary_link_metric(split_.split.negatives);
-  if (!o.metrics_path.empty()) metrics_ = std::make_unique<MetricsLog>(o.metrics_path, false);
+  for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
+  if (!o.resume_dir.empty()) {
+    const nlohmann::json state =
+        load_hetero_state(o.resume_dir, *model_, *optimizer_, tables_, type_names_);
+    progress_ = LinkProgress::from_json(state.at("progress"), training_state_path(o.resume_dir));
+  }
+  if (!o.metrics_path.empty()) {
+    metrics_ = std::make_unique<MetricsLog>(o.metrics_path, !o.resume_dir.empty());
+  }
 }
 
-double HeteroLinkRun::step(HeteroLinkMinibatch& m) {
+void HeteroLinkRun::step(HeteroLinkMinibatch& m) {
   HeteroLinkBatch& b = m.batch;
   hetero_batch_to_device(b.sample.blocks, m.x, o_.device);
   read_embedding_rows(tables_, b.sample.input_nodes, o_.device, m.x);
@@ -150,7 +194,8 @@ double HeteroLinkRun::step(HeteroLinkMinibatch& m) {
   loss.backward();
   optimizer_->step();
   update_embedding_rows(tables_, b.sample.input_nodes, m.x);
-  return loss.item<double>();
+  progress_.loss += loss.item<double>();
+  ++progress_.steps_done;
 }
 
 EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
@@ -158,7 +203,7 @@ EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
   const at::Tensor order = shuffled_rows(split_.split.train, mix64(o_.seed, 0x5eed, epoch));
   const uint64_t seed = o_.seed;
   HeteroLinkLoader::Epoch batches = loader_->epoch(
-      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, 0,
+      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, progress_.steps_done,
       report_.steps_per_epoch);
   EpochTimes times;
   while (!batches.done()) {
@@ -167,16 +212,10 @@ EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
     times.wait_s += seconds_since(t0);
     times.sample_s += b.sample_s;
     times.gather_s += b.gather_s;
-    times.loss += step(b);
-    ++times.steps;
-    if (const int signal = stop_signal()) {
-      throw Interrupted(signal,
-                        std::string("Interrupted by ") + signal_name(signal) + " at epoch " +
-                            std::to_string(epoch) +
-                            "; heterogeneous link prediction keeps no "
-                            "training state, so the run cannot resume",
-                        "");
-    }
+    step(b);
+    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.steps_done;
+    if (o_.checkpoint_every > 0 && global % o_.checkpoint_every == 0) save_state();
+    if (const int signal = stop_signal()) stopped(signal);
   }
   return times;
 }
@@ -190,7 +229,8 @@ LinkEvalResult HeteroLinkRun::evaluate() {
 
 void HeteroLinkRun::log_epoch(int64_t epoch, const EpochTimes& t, double seconds,
                               const LinkEvalResult* r) {
-  const double loss = t.loss / static_cast<double>(std::max<int64_t>(1, t.steps));
+  const double loss =
+      progress_.loss / static_cast<double>(std::max<int64_t>(1, progress_.steps_done));
   const LinkNegatives layout = split_.split.negatives;
   if (!o_.quiet) {
     char scores[96] = "(not evaluated)", line[256];
@@ -240,11 +280,35 @@ void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
   save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
 }
 
+std::string HeteroLinkRun::state_dir() const {
+  if (!o_.resume_dir.empty()) return o_.resume_dir;
+  return o_.checkpoint_dir.empty() ? kDefaultStateDir : o_.checkpoint_dir;
+}
+
+void HeteroLinkRun::save_state() {
+  const nlohmann::json description = {{"task", "hetero_link"},
+                                      {"options", hetero_options_to_json(o_)},
+                                      {"link", hetero_link_options_json(link_)},
+                                      {"run", o_.run_info},
+                                      {"progress", progress_.to_json()}};
+  save_hetero_state(state_dir(), *model_, *optimizer_, tables_, type_names_, description);
+}
+
+void HeteroLinkRun::stopped(int signal) {
+  save_state();
+  throw Interrupted(signal,
+                    std::string("Interrupted by ") + signal_name(signal) + " at epoch " +
+                        std::to_string(progress_.epoch) + ", step " +
+                        std::to_string(progress_.steps_done) + ". Training state saved in " +
+                        state_dir(),
+                    state_dir());
+}
+
 HeteroLinkReport HeteroLinkRun::run() {
-  double train_s = 0, eval_s = 0, best = -1;
-  int64_t evals = 0;
+  double train_s = 0, eval_s = 0;
+  int64_t evals = 0, epochs_run = 0;
   EpochTimes totals;
-  for (int64_t epoch = 1; epoch <= o_.epochs; ++epoch) {
+  for (int64_t epoch = progress_.epoch; epoch <= o_.epochs; ++epoch) {
     const auto t0 = Clock::now();
     const EpochTimes t = train_epoch(epoch);
     const double seconds = seconds_since(t0);
@@ -252,6 +316,7 @@ HeteroLinkReport HeteroLinkRun::run() {
     totals.sample_s += t.sample_s;
     totals.gather_s += t.gather_s;
     totals.wait_s += t.wait_s;
+    ++epochs_run;
     const bool evaluated = o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs);
     LinkEvalResult r;
     if (evaluated) {
@@ -259,20 +324,25 @@ HeteroLinkReport HeteroLinkRun::run() {
       r = evaluate();
       eval_s += seconds_since(e0);
       ++evals;
-      const double value = primary_value(r.val, split_.split.negatives);
-      if (report_.best_epoch < 0 || value > best) {
-        best = value;
-        report_.best_epoch = epoch;
-        report_.best_val = r.val;
-        report_.test = r.test;
+      const LinkNegatives layout = split_.split.negatives;
+      if (progress_.best_epoch < 0 ||
+          primary_value(r.val, layout) > primary_value(progress_.best_val, layout)) {
+        progress_.best_epoch = epoch;
+        progress_.best_val = r.val;
+        progress_.test = r.test;
         if (!o_.checkpoint_dir.empty()) save_best(epoch, r);
       }
     }
     log_epoch(epoch, t, seconds, evaluated ? &r : nullptr);
+    progress_.epoch = epoch + 1;
+    progress_.steps_done = 0;
+    progress_.loss = 0;
   }
   // Without evaluation the last epoch's model is kept, for eval or later use.
   if (!o_.evaluate && !o_.checkpoint_dir.empty()) save_best(o_.epochs, LinkEvalResult());
-  finish(train_s, eval_s, evals, totals, o_.epochs);
+  // A run that keeps a state dir leaves the finished state there, so --epochs can extend it.
+  if (!o_.checkpoint_dir.empty() || !o_.resume_dir.empty()) save_state();
+  finish(train_s, eval_s, evals, totals, epochs_run);
   return report_;
 }
 
@@ -285,6 +355,9 @@ void HeteroLinkRun::finish(double train_s, double eval_s, int64_t evals, const E
   report_.gather_s = t.gather_s / epochs;
   report_.wait_s = t.wait_s / epochs;
   report_.eval_s = evals > 0 ? eval_s / static_cast<double>(evals) : 0;
+  report_.best_epoch = progress_.best_epoch;
+  report_.best_val = progress_.best_val;
+  report_.test = progress_.test;
   std::vector<at::Tensor> all = model_->parameters();
   for (const auto& table : tables_) {
     if (table) all.push_back(table->weight());
@@ -371,9 +444,8 @@ HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const HeteroTr
                                     const HeteroLinkOptions& link, std::ostream& log) {
   DGNN_CHECK_ARG(o.epochs >= 1, "epochs", "must be at least 1, got ", o.epochs);
   DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be at least 1, got ", o.eval_every);
-  DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_every == 0, "checkpoint_every",
-                 "heterogeneous link prediction saves its best-validation checkpoint but no "
-                 "training state yet, so it cannot resume");
+  DGNN_CHECK_ARG(o.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
+                 o.checkpoint_every);
   DGNN_CHECK_ARG(!link.link.use_val_edges, "use_val_edges",
                  "is not offered for heterogeneous link prediction: its test split is scored "
                  "over the training edges");

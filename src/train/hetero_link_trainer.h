@@ -10,7 +10,10 @@
 // types layer by layer over the training graph and scores the validation and test splits;
 // the test metrics reported are those at the best validation epoch (ROC-AUC for shared
 // negatives, MRR for negatives per source), whose model is checkpointed (without evaluation,
-// the last epoch's).
+// the last epoch's). The training state (train/hetero_state.h, task "hetero_link") is saved
+// every `checkpoint_every` steps, on SIGINT/SIGTERM and at the end of a run with a checkpoint
+// directory; a resumed run (`resume_dir`) draws the same split, shuffles and negatives from the
+// seed and ends bitwise like the run that was not stopped.
 #pragma once
 
 #include <cstdint>

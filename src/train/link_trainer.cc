@@ -34,6 +34,15 @@ nlohmann::json metrics_json(const LinkMetrics& m) {
   return out;
 }
 
+LinkMetrics metrics_from_json(const nlohmann::json& j) {
+  LinkMetrics m;
+  for (const auto& [name, value] :
+       {std::pair{"roc_auc", &m.roc_auc}, {"ap", &m.ap}, {"hits", &m.hits}, {"mrr", &m.mrr}}) {
+    if (j.contains(name)) *value = j.at(name).get<double>();
+  }
+  return m;
+}
+
 double primary_value(const LinkMetrics& m, LinkNegatives layout) {
   return layout == LinkNegatives::kPerSource ? m.mrr : m.roc_auc;
 }

@@ -95,7 +95,9 @@ LinkCheckpoint load_link_checkpoint(const std::string& dir, const nlohmann::json
                                     const Dataset& ds);
 // The validation metric's value for a layout (MRR per source, ROC-AUC shared).
 double primary_value(const LinkMetrics& metrics, LinkNegatives layout);
+// The metrics as JSON (those a layout does not give are left out), and back (missing: NaN).
 nlohmann::json metrics_json(const LinkMetrics& metrics);
+LinkMetrics metrics_from_json(const nlohmann::json& json);
 // The link options as a checkpoint records them, and back (throws naming `where`).
 nlohmann::json link_options_json(const LinkTrainOptions& options);
 LinkTrainOptions link_options_from_json(const nlohmann::json& json, const std::string& where);

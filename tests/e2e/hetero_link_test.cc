@@ -2,11 +2,16 @@
 // (`train --task link --target-relation`): RGCN learns the relation far above chance and above
 // an MLP on paper features, `eval` reproduces a checkpoint's test metric from the seed, triplet
 // negatives give MRR, a homogeneous graph with learnable embeddings trains through the same
-// path, and what this path does not take is refused by flag.
+// path, a run stopped by SIGTERM or extended by --epochs resumes bitwise, and what this path
+// does not take is refused by flag.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "e2e/e2e_util.h"
@@ -84,6 +89,49 @@ TEST(HeteroLink, SameSeedSameModelWhateverThePrefetch) {
   EXPECT_EQ(inline_batches["param_digest"], prefetched["param_digest"]);
 }
 
+std::string digest(const std::string& metrics) {
+  return final_record(metrics).value("param_digest", std::string("(none)"));
+}
+
+TEST(HeteroLink, ResumedAfterSigtermOrExtendedEndsBitwiseLikeAnUninterruptedRun) {
+  TempDirectory dir;
+  const std::string args =
+      "train --dataset mag:0.01 --task link --target-relation author,writes,paper "
+      "--node-embeddings 16 --embedding-optimizer adam --hidden 16 --batch-size 64 "
+      "--steps-per-epoch 200 --threads 1 --seed 4 ";
+  const CommandResult a = run(args + "--epochs 3 --metrics " + dir.file("a.jsonl"));
+  ASSERT_EQ(a.status, 0) << a.output;
+  // Stopped mid-run (after the first epoch's record), then resumed from its state.
+  const e2e::Background b = e2e::spawn(
+      args + "--epochs 3 --checkpoint " + dir.file("ck") + " --metrics " + dir.file("b.jsonl"),
+      dir.file("b.log"));
+  for (int i = 0; i < 6000 && e2e::read_text(dir.file("b.jsonl")).find('\n') == std::string::npos &&
+                  waitpid(b.pid, nullptr, WNOHANG) == 0;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(b.pid, SIGTERM);
+  const int status = e2e::wait_exit(b);
+  const std::string log = e2e::read_text(dir.file("b.log"));
+  ASSERT_TRUE(status == 143 || status == 0) << log;
+  if (status == 143) EXPECT_NE(log.find("Training state saved in"), std::string::npos) << log;
+  const CommandResult resumed = run("train --resume " + dir.file("ck"));
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_EQ(digest(dir.file("a.jsonl")), digest(dir.file("b.jsonl"))) << log << resumed.output;
+  EXPECT_EQ(final_record(dir.file("a.jsonl"))["test"], final_record(dir.file("b.jsonl"))["test"]);
+  // A finished run of 2 epochs extended to 3.
+  const CommandResult c = run(args + "--epochs 2 --checkpoint " + dir.file("ck2") + " --metrics " +
+                              dir.file("c.jsonl"));
+  ASSERT_EQ(c.status, 0) << c.output;
+  const CommandResult extended = run("train --resume " + dir.file("ck2") + " --epochs 3");
+  ASSERT_EQ(extended.status, 0) << extended.output;
+  EXPECT_EQ(digest(dir.file("a.jsonl")), digest(dir.file("c.jsonl"))) << extended.output;
+  const CommandResult changed = run("train --resume " + dir.file("ck2") + " --neg-ratio 3");
+  EXPECT_NE(changed.status, 0);
+  EXPECT_NE(changed.output.find("a resumed heterogeneous run takes its options"), std::string::npos)
+      << changed.output;
+}
+
 TEST(HeteroLink, WhatIsNotSupportedIsRefusedByFlag) {
   const std::string mag = "--dataset mag:0.005 --epochs 1 ";
   const std::pair<std::string, std::string> cases[] = {
@@ -92,7 +140,6 @@ TEST(HeteroLink, WhatIsNotSupportedIsRefusedByFlag) {
        "no relation 'author,likes,paper'"},
       {mag + "--task link --target-relation cites --use-val-edges",
        "--use-val-edges is not offered"},
-      {mag + "--task link --target-relation cites --checkpoint-every 3", "--checkpoint-every"},
       {mag + "--task link --target-relation cites --link-split 0.5,0.5", "TRAIN,VAL,TEST"},
       {mag + "--task link --target-relation cites --neg-ratio 0",
        "--neg-ratio: must be at least 1"},

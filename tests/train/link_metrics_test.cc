@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "test_util.h"
+#include "train/link_trainer.h"
 #include "train/metrics.h"
 
 namespace directgnn {
@@ -48,6 +49,21 @@ TEST(Mrr, TiedNegativesCountHalfAsOgbRanksThem) {
 TEST(RocAuc, ScoresPositivesAgainstNegatives) {
   // 2 positives, 2 negatives: pairs (pos > neg): 5>4, 5>1, 2>1 of 4 -> 0.75.
   EXPECT_DOUBLE_EQ(roc_auc(t({5, 2, 4, 1}), labels({1, 1, 0, 0})), 0.75);
+}
+
+// A training state keeps the best metrics as JSON: every value comes back bitwise, and those
+// a layout does not give (NaN, left out of the JSON) come back NaN.
+TEST(LinkMetricsJson, RoundTripsValuesBitwiseAndMissingOnesAsNan) {
+  LinkMetrics m;
+  m.roc_auc = 0.1 + 0.2;
+  m.ap = 1.0 / 3.0;
+  const nlohmann::json j = nlohmann::json::parse(metrics_json(m).dump());
+  EXPECT_FALSE(j.contains("mrr"));
+  const LinkMetrics back = metrics_from_json(j);
+  EXPECT_EQ(back.roc_auc, m.roc_auc);
+  EXPECT_EQ(back.ap, m.ap);
+  EXPECT_TRUE(std::isnan(back.hits));
+  EXPECT_TRUE(std::isnan(back.mrr));
 }
 
 }  // namespace
