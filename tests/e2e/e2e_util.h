@@ -6,11 +6,14 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 namespace directgnn::e2e {
 
@@ -58,6 +61,37 @@ inline int wait_exit(const Background& b) {
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs `args` (which write their metrics to `metrics`) in the background and sends SIGTERM once
+// the first epoch's record is there. The exit status: 143 when stopped, 0 when the run had
+// already ended (its status is then reaped by the wait and reads 0).
+inline int sigterm_after_first_epoch(const std::string& args, const std::string& metrics,
+                                     const std::string& log) {
+  const Background b = spawn(args, log);
+  for (int i = 0; i < 6000; ++i) {
+    if (read_text(metrics).find('\n') != std::string::npos) break;
+    if (waitpid(b.pid, nullptr, WNOHANG) != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(b.pid, SIGTERM);
+  return wait_exit(b);
+}
+
+// Runs `args` with --checkpoint `ck` and --metrics `metrics`, stops it by SIGTERM after its
+// first epoch, then resumes it from `ck` to its end. The resumed run's result; its output
+// follows the stopped run's log, which must say where the state was saved.
+inline CommandResult stopped_and_resumed(const std::string& args, const std::string& ck,
+                                         const std::string& metrics, const std::string& log) {
+  const int status = sigterm_after_first_epoch(
+      args + " --checkpoint " + ck + " --metrics " + metrics, metrics, log);
+  const std::string stopped = read_text(log);
+  EXPECT_TRUE(status == 143 || status == 0) << stopped;
+  if (status == 143)
+    EXPECT_NE(stopped.find("Training state saved in"), std::string::npos) << stopped;
+  CommandResult resumed = run("train --resume " + ck);
+  resumed.output = stopped + resumed.output;
+  return resumed;
 }
 
 inline nlohmann::json final_record(const std::string& metrics_path) {

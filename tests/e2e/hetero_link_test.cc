@@ -5,13 +5,9 @@
 // path, a run stopped by SIGTERM or extended by --epochs resumes bitwise, and what this path
 // does not take is refused by flag.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <chrono>
-#include <csignal>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "e2e/e2e_util.h"
@@ -102,22 +98,10 @@ TEST(HeteroLink, ResumedAfterSigtermOrExtendedEndsBitwiseLikeAnUninterruptedRun)
   const CommandResult a = run(args + "--epochs 3 --metrics " + dir.file("a.jsonl"));
   ASSERT_EQ(a.status, 0) << a.output;
   // Stopped mid-run (after the first epoch's record), then resumed from its state.
-  const e2e::Background b = e2e::spawn(
-      args + "--epochs 3 --checkpoint " + dir.file("ck") + " --metrics " + dir.file("b.jsonl"),
-      dir.file("b.log"));
-  for (int i = 0; i < 6000 && e2e::read_text(dir.file("b.jsonl")).find('\n') == std::string::npos &&
-                  waitpid(b.pid, nullptr, WNOHANG) == 0;
-       ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(b.pid, SIGTERM);
-  const int status = e2e::wait_exit(b);
-  const std::string log = e2e::read_text(dir.file("b.log"));
-  ASSERT_TRUE(status == 143 || status == 0) << log;
-  if (status == 143) EXPECT_NE(log.find("Training state saved in"), std::string::npos) << log;
-  const CommandResult resumed = run("train --resume " + dir.file("ck"));
+  const CommandResult resumed = e2e::stopped_and_resumed(args + "--epochs 3", dir.file("ck"),
+                                                         dir.file("b.jsonl"), dir.file("b.log"));
   ASSERT_EQ(resumed.status, 0) << resumed.output;
-  EXPECT_EQ(digest(dir.file("a.jsonl")), digest(dir.file("b.jsonl"))) << log << resumed.output;
+  EXPECT_EQ(digest(dir.file("a.jsonl")), digest(dir.file("b.jsonl"))) << resumed.output;
   EXPECT_EQ(final_record(dir.file("a.jsonl"))["test"], final_record(dir.file("b.jsonl"))["test"]);
   // A finished run of 2 epochs extended to 3.
   const CommandResult c = run(args + "--epochs 2 --checkpoint " + dir.file("ck2") + " --metrics " +

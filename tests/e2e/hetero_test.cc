@@ -2,13 +2,9 @@
 // directory, `info` on it, RGCN training that reads the relations far better than an MLP on
 // paper features, and the flags this path does not take refused by name.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <chrono>
-#include <csignal>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "e2e/e2e_util.h"
@@ -67,15 +63,6 @@ TEST(HeteroTraining, SameSeedSameModelWhateverThePrefetch) {
             final_record(dir.file("b.jsonl"))["param_digest"]);
 }
 
-// Waits until `path` holds a line (the first epoch's record) or the process has ended.
-void wait_for_first_epoch(const std::string& path, const e2e::Background& b) {
-  for (int i = 0; i < 6000; ++i) {
-    if (e2e::read_text(path).find('\n') != std::string::npos) return;
-    if (waitpid(b.pid, nullptr, WNOHANG) != 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
 TEST(HeteroTraining, ResumedAfterSigtermEndsBitwiseLikeAnUninterruptedRun) {
   TempDirectory dir;
   const std::string run_args =
@@ -83,20 +70,12 @@ TEST(HeteroTraining, ResumedAfterSigtermEndsBitwiseLikeAnUninterruptedRun) {
       "--hidden 16 --batch-size 64 --threads 1 --seed 4 ";
   const CommandResult a = run(run_args + "--metrics " + dir.file("a.jsonl"));
   ASSERT_EQ(a.status, 0) << a.output;
-  const e2e::Background b =
-      e2e::spawn(run_args + "--checkpoint " + dir.file("ck") + " --metrics " + dir.file("b.jsonl"),
-                 dir.file("b.log"));
-  wait_for_first_epoch(dir.file("b.jsonl"), b);
-  kill(b.pid, SIGTERM);
-  const int status = e2e::wait_exit(b);
-  const std::string log = e2e::read_text(dir.file("b.log"));
-  ASSERT_TRUE(status == 143 || status == 0) << log;
-  if (status == 143) EXPECT_NE(log.find("Training state saved in"), std::string::npos) << log;
-  const CommandResult resumed = run("train --resume " + dir.file("ck"));
+  const CommandResult resumed =
+      e2e::stopped_and_resumed(run_args, dir.file("ck"), dir.file("b.jsonl"), dir.file("b.log"));
   ASSERT_EQ(resumed.status, 0) << resumed.output;
   EXPECT_EQ(final_record(dir.file("a.jsonl"))["param_digest"],
             final_record(dir.file("b.jsonl"))["param_digest"])
-      << log << resumed.output;
+      << resumed.output;
   const CommandResult changed = run("train --resume " + dir.file("ck") + " --hidden 32");
   EXPECT_NE(changed.status, 0);
   EXPECT_NE(changed.output.find("--hidden: a resumed heterogeneous run takes its options"),
