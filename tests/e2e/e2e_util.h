@@ -87,8 +87,9 @@ inline CommandResult stopped_and_resumed(const std::string& args, const std::str
       args + " --checkpoint " + ck + " --metrics " + metrics, metrics, log);
   const std::string stopped = read_text(log);
   EXPECT_TRUE(status == 143 || status == 0) << stopped;
-  if (status == 143)
+  if (status == 143) {
     EXPECT_NE(stopped.find("Training state saved in"), std::string::npos) << stopped;
+  }
   CommandResult resumed = run("train --resume " + ck);
   resumed.output = stopped + resumed.output;
   return resumed;
