@@ -1,7 +1,9 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "core/signals.h"
 #include "directgnn/error.h"
@@ -150,6 +152,53 @@ void refuse_link_flags_without_link(const CLI::App& c, const LinkArgs& a) {
   }
 }
 
+// The link options of a resumed run: a link run's come from its state, and link flags given
+// again must hold the saved values; a node run takes none. Sets `evaluate` as the run started.
+std::optional<LinkTrainOptions> resumed_link_options(const CLI::App& c, const LinkArgs& a,
+                                                     const nlohmann::json& state,
+                                                     const std::string& where, bool& evaluate) {
+  if (state.value("task", "") != "link") {
+    DGNN_CHECK(a.task != "link", "--task: ", where,
+               " holds a node classification run; leave --task link out");
+    refuse_link_flags_without_link(c, a);
+    return std::nullopt;
+  }
+  DGNN_CHECK(state.contains("link"), where, ": a link prediction state without its link options");
+  nlohmann::json saved = state["link"], given = link_options_json(a.options());
+  saved["evaluate"] = state.value("evaluate", true);
+  given["evaluate"] = !a.no_eval;
+  given["task"] = a.task;
+  saved["task"] = "link";
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"--task", "task"},
+      {"--decoder", "decoder"},
+      {"--decoder-layers", "decoder_layers"},
+      {"--neg-sampling", "neg_sampling"},
+      {"--neg-ratio", "neg_ratio"},
+      {"--neg-dist", "neg_dist"},
+      {"--exact-negatives", "exact_negatives"},
+      {"--keep-seed-edges", "exclude_seed_edges"},
+      {"--hits-k", "hits_k"},
+      {"--use-val-edges", "use_val_edges"},
+      {"--steps-per-epoch", "steps_per_epoch"},
+      {"--no-eval", "evaluate"}};
+  std::string changed;
+  for (const auto& [flag, key] : kFlags) {
+    if (c.count(flag) == 0 ||
+        given.value(key, nlohmann::json()) == saved.value(key, nlohmann::json())) {
+      continue;
+    }
+    changed += std::string("\n  ") + flag + ": saved " + shown(saved[key]) + ", given " +
+               shown(given[key]);
+  }
+  DGNN_CHECK(changed.empty(), where,
+             ": --resume continues the link prediction run with the options it was saved with; "
+             "these differ:",
+             changed, "\nGive them as saved, or leave them out.");
+  evaluate = saved["evaluate"].get<bool>();
+  return link_options_from_json(state["link"], where);
+}
+
 }  // namespace
 
 void register_train(CLI::App& app) {
@@ -196,7 +245,7 @@ void register_train(CLI::App& app) {
                             args->train.train.metrics_path);
       return;
     }
-    refuse_link_flags_without_link(*c, args->link);
+    if (args->resume.empty()) refuse_link_flags_without_link(*c, args->link);
     if (is_hetero_dataset(args->dataset) || args->hetero.node_embeddings > 0) {
       install_stop_handlers(StopAction::kSaveState);
       const LinkTrainOptions link = args->link.options();
@@ -214,6 +263,9 @@ void register_train(CLI::App& app) {
     options.adapt_threads = args->threads == 0;
     std::string dataset = args->dataset;
     bool keep_self_loops = args->keep_self_loops;
+    std::optional<LinkTrainOptions> link;
+    if (args->link.task == "link") link = args->link.options();
+    options.evaluate = !args->link.no_eval;
     if (!args->resume.empty()) {
       // The stored run decides everything that shapes the result. The command that started it
       // may be given again (options equal to the saved ones); --epochs may extend it.
@@ -222,6 +274,7 @@ void register_train(CLI::App& app) {
       DGNN_CHECK(state.contains("options") && state.contains("run"), where,
                  ": not a training state (no options)");
       const TrainOptions given = options;
+      link = resumed_link_options(*c, args->link, state, where, options.evaluate);
       apply_training_options_json(state["options"], options, where);
       refuse_changed_options(*c, state, given, options, args->dataset, args->keep_self_loops,
                              where);
@@ -235,14 +288,12 @@ void register_train(CLI::App& app) {
     // An absolute path, so a run resumes from any working directory.
     const std::string dataset_path = absolute_path(dataset);
     options.run_info = {{"dataset", dataset_path}, {"keep_self_loops", keep_self_loops}};
-    install_stop_handlers(args->link.task == "link" ? StopAction::kWriteResults
-                                                    : StopAction::kSaveState);
+    install_stop_handlers(StopAction::kSaveState);
     const std::unique_ptr<ProcessGroup> group = join_ranks(args->dist, options.loader.device);
     options.group = group.get();
     const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
-    if (args->link.task == "link") {
-      options.evaluate = !args->link.no_eval;
-      train_links(ds, options, args->link.options(), std::cout);
+    if (link) {
+      train_links(ds, options, *link, std::cout);
       if (group != nullptr) group->barrier();
       return;
     }

@@ -21,40 +21,15 @@
 
 namespace directgnn {
 
-std::string primary_link_metric(LinkNegatives layout) {
-  return layout == LinkNegatives::kPerSource ? "mrr" : "roc_auc";
-}
-
-nlohmann::json metrics_json(const LinkMetrics& m) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, value] :
-       {std::pair{"roc_auc", m.roc_auc}, {"ap", m.ap}, {"hits", m.hits}, {"mrr", m.mrr}}) {
-    if (!std::isnan(value)) out[name] = value;
-  }
-  return out;
-}
-
-LinkMetrics metrics_from_json(const nlohmann::json& j) {
-  LinkMetrics m;
-  for (const auto& [name, value] :
-       {std::pair{"roc_auc", &m.roc_auc}, {"ap", &m.ap}, {"hits", &m.hits}, {"mrr", &m.mrr}}) {
-    if (j.contains(name)) *value = j.at(name).get<double>();
-  }
-  return m;
-}
-
-double primary_value(const LinkMetrics& m, LinkNegatives layout) {
-  return layout == LinkNegatives::kPerSource ? m.mrr : m.roc_auc;
-}
-
 namespace {
 
-// What link training does not do yet, refused by name rather than ignored.
-void check_supported(const TrainOptions& o) {
-  DGNN_CHECK_ARG(o.resume_dir.empty() && o.checkpoint_every == 0, "checkpoint_every",
-                 "link prediction saves its best-validation checkpoint but no training state "
-                 "yet, so it cannot resume");
-}
+// Where a stopped run was in its epoch: the next step, and the loss summed over the steps
+// before it (the ranks' mean).
+struct LinkEpochProgress {
+  int64_t next_step = 0;
+  double loss_sum = 0;
+  NLOHMANN_DEFINE_TYPE_INTRUSIVE(LinkEpochProgress, next_step, loss_sum)
+};
 
 LoaderSettings link_loader_settings(const TrainOptions& o, const Dataset& ds) {
   LoaderOptions lo = o.loader;
@@ -73,17 +48,23 @@ class LinkRun {
  public:
   LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
           std::ostream& out);
+  int64_t first_epoch() const { return start_epoch_; }
   void train_epoch(int64_t epoch);
   LinkTrainReport finish();
 
  private:
   void init_model();
+  void resume();
+  nlohmann::json totals_json() const;
+  void restore_totals(const nlohmann::json& totals);
+  void save_state(int64_t epoch, const LinkEpochProgress& progress);
   void check_hits_k() const;
   double step(const LinkMinibatch& b);
   void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
   void save_model(int64_t epoch, const LinkEvalResult* r);
   void print_header() const;
   [[noreturn]] void stopped(int signal, int64_t epoch, int64_t steps) const;
+  double steps_loss(const at::Tensor& loss_sum) const;
 
   const Dataset& ds_;
   const TrainOptions& o_;
@@ -107,6 +88,9 @@ class LinkRun {
   double best_ = -1, train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, wait_s_ = 0;
   double eval_s_ = 0;
   int64_t evaluations_ = 0;
+  std::string state_dir_;
+  int64_t start_epoch_ = 1;
+  LinkEpochProgress resumed_;  // the progress of epoch start_epoch_
 };
 
 LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
@@ -120,8 +104,8 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
       rank_(group_ != nullptr ? group_->rank() : 0),
       ranks_(group_ != nullptr ? group_->size() : 1),
       leader_(rank_ == 0),
-      metrics_(leader_ ? o.metrics_path : std::string(), /*append=*/false) {
-  check_supported(o);
+      metrics_(leader_ ? o.metrics_path : std::string(), /*append=*/!o.resume_dir.empty()),
+      state_dir_(!o.checkpoint_dir.empty() ? o.checkpoint_dir : std::string(kDefaultStateDir)) {
   const LoaderSettings settings = link_loader_settings(o, ds);
   graphs_ = link_graphs(chosen_, ds.directed, link.use_val_edges);
   loader_ = std::make_unique<LinkLoader>(ds, graphs_.graph, settings, link.sampling);
@@ -144,6 +128,7 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
   report_.mode = loader_->mode();
   report_.device = report_device(loader_->settings());
   disk_start_ = DiskTally::of(loader_->store());
+  if (!o.resume_dir.empty()) resume();
   print_header();
 }
 
@@ -181,6 +166,82 @@ void LinkRun::check_hits_k() const {
   }
 }
 
+// Where the run stands: the state of an earlier run with the same options, ranks and split.
+void LinkRun::resume() {
+  const std::string where = training_state_path(o_.resume_dir);
+  const nlohmann::json state = read_training_state(o_.resume_dir);
+  try {
+    DGNN_CHECK(state.value("task", "") == "link", where,
+               ": is not the state of a link prediction run");
+    nlohmann::json saved = state.at("options"), given = training_options_json(o_);
+    saved.erase("epochs");  // the one option a resumed run may change
+    given.erase("epochs");
+    DGNN_CHECK(saved == given && state.at("link") == link_options_json(link_), where,
+               ": the run was saved with other options (", state.at("options").dump(), ", ",
+               state.at("link").dump(), "); resume with the same ones");
+    DGNN_CHECK(state.at("ranks").get<int>() == ranks_, where, ": the run was saved with ",
+               state.at("ranks").get<int>(), " ranks; resume it with the same number, not ",
+               ranks_);
+    DGNN_CHECK(state.at("steps_per_epoch").get<int64_t>() == report_.steps_per_epoch, where,
+               ": the run was saved on another dataset or split (",
+               state.at("steps_per_epoch").get<int64_t>(), " steps an epoch, not ",
+               report_.steps_per_epoch, ")");
+    start_epoch_ = state.at("epoch").get<int64_t>();
+    resumed_ = state.at("progress").get<LinkEpochProgress>();
+    restore_totals(state.at("totals"));
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": the training state is incomplete or mistyped: ", e.what());
+  }
+  DGNN_CHECK(start_epoch_ <= o_.epochs, where, ": the run finished all ", start_epoch_ - 1,
+             " epochs; set epochs above ", start_epoch_ - 1, " to train further");
+  load_training_state(o_.resume_dir, *model_, *optimizer_);
+}
+
+nlohmann::json LinkRun::totals_json() const {
+  return {{"train_s", train_s_},
+          {"sample_s", sample_s_},
+          {"gather_s", gather_s_},
+          {"compute_s", compute_s_},
+          {"wait_s", wait_s_},
+          {"eval_s", eval_s_},
+          {"evaluations", evaluations_},
+          {"best_epoch", report_.best_epoch},
+          {"best", best_},
+          {"best_val", metrics_json(report_.best_val)},
+          {"test", metrics_json(report_.test)}};
+}
+
+void LinkRun::restore_totals(const nlohmann::json& t) {
+  train_s_ = t.at("train_s").get<double>();
+  sample_s_ = t.at("sample_s").get<double>();
+  gather_s_ = t.at("gather_s").get<double>();
+  compute_s_ = t.at("compute_s").get<double>();
+  wait_s_ = t.at("wait_s").get<double>();
+  eval_s_ = t.at("eval_s").get<double>();
+  evaluations_ = t.at("evaluations").get<int64_t>();
+  report_.best_epoch = t.at("best_epoch").get<int64_t>();
+  best_ = t.at("best").get<double>();
+  report_.best_val = metrics_from_json(t.at("best_val"));
+  report_.test = metrics_from_json(t.at("test"));
+}
+
+// The leader writes the state (every rank holds the same model and optimiser).
+void LinkRun::save_state(int64_t epoch, const LinkEpochProgress& progress) {
+  if (!leader_) return;
+  const nlohmann::json state = {{"kind", "directgnn training state"},
+                                {"task", "link"},
+                                {"options", training_options_json(o_)},
+                                {"link", link_options_json(link_)},
+                                {"evaluate", o_.evaluate},
+                                {"run", o_.run_info},
+                                {"ranks", ranks_},
+                                {"steps_per_epoch", report_.steps_per_epoch},
+                                {"epoch", epoch},
+                                {"progress", progress},
+                                {"totals", totals_json()}};
+  save_training_state(state_dir_, *model_, *optimizer_, state);
+}
+
 void LinkRun::print_header() const {
   if (o_.quiet || !leader_) return;
   const LoaderSettings& s = loader_->settings();
@@ -203,6 +264,10 @@ void LinkRun::print_header() const {
                       : std::string())
        << ", prefetch " << s.prefetch << "; device " << report_.device << ", mode " << report_.mode
        << "\n";
+  if (!o_.resume_dir.empty()) {
+    out_ << "Resuming from " << o_.resume_dir << " at epoch " << start_epoch_ << ", step "
+         << resumed_.next_step << " of " << report_.steps_per_epoch << "\n";
+  }
   out_.flush();
 }
 
@@ -248,12 +313,15 @@ void LinkRun::train_epoch(int64_t epoch) {
   // streams unchanged.
   const uint64_t seed = o_.seed;
   const int64_t rank = rank_, ranks = ranks_;
-  LinkLoader::Epoch batches =
-      loader_->epoch(mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); });
+  const LinkEpochProgress from = epoch == start_epoch_ ? resumed_ : LinkEpochProgress{};
+  LinkLoader::Epoch batches = loader_->epoch(
+      mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); }, from.next_step);
   Progress progress("Epoch " + std::to_string(epoch) + " steps", leader_ ? steps : -1);
   const c10::Device device = loader_->settings().device;
-  std::vector<at::Tensor> loss_sum{at::zeros({1}, at::TensorOptions(device).dtype(at::kDouble))};
-  for (int64_t s = 0; s < steps; ++s) {
+  // Every rank starts from the resumed steps' mean, so the mean over ranks counts them once.
+  std::vector<at::Tensor> loss_sum{
+      at::full({1}, from.loss_sum, at::TensorOptions(device).dtype(at::kDouble))};
+  for (int64_t s = from.next_step; s < steps; ++s) {
     progress.update(s);
     const auto t = Clock::now();
     const LinkMinibatch batch = batches.next();
@@ -261,7 +329,13 @@ void LinkRun::train_epoch(int64_t epoch) {
     sample_s_ += batch.sample_s;
     gather_s_ += batch.gather_s;
     loss_sum[0] += step(batch);
-    if (const int signal = agreed_stop(group_)) stopped(signal, epoch, s + 1);
+    const int signal = agreed_stop(group_);
+    const int64_t global_step = (epoch - 1) * steps + s + 1;
+    if ((signal != 0 && o_.save_state_on_stop) ||
+        (o_.checkpoint_every > 0 && global_step % o_.checkpoint_every == 0)) {
+      save_state(epoch, {s + 1, steps_loss(loss_sum[0])});
+    }
+    if (signal != 0) stopped(signal, epoch, s + 1);
   }
   progress.finish();
   if (group_ != nullptr) group_->all_reduce_mean(loss_sum);
@@ -285,21 +359,32 @@ void LinkRun::train_epoch(int64_t epoch) {
   std::snprintf(text, sizeof(text), " | Time(s) %.4f", epoch_s);
   if (!o_.quiet && leader_) out_ << line << text << disk_text << std::endl;
   metrics_.write(record);
+  // A run that keeps a state leaves the finished one, so --epochs can extend it.
+  const bool keep_state = o_.checkpoint_every > 0 || !o_.resume_dir.empty();
+  if (keep_state && epoch == o_.epochs) save_state(epoch + 1, LinkEpochProgress{});
 }
 
-// A stop asked for by a signal, after `steps` steps of `epoch`: no training state to save yet,
-// so the run ends here, saying where its best-validation checkpoint is.
+// The ranks' mean of an epoch's loss sum so far (every rank calls it at the same step).
+double LinkRun::steps_loss(const at::Tensor& loss_sum) const {
+  std::vector<at::Tensor> sum{loss_sum.clone()};
+  if (group_ != nullptr) group_->all_reduce_mean(sum);
+  return sum[0].item<double>();
+}
+
+// A stop asked for by a signal, after `steps` steps of `epoch` (whose state is saved when the
+// options say so): the run ends here, saying where its state and best model are.
 void LinkRun::stopped(int signal, int64_t epoch, int64_t steps) const {
   if (group_ != nullptr) group_->barrier();
   std::ostringstream message;
   message << "Interrupted by " << signal_name(signal) << " at epoch " << epoch << ", step " << steps
-          << " of " << report_.steps_per_epoch
-          << ". Link prediction keeps no training state yet, so the run cannot be resumed";
+          << " of " << report_.steps_per_epoch;
   if (!o_.checkpoint_dir.empty() && report_.best_epoch >= 0) {
     message << "; the best-validation model so far (epoch " << report_.best_epoch << ") is in "
             << o_.checkpoint_dir;
   }
-  throw Interrupted(signal, message.str());
+  if (!o_.save_state_on_stop) throw Interrupted(signal, message.str());
+  message << ". Training state saved in " << state_dir_;
+  throw Interrupted(signal, message.str(), state_dir_);
 }
 
 // " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120" (the metrics the layout gives).
@@ -445,58 +530,6 @@ LinkCheckpoint load_link_checkpoint(const std::string& dir, const nlohmann::json
   return c;
 }
 
-nlohmann::json link_options_json(const LinkTrainOptions& o) {
-  return {{"decoder", decoder_kind_name(o.decoder)},
-          {"decoder_layers", o.decoder_layers},
-          {"neg_sampling", negative_mode_name(o.sampling.mode)},
-          {"neg_ratio", o.sampling.neg_ratio},
-          {"neg_dist", negative_dist_name(o.sampling.dist)},
-          {"exact_negatives", o.sampling.exact_negatives},
-          {"exclude_seed_edges", o.sampling.exclude_seed_edges},
-          {"hits_k", o.hits_k},
-          {"use_val_edges", o.use_val_edges},
-          {"steps_per_epoch", o.steps_per_epoch}};
-}
-
-LinkTrainOptions link_options_from_json(const nlohmann::json& j, const std::string& where) {
-  try {
-    LinkTrainOptions o;
-    o.decoder = parse_decoder_kind(j.at("decoder").get<std::string>());
-    o.decoder_layers = j.at("decoder_layers").get<int64_t>();
-    o.sampling.mode = parse_negative_mode(j.at("neg_sampling").get<std::string>());
-    o.sampling.neg_ratio = j.at("neg_ratio").get<int64_t>();
-    o.sampling.dist = parse_negative_dist(j.at("neg_dist").get<std::string>());
-    o.sampling.exact_negatives = j.at("exact_negatives").get<bool>();
-    o.sampling.exclude_seed_edges = j.at("exclude_seed_edges").get<bool>();
-    o.hits_k = j.at("hits_k").get<int64_t>();
-    o.use_val_edges = j.at("use_val_edges").get<bool>();
-    o.steps_per_epoch = j.value("steps_per_epoch", int64_t{0});  // absent before it existed
-    return o;
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": the link options are incomplete or mistyped: ", e.what());
-  }
-}
-
-nlohmann::json LinkTrainReport::to_json() const {
-  return {{"task", "link"},
-          {"best_epoch", best_epoch},
-          {"primary_metric", primary_metric},
-          {"val", metrics_json(best_val)},
-          {"test", metrics_json(test)},
-          {"epochs", epochs},
-          {"steps_per_epoch", steps_per_epoch},
-          {"epoch_time_s", epoch_time_s},
-          {"sample_s", sample_s},
-          {"gather_s", gather_s},
-          {"compute_s", compute_s},
-          {"wait_s", wait_s},
-          {"eval_time_s", eval_s},
-          {"device", device},
-          {"mode", mode},
-          {"split", split_description},
-          {"param_digest", param_digest}};
-}
-
 LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
                             const LinkTrainOptions& link, std::ostream& out) {
   DGNN_CHECK_ARG(options.epochs >= 1, "epochs", "must be at least 1, got ", options.epochs);
@@ -504,8 +537,10 @@ LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
   DGNN_CHECK_ARG(link.hits_k >= 1, "hits_k", "must be at least 1, got ", link.hits_k);
   DGNN_CHECK_ARG(link.steps_per_epoch >= 0, "steps_per_epoch",
                  "must be 0 (every training edge) or positive, got ", link.steps_per_epoch);
+  DGNN_CHECK_ARG(options.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
+                 options.checkpoint_every);
   LinkRun run(dataset, options, link, out);
-  for (int64_t epoch = 1; epoch <= options.epochs; ++epoch) run.train_epoch(epoch);
+  for (int64_t epoch = run.first_epoch(); epoch <= options.epochs; ++epoch) run.train_epoch(epoch);
   return run.finish();
 }
 

@@ -17,8 +17,10 @@
 // shares the nodes to embed between ranks and sums them into place, so every rank scores
 // every pair and the metrics are exactly those of one process. On a GPU the model trains
 // there, the sampler runs on the CPU and the rows are gathered by the loader's method; the
-// evaluation runs on a CPU copy of the model. The training state and resume are refused by
-// name (issue 31 lists them).
+// evaluation runs on a CPU copy of the model. The training state (train/checkpoint.h, "task":
+// "link", with the link options and the progress) is saved every `checkpoint_every` steps, on a
+// stop signal and at the end of a run that keeps one; a run given `resume_dir` continues it and
+// ends bitwise like the run that was not stopped.
 #pragma once
 
 #include <cstdint>

@@ -118,8 +118,26 @@ TEST(Interrupt, SigtermThenResumeOnTheGpuEndsNearTheSameModel) {
   EXPECT_GT(r["test_acc"].get<double>(), 0.5);
 }
 
-// Link training keeps no training state yet: a signal still ends it at the next step, naming
-// the best-validation checkpoint written so far, instead of being swallowed.
+// Link training on a homogeneous graph: the same stop and resume, to the same parameters and
+// test metrics (the built-in graph, 30 batches an epoch).
+TEST(Interrupt, SigtermMidEpochThenResumedLinkTrainingEndsWithTheSameParameters) {
+  testing::TempDirectory dir;
+  stop_and_resume("train --task link --epochs 4 --steps-per-epoch 30 --neg-ratio 2" + kOptions,
+                  dir);
+  if (HasFatalFailure()) return;
+  const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(dir.file("b.jsonl"));
+  EXPECT_EQ(a["param_digest"], r["param_digest"]) << "resumed parameters differ bitwise";
+  EXPECT_EQ(a["test"], r["test"]);
+  EXPECT_EQ(a["best_epoch"], r["best_epoch"]);
+  // A link flag given again with another value is refused, naming both values.
+  const auto changed = e2e::run("train --resume " + dir.file("ck") + " --neg-ratio 3");
+  EXPECT_EQ(changed.status, 1);
+  EXPECT_NE(changed.output.find("--neg-ratio: saved 2, given 3"), std::string::npos)
+      << changed.output;
+}
+
+// SIGINT ends link training at the next step with its state saved, naming the best-validation
+// checkpoint written so far, instead of being swallowed.
 TEST(Interrupt, SigintStopsLinkTrainingAtTheNextStep) {
   REQUIRE_DATASET(cora, "cora.npz");
   testing::TempDirectory dir;
@@ -134,7 +152,9 @@ TEST(Interrupt, SigintStopsLinkTrainingAtTheNextStep) {
   const std::string log = e2e::read_text(dir.file("b.log"));
   EXPECT_NE(log.find("Interrupted by SIGINT at epoch"), std::string::npos) << log;
   EXPECT_NE(log.find("the best-validation model so far"), std::string::npos) << log;
+  EXPECT_NE(log.find("directgnn train --resume " + ckpt), std::string::npos) << log;
   EXPECT_TRUE(std::filesystem::exists(ckpt + "/checkpoint.pt")) << log;
+  EXPECT_TRUE(std::filesystem::exists(ckpt + "/state.pt")) << log;
 }
 
 TEST(Interrupt, ASecondSignalExitsAtOnce) {
