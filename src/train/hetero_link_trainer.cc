@@ -160,6 +160,7 @@ HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& 
   report_.primary_metric = primary_link_metric(split_.split.negatives);
   for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
   if (!o.resume_dir.empty()) {
+    check_hetero_state(o.resume_dir, "hetero_link", o.epochs);
     const nlohmann::json state =
         load_hetero_state(o.resume_dir, *model_, *optimizer_, tables_, type_names_);
     progress_ = LinkProgress::from_json(state.at("progress"), training_state_path(o.resume_dir));

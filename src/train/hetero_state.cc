@@ -157,6 +157,16 @@ void save_hetero_state(const std::string& dir, torch::nn::Module& model,
   remove_older_tables(dir, tables_dir);
 }
 
+void check_hetero_state(const std::string& dir, const std::string& task, int64_t epochs) {
+  const nlohmann::json state = read_training_state(dir);
+  const std::string where = training_state_path(dir);
+  DGNN_CHECK(state.value("task", "") == task, where, ": holds a '", state.value("task", ""),
+             "' training state, not '", task, "'");
+  const int64_t next = get<int64_t>(get<nlohmann::json>(state, "progress", where), "epoch", where);
+  DGNN_CHECK(next <= epochs, where, ": the run stands at epoch ", next, " (", next - 1,
+             " finished); set epochs to ", next, " or more to train further");
+}
+
 nlohmann::json load_hetero_state(const std::string& dir, torch::nn::Module& model,
                                  torch::optim::Optimizer& optimizer,
                                  std::vector<std::unique_ptr<EmbeddingTable>>& tables,

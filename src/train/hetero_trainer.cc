@@ -88,6 +88,7 @@ HeteroRun::HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::
   loader_ = std::make_unique<HeteroLoader>(ds, o_.sampler, o_.loader);
   report_.steps_per_epoch = loader_->steps(split_.train.numel());
   if (!o_.resume_dir.empty()) {
+    check_hetero_state(o_.resume_dir, "hetero", o_.epochs);
     const nlohmann::json state =
         load_hetero_state(o_.resume_dir, *model_, *optimizer_, tables_, type_names_);
     progress_ = HeteroProgress::from_json(state.at("progress"), training_state_path(o_.resume_dir));

@@ -89,6 +89,7 @@ class LinkRun {
   double eval_s_ = 0;
   int64_t evaluations_ = 0;
   std::string state_dir_;
+  std::string best_dir_;  // where the best epoch's model was saved ("": it was not)
   int64_t start_epoch_ = 1;
   LinkEpochProgress resumed_;  // the progress of epoch start_epoch_
 };
@@ -176,16 +177,18 @@ void LinkRun::resume() {
     nlohmann::json saved = state.at("options"), given = training_options_json(o_);
     saved.erase("epochs");  // the one option a resumed run may change
     given.erase("epochs");
-    DGNN_CHECK(saved == given && state.at("link") == link_options_json(link_), where,
-               ": the run was saved with other options (", state.at("options").dump(), ", ",
+    DGNN_CHECK(saved == given && state.at("link") == link_options_json(link_) &&
+                   state.at("evaluate").get<bool>() == o_.evaluate,
+               where, ": the run was saved with other options (", state.at("options").dump(), ", ",
                state.at("link").dump(), "); resume with the same ones");
     DGNN_CHECK(state.at("ranks").get<int>() == ranks_, where, ": the run was saved with ",
                state.at("ranks").get<int>(), " ranks; resume it with the same number, not ",
                ranks_);
-    DGNN_CHECK(state.at("steps_per_epoch").get<int64_t>() == report_.steps_per_epoch, where,
-               ": the run was saved on another dataset or split (",
-               state.at("steps_per_epoch").get<int64_t>(), " steps an epoch, not ",
-               report_.steps_per_epoch, ")");
+    DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds_.num_nodes() &&
+                   state.at("steps_per_epoch").get<int64_t>() == report_.steps_per_epoch,
+               where, ": the run was saved on another dataset (",
+               state.at("num_nodes").get<int64_t>(), " nodes, ",
+               state.at("steps_per_epoch").get<int64_t>(), " steps an epoch), not ", ds_.source);
     start_epoch_ = state.at("epoch").get<int64_t>();
     resumed_ = state.at("progress").get<LinkEpochProgress>();
     restore_totals(state.at("totals"));
@@ -206,7 +209,8 @@ nlohmann::json LinkRun::totals_json() const {
           {"eval_s", eval_s_},
           {"evaluations", evaluations_},
           {"best_epoch", report_.best_epoch},
-          {"best", best_},
+          {"best", number_or_null(best_)},
+          {"best_dir", best_dir_},
           {"best_val", metrics_json(report_.best_val)},
           {"test", metrics_json(report_.test)}};
 }
@@ -220,7 +224,8 @@ void LinkRun::restore_totals(const nlohmann::json& t) {
   eval_s_ = t.at("eval_s").get<double>();
   evaluations_ = t.at("evaluations").get<int64_t>();
   report_.best_epoch = t.at("best_epoch").get<int64_t>();
-  best_ = t.at("best").get<double>();
+  best_ = t.at("best").is_null() ? std::nan("") : t.at("best").get<double>();
+  best_dir_ = t.at("best_dir").get<std::string>();
   report_.best_val = metrics_from_json(t.at("best_val"));
   report_.test = metrics_from_json(t.at("test"));
 }
@@ -235,6 +240,7 @@ void LinkRun::save_state(int64_t epoch, const LinkEpochProgress& progress) {
                                 {"evaluate", o_.evaluate},
                                 {"run", o_.run_info},
                                 {"ranks", ranks_},
+                                {"num_nodes", ds_.num_nodes()},
                                 {"steps_per_epoch", report_.steps_per_epoch},
                                 {"epoch", epoch},
                                 {"progress", progress},
@@ -378,9 +384,9 @@ void LinkRun::stopped(int signal, int64_t epoch, int64_t steps) const {
   std::ostringstream message;
   message << "Interrupted by " << signal_name(signal) << " at epoch " << epoch << ", step " << steps
           << " of " << report_.steps_per_epoch;
-  if (!o_.checkpoint_dir.empty() && report_.best_epoch >= 0) {
+  if (!best_dir_.empty() && report_.best_epoch >= 0) {
     message << "; the best-validation model so far (epoch " << report_.best_epoch << ") is in "
-            << o_.checkpoint_dir;
+            << best_dir_;
   }
   if (!o_.save_state_on_stop) throw Interrupted(signal, message.str());
   message << ". Training state saved in " << state_dir_;
@@ -425,6 +431,7 @@ void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string&
   report_.best_val = r.val;
   report_.test = r.test;
   save_model(epoch, &r);
+  best_dir_ = o_.checkpoint_dir;
 }
 
 // The checkpoint of `epoch`'s model, with its metrics when it was evaluated.
@@ -479,9 +486,13 @@ LinkTrainReport LinkRun::finish() {
                 report_.sample_s, report_.gather_s, report_.compute_s, report_.wait_s,
                 report_.eval_s);
   out_ << line;
-  if (!o_.checkpoint_dir.empty()) {
-    out_ << "Checkpoint (epoch " << (o_.evaluate ? report_.best_epoch : o_.epochs) << ") in "
-         << o_.checkpoint_dir << "\n";
+  if (!o_.evaluate && !o_.checkpoint_dir.empty()) {
+    out_ << "Checkpoint (epoch " << o_.epochs << ") in " << o_.checkpoint_dir << "\n";
+  } else if (o_.evaluate && !best_dir_.empty()) {
+    out_ << "Checkpoint (epoch " << report_.best_epoch << ") in " << best_dir_ << "\n";
+  } else if (o_.evaluate && !o_.checkpoint_dir.empty()) {
+    out_ << "No checkpoint holds the best epoch " << report_.best_epoch
+         << ": it came before the run saved checkpoints in " << o_.checkpoint_dir << "\n";
   }
   return report_;
 }
