@@ -3,7 +3,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "core/signals.h"
 #include "directgnn/error.h"
@@ -47,7 +46,30 @@ constexpr FixedOption kFixedOptions[] = {
     {"--sampler", "options", "/sampler"},
     {"--graph", "options", "/graph"},
     {"--weighted-sampling", "options", "/weighted_sampling"},
+    {"--task", "link", "/task"},
+    {"--decoder", "link", "/decoder"},
+    {"--decoder-layers", "link", "/decoder_layers"},
+    {"--neg-sampling", "link", "/neg_sampling"},
+    {"--neg-ratio", "link", "/neg_ratio"},
+    {"--neg-dist", "link", "/neg_dist"},
+    {"--exact-negatives", "link", "/exact_negatives"},
+    {"--keep-seed-edges", "link", "/keep_seed_edges"},
+    {"--hits-k", "link", "/hits_k"},
+    {"--use-val-edges", "link", "/use_val_edges"},
+    {"--steps-per-epoch", "link", "/steps_per_epoch"},
+    {"--no-eval", "link", "/no_eval"},
 };
+
+// The task and link options as a resumed run compares them: link_options_json's, with the task
+// and the two flags that say "not" (--keep-seed-edges, --no-eval) as the flags say them.
+nlohmann::json link_section(nlohmann::json link_options, const std::string& task, bool evaluate) {
+  link_options["task"] = task;
+  link_options["no_eval"] = !evaluate;
+  if (link_options.contains("exclude_seed_edges")) {
+    link_options["keep_seed_edges"] = !link_options["exclude_seed_edges"].get<bool>();
+  }
+  return link_options;
+}
 
 std::string shown(const nlohmann::json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -57,15 +79,20 @@ std::string shown(const nlohmann::json& value) {
 // started it; an option given with another value is refused, naming saved and given values.
 // `saved_options` holds the state's options as this build reads them (an option the state predates
 // holds its default).
+// `given_link` is link_section() of the command line's link options.
 void refuse_changed_options(const CLI::App& c, const nlohmann::json& state,
                             const TrainOptions& given, const TrainOptions& saved_options,
-                            const std::string& dataset, bool keep_self_loops,
-                            const std::string& where) {
+                            const nlohmann::json& given_link, const std::string& dataset,
+                            bool keep_self_loops, const std::string& where) {
   const nlohmann::json now = {
       {"options", training_options_json(given)},
-      {"run", {{"dataset", absolute_path(dataset)}, {"keep_self_loops", keep_self_loops}}}};
+      {"run", {{"dataset", absolute_path(dataset)}, {"keep_self_loops", keep_self_loops}}},
+      {"link", given_link}};
   const nlohmann::json then = {{"options", training_options_json(saved_options)},
-                               {"run", state["run"]}};
+                               {"run", state["run"]},
+                               {"link", link_section(state.value("link", nlohmann::json::object()),
+                                                     state.value("task", std::string("node")),
+                                                     state.value("evaluate", true))}};
   std::string changed;
   for (const FixedOption& o : kFixedOptions) {
     if (c.count(o.flag) == 0) continue;
@@ -152,50 +179,17 @@ void refuse_link_flags_without_link(const CLI::App& c, const LinkArgs& a) {
   }
 }
 
-// The link options of a resumed run: a link run's come from its state, and link flags given
-// again must hold the saved values; a node run takes none. Sets `evaluate` as the run started.
+// The link options of a resumed run: a link run's come from its state (refuse_changed_options
+// compares link flags given again); a node run takes none. Sets `evaluate` as the run started.
 std::optional<LinkTrainOptions> resumed_link_options(const CLI::App& c, const LinkArgs& a,
                                                      const nlohmann::json& state,
                                                      const std::string& where, bool& evaluate) {
   if (state.value("task", "") != "link") {
-    DGNN_CHECK(a.task != "link", "--task: ", where,
-               " holds a node classification run; leave --task link out");
     refuse_link_flags_without_link(c, a);
     return std::nullopt;
   }
   DGNN_CHECK(state.contains("link"), where, ": a link prediction state without its link options");
-  nlohmann::json saved = state["link"], given = link_options_json(a.options());
-  saved["evaluate"] = state.value("evaluate", true);
-  given["evaluate"] = !a.no_eval;
-  given["task"] = a.task;
-  saved["task"] = "link";
-  static const std::pair<const char*, const char*> kFlags[] = {
-      {"--task", "task"},
-      {"--decoder", "decoder"},
-      {"--decoder-layers", "decoder_layers"},
-      {"--neg-sampling", "neg_sampling"},
-      {"--neg-ratio", "neg_ratio"},
-      {"--neg-dist", "neg_dist"},
-      {"--exact-negatives", "exact_negatives"},
-      {"--keep-seed-edges", "exclude_seed_edges"},
-      {"--hits-k", "hits_k"},
-      {"--use-val-edges", "use_val_edges"},
-      {"--steps-per-epoch", "steps_per_epoch"},
-      {"--no-eval", "evaluate"}};
-  std::string changed;
-  for (const auto& [flag, key] : kFlags) {
-    if (c.count(flag) == 0 ||
-        given.value(key, nlohmann::json()) == saved.value(key, nlohmann::json())) {
-      continue;
-    }
-    changed += std::string("\n  ") + flag + ": saved " + shown(saved[key]) + ", given " +
-               shown(given[key]);
-  }
-  DGNN_CHECK(changed.empty(), where,
-             ": --resume continues the link prediction run with the options it was saved with; "
-             "these differ:",
-             changed, "\nGive them as saved, or leave them out.");
-  evaluate = saved["evaluate"].get<bool>();
+  evaluate = state.value("evaluate", true);
   return link_options_from_json(state["link"], where);
 }
 
@@ -276,8 +270,10 @@ void register_train(CLI::App& app) {
       const TrainOptions given = options;
       link = resumed_link_options(*c, args->link, state, where, options.evaluate);
       apply_training_options_json(state["options"], options, where);
-      refuse_changed_options(*c, state, given, options, args->dataset, args->keep_self_loops,
-                             where);
+      refuse_changed_options(
+          *c, state, given, options,
+          link_section(link_options_json(args->link.options()), args->link.task, given.evaluate),
+          args->dataset, args->keep_self_loops, where);
       if (c->count("--epochs") != 0) options.epochs = given.epochs;
       const nlohmann::json& run = state["run"];
       dataset = run.value("dataset", std::string());

@@ -106,7 +106,6 @@ class HeteroLinkRun {
   LinkEvalResult evaluate();
   void log_epoch(int64_t epoch, const EpochTimes& t, double seconds, const LinkEvalResult* r);
   void save_best(int64_t epoch, const LinkEvalResult& r);
-  std::string state_dir() const;
   void save_state();
   [[noreturn]] void stopped(int signal);
   void finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t, int64_t epochs);
@@ -160,9 +159,8 @@ HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& 
   report_.primary_metric = primary_link_metric(split_.split.negatives);
   for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
   if (!o.resume_dir.empty()) {
-    check_hetero_state(o.resume_dir, "hetero_link", o.epochs);
-    const nlohmann::json state =
-        load_hetero_state(o.resume_dir, *model_, *optimizer_, tables_, type_names_);
+    const nlohmann::json state = load_hetero_state(o.resume_dir, "hetero_link", o.epochs, *model_,
+                                                   *optimizer_, tables_, type_names_);
     progress_ = LinkProgress::from_json(state.at("progress"), training_state_path(o.resume_dir));
   }
   if (!o.metrics_path.empty()) {
@@ -281,18 +279,13 @@ void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
   save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
 }
 
-std::string HeteroLinkRun::state_dir() const {
-  if (!o_.resume_dir.empty()) return o_.resume_dir;
-  return o_.checkpoint_dir.empty() ? kDefaultStateDir : o_.checkpoint_dir;
-}
-
 void HeteroLinkRun::save_state() {
   const nlohmann::json description = {{"task", "hetero_link"},
                                       {"options", hetero_options_to_json(o_)},
                                       {"link", hetero_link_options_json(link_)},
                                       {"run", o_.run_info},
                                       {"progress", progress_.to_json()}};
-  save_hetero_state(state_dir(), *model_, *optimizer_, tables_, type_names_, description);
+  save_hetero_state(hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_, description);
 }
 
 void HeteroLinkRun::stopped(int signal) {
@@ -301,8 +294,8 @@ void HeteroLinkRun::stopped(int signal) {
                     std::string("Interrupted by ") + signal_name(signal) + " at epoch " +
                         std::to_string(progress_.epoch) + ", step " +
                         std::to_string(progress_.steps_done) + ". Training state saved in " +
-                        state_dir(),
-                    state_dir());
+                        hetero_state_dir(o_),
+                    hetero_state_dir(o_));
 }
 
 HeteroLinkReport HeteroLinkRun::run() {

@@ -6,6 +6,7 @@
 
 #include "directgnn/error.h"
 #include "train/checkpoint.h"
+#include "train/trainer.h"
 
 namespace directgnn {
 namespace fs = std::filesystem;
@@ -157,7 +158,15 @@ void save_hetero_state(const std::string& dir, torch::nn::Module& model,
   remove_older_tables(dir, tables_dir);
 }
 
-void check_hetero_state(const std::string& dir, const std::string& task, int64_t epochs) {
+std::string hetero_state_dir(const HeteroTrainOptions& o) {
+  if (!o.resume_dir.empty()) return o.resume_dir;
+  return o.checkpoint_dir.empty() ? kDefaultStateDir : o.checkpoint_dir;
+}
+
+nlohmann::json load_hetero_state(const std::string& dir, const std::string& task, int64_t epochs,
+                                 torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+                                 std::vector<std::unique_ptr<EmbeddingTable>>& tables,
+                                 const std::vector<std::string>& names) {
   const nlohmann::json state = read_training_state(dir);
   const std::string where = training_state_path(dir);
   DGNN_CHECK(state.value("task", "") == task, where, ": holds a '", state.value("task", ""),
@@ -165,14 +174,6 @@ void check_hetero_state(const std::string& dir, const std::string& task, int64_t
   const int64_t next = get<int64_t>(get<nlohmann::json>(state, "progress", where), "epoch", where);
   DGNN_CHECK(next <= epochs, where, ": the run stands at epoch ", next, " (", next - 1,
              " finished); set epochs to ", next, " or more to train further");
-}
-
-nlohmann::json load_hetero_state(const std::string& dir, torch::nn::Module& model,
-                                 torch::optim::Optimizer& optimizer,
-                                 std::vector<std::unique_ptr<EmbeddingTable>>& tables,
-                                 const std::vector<std::string>& names) {
-  const nlohmann::json state = read_training_state(dir);
-  const std::string where = training_state_path(dir);
   load_training_state(dir, model, optimizer);
   const std::string tables_dir = dir + "/" + get<std::string>(state, "embeddings_dir", where);
   for (size_t t = 0; t < tables.size(); ++t) {

@@ -47,12 +47,14 @@ void save_hetero_state(const std::string& dir, torch::nn::Module& model,
                        torch::optim::Optimizer& optimizer,
                        const std::vector<std::unique_ptr<EmbeddingTable>>& tables,
                        const std::vector<std::string>& names, const nlohmann::json& description);
-// Checks that the state in `dir` is one of `task` ("hetero" or "hetero_link") with epochs left
-// before `epochs` (a finished run is extended by more epochs, not run again).
-void check_hetero_state(const std::string& dir, const std::string& task, int64_t epochs);
-// Restores the model, optimiser, random generator and tables; returns the description.
-nlohmann::json load_hetero_state(const std::string& dir, torch::nn::Module& model,
-                                 torch::optim::Optimizer& optimizer,
+// Where a run's state goes: the directory it resumed from, else its checkpoint directory, else
+// kDefaultStateDir.
+std::string hetero_state_dir(const HeteroTrainOptions& options);
+// Restores the model, optimiser, random generator and tables of a `task` ("hetero" or
+// "hetero_link") run with epochs left before `epochs` (a finished run is extended by more
+// epochs, not run again; anything else is refused); returns the description.
+nlohmann::json load_hetero_state(const std::string& dir, const std::string& task, int64_t epochs,
+                                 torch::nn::Module& model, torch::optim::Optimizer& optimizer,
                                  std::vector<std::unique_ptr<EmbeddingTable>>& tables,
                                  const std::vector<std::string>& names);
 

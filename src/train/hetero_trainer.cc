@@ -43,7 +43,6 @@ class HeteroRun {
   void log_epoch(int64_t epoch, const EpochTimes& times, double seconds, double val, double test,
                  bool evaluated);
   void save_best(int64_t epoch, double val, double test);
-  std::string state_dir() const;
   void save_state();
   [[noreturn]] void stopped(int signal);
   std::vector<at::Tensor> digest_tensors() const;
@@ -88,9 +87,8 @@ HeteroRun::HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::
   loader_ = std::make_unique<HeteroLoader>(ds, o_.sampler, o_.loader);
   report_.steps_per_epoch = loader_->steps(split_.train.numel());
   if (!o_.resume_dir.empty()) {
-    check_hetero_state(o_.resume_dir, "hetero", o_.epochs);
-    const nlohmann::json state =
-        load_hetero_state(o_.resume_dir, *model_, *optimizer_, tables_, type_names_);
+    const nlohmann::json state = load_hetero_state(o_.resume_dir, "hetero", o_.epochs, *model_,
+                                                   *optimizer_, tables_, type_names_);
     progress_ = HeteroProgress::from_json(state.at("progress"), training_state_path(o_.resume_dir));
   }
   if (!o_.metrics_path.empty()) {
@@ -204,25 +202,21 @@ void HeteroRun::save_best(int64_t epoch, double val, double test) {
   save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
 }
 
-std::string HeteroRun::state_dir() const {
-  if (!o_.resume_dir.empty()) return o_.resume_dir;
-  return o_.checkpoint_dir.empty() ? kDefaultStateDir : o_.checkpoint_dir;
-}
-
 void HeteroRun::save_state() {
   const nlohmann::json description = {{"task", "hetero"},
                                       {"options", hetero_options_to_json(o_)},
                                       {"run", o_.run_info},
                                       {"progress", progress_.to_json()}};
-  save_hetero_state(state_dir(), *model_, *optimizer_, tables_, type_names_, description);
+  save_hetero_state(hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_, description);
 }
 
 void HeteroRun::stopped(int signal) {
   save_state();
   std::ostringstream message;
   message << "Interrupted by " << signal_name(signal) << " at epoch " << progress_.epoch
-          << ", step " << progress_.steps_done << ". Training state saved in " << state_dir();
-  throw Interrupted(signal, message.str(), state_dir());
+          << ", step " << progress_.steps_done << ". Training state saved in "
+          << hetero_state_dir(o_);
+  throw Interrupted(signal, message.str(), hetero_state_dir(o_));
 }
 
 std::vector<at::Tensor> HeteroRun::digest_tensors() const {

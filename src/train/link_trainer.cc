@@ -85,7 +85,7 @@ class LinkRun {
   LinkTrainReport report_;
   int64_t num_train_ = 0;  // this rank's positives per epoch
   DiskTally disk_start_;
-  double best_ = -1, train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, wait_s_ = 0;
+  double train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, wait_s_ = 0;
   double eval_s_ = 0;
   int64_t evaluations_ = 0;
   std::string state_dir_;
@@ -171,32 +171,20 @@ void LinkRun::check_hits_k() const {
 void LinkRun::resume() {
   const std::string where = training_state_path(o_.resume_dir);
   const nlohmann::json state = read_training_state(o_.resume_dir);
+  DGNN_CHECK(state.value("task", "") == "link", where,
+             ": is not the state of a link prediction run");
+  check_resumed_run(state, o_, ranks_, ds_, report_.steps_per_epoch, where);
   try {
-    DGNN_CHECK(state.value("task", "") == "link", where,
-               ": is not the state of a link prediction run");
-    nlohmann::json saved = state.at("options"), given = training_options_json(o_);
-    saved.erase("epochs");  // the one option a resumed run may change
-    given.erase("epochs");
-    DGNN_CHECK(saved == given && state.at("link") == link_options_json(link_) &&
+    DGNN_CHECK(state.at("link") == link_options_json(link_) &&
                    state.at("evaluate").get<bool>() == o_.evaluate,
-               where, ": the run was saved with other options (", state.at("options").dump(), ", ",
-               state.at("link").dump(), "); resume with the same ones");
-    DGNN_CHECK(state.at("ranks").get<int>() == ranks_, where, ": the run was saved with ",
-               state.at("ranks").get<int>(), " ranks; resume it with the same number, not ",
-               ranks_);
-    DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds_.num_nodes() &&
-                   state.at("steps_per_epoch").get<int64_t>() == report_.steps_per_epoch,
-               where, ": the run was saved on another dataset (",
-               state.at("num_nodes").get<int64_t>(), " nodes, ",
-               state.at("steps_per_epoch").get<int64_t>(), " steps an epoch), not ", ds_.source);
+               where, ": the run was saved with other link options (", state.at("link").dump(),
+               "); resume with the same ones");
     start_epoch_ = state.at("epoch").get<int64_t>();
     resumed_ = state.at("progress").get<LinkEpochProgress>();
     restore_totals(state.at("totals"));
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": the training state is incomplete or mistyped: ", e.what());
   }
-  DGNN_CHECK(start_epoch_ <= o_.epochs, where, ": the run finished all ", start_epoch_ - 1,
-             " epochs; set epochs above ", start_epoch_ - 1, " to train further");
   load_training_state(o_.resume_dir, *model_, *optimizer_);
 }
 
@@ -209,7 +197,6 @@ nlohmann::json LinkRun::totals_json() const {
           {"eval_s", eval_s_},
           {"evaluations", evaluations_},
           {"best_epoch", report_.best_epoch},
-          {"best", number_or_null(best_)},
           {"best_dir", best_dir_},
           {"best_val", metrics_json(report_.best_val)},
           {"test", metrics_json(report_.test)}};
@@ -224,7 +211,6 @@ void LinkRun::restore_totals(const nlohmann::json& t) {
   eval_s_ = t.at("eval_s").get<double>();
   evaluations_ = t.at("evaluations").get<int64_t>();
   report_.best_epoch = t.at("best_epoch").get<int64_t>();
-  best_ = t.at("best").is_null() ? std::nan("") : t.at("best").get<double>();
   best_dir_ = t.at("best_dir").get<std::string>();
   report_.best_val = metrics_from_json(t.at("best_val"));
   report_.test = metrics_from_json(t.at("test"));
@@ -424,9 +410,11 @@ void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string&
   record["test"] = metrics_json(r.test);
   record["eval_time_s"] = eval_s;
   line += metrics_text("Val", r.val, link_.hits_k) + metrics_text("Test", r.test, link_.hits_k);
-  const double value = primary_value(r.val, chosen_.split.negatives);
-  if (report_.best_epoch >= 0 && !(value > best_)) return;
-  best_ = value;
+  const LinkNegatives layout = chosen_.split.negatives;
+  if (report_.best_epoch >= 0 &&
+      !(primary_value(r.val, layout) > primary_value(report_.best_val, layout))) {
+    return;
+  }
   report_.best_epoch = epoch;
   report_.best_val = r.val;
   report_.test = r.test;

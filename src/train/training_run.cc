@@ -189,31 +189,41 @@ void TrainingRun::init_model() {
   optimizer_ = make_optimizer(params_, o_);
 }
 
-// Where the run stands: the saved state of an earlier run with the same options.
-void TrainingRun::resume() {
-  const std::string where = training_state_path(o_.resume_dir);
-  const nlohmann::json state = read_training_state(o_.resume_dir);
+void check_resumed_run(const nlohmann::json& state, const TrainOptions& o, int ranks,
+                       const Dataset& ds, int64_t steps_per_epoch, const std::string& where) {
+  int64_t epoch = 0;
   try {
-    nlohmann::json saved = state.at("options"), given = training_options_json(o_);
+    nlohmann::json saved = state.at("options"), given = training_options_json(o);
     saved.erase("epochs");  // the one option a resumed run may change
     given.erase("epochs");
     DGNN_CHECK(saved == given, where, ": the run was saved with other options (",
                state.at("options").dump(), "); resume with the same ones");
-    DGNN_CHECK(state.at("ranks").get<int>() == ranks_, where, ": the run was saved with ",
-               state.at("ranks").get<int>(), " ranks; resume it with the same number, not ",
-               ranks_);
-    DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds_.num_nodes() &&
-                   state.at("steps_per_epoch").get<int64_t>() == steps_,
+    DGNN_CHECK(state.at("ranks").get<int>() == ranks, where, ": the run was saved with ",
+               state.at("ranks").get<int>(), " ranks; resume it with the same number, not ", ranks);
+    DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds.num_nodes() &&
+                   state.at("steps_per_epoch").get<int64_t>() == steps_per_epoch,
                where, ": the run was saved on another dataset (",
-               state.at("num_nodes").get<int64_t>(), " nodes), not ", ds_.source);
+               state.at("num_nodes").get<int64_t>(), " nodes), not ", ds.source);
+    epoch = state.at("epoch").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(where, ": the training state is incomplete or mistyped: ", e.what());
+  }
+  DGNN_CHECK(epoch <= o.epochs, where, ": the run finished all ", epoch - 1,
+             " epochs; set epochs above ", epoch - 1, " to train further");
+}
+
+// Where the run stands: the saved state of an earlier run with the same options.
+void TrainingRun::resume() {
+  const std::string where = training_state_path(o_.resume_dir);
+  const nlohmann::json state = read_training_state(o_.resume_dir);
+  check_resumed_run(state, o_, ranks_, ds_, steps_, where);
+  try {
     start_epoch_ = state.at("epoch").get<int64_t>();
     resumed_ = state.at("progress").get<EpochProgress>();
     totals_ = RunTotals::from_json(state.at("totals"));
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": the training state is incomplete or mistyped: ", e.what());
   }
-  DGNN_CHECK(start_epoch_ <= o_.epochs, where, ": the run finished all ", start_epoch_ - 1,
-             " epochs; set epochs above ", start_epoch_ - 1, " to train further");
   load_training_state(o_.resume_dir, *model_, *optimizer_);
 }
 

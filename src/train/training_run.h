@@ -39,6 +39,11 @@ class MetricsLog {
 // The signal that asked any rank of `group` (or this process) to stop, the same on every rank
 // (SIGTERM on the ranks that were not signalled), or 0: ranks must stop at the same step.
 int agreed_stop(ProcessGroup* group);
+// The checks a resumed run on a homogeneous dataset makes of its saved `state` (`where` names
+// it): the options it was saved with but epochs, the same ranks, the same dataset (node count,
+// steps an epoch), and epochs left to train. Throws naming what differs.
+void check_resumed_run(const nlohmann::json& state, const TrainOptions& o, int ranks,
+                       const Dataset& ds, int64_t steps_per_epoch, const std::string& where);
 // "SIGINT", "SIGTERM" or "a signal".
 const char* signal_name(int signal);
 
