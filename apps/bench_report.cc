@@ -239,6 +239,14 @@ void breakdown_bar(std::ostream& s, const Axis& axis, double y, const char* labe
 
 // Per run two stacked bars in one SVG: the training loop's epoch (compute, waiting for data,
 // the rest) and the workers' time preparing minibatches (sampling, gathering).
+// A run's sampler, and how the host waited for the GPU where that was not CUDA's own choice.
+std::string sampler_label(const nlohmann::json& run) {
+  std::string label = run["sampler"].get<std::string>();
+  if (run.contains("cuda_sync") && run["cuda_sync"] != "auto")
+    label += ", " + run["cuda_sync"].get<std::string>() + " wait";
+  return label;
+}
+
 std::string breakdown_svg(const nlohmann::json& runs) {
   std::vector<const nlohmann::json*> timed;
   double longest = 0;
@@ -261,8 +269,7 @@ std::string breakdown_svg(const nlohmann::json& runs) {
                  wait = number(*run, "wait_s");
     s << "<text class=\"run-label\" x=\"" << kLabel - 80 << "\" y=\"" << y + kBar + kGap / 2
       << "\" text-anchor=\"end\" dominant-baseline=\"central\">"
-      << html_escape((*run)["mode"].get<std::string>() + " / " +
-                     (*run)["sampler"].get<std::string>())
+      << html_escape((*run)["mode"].get<std::string>() + " / " + sampler_label(*run))
       << "</text>\n";
     breakdown_bar(s, axis, y, "loop",
                   {{"compute", "compute", compute},
@@ -295,7 +302,7 @@ std::string runs_table(const nlohmann::json& runs) {
   };
   for (const auto& run : runs) {
     h << "<tr><td class=\"name\">" << html_escape(run["mode"].get<std::string>())
-      << "</td><td class=\"name\">" << html_escape(run["sampler"].get<std::string>()) << "</td>";
+      << "</td><td class=\"name\">" << html_escape(sampler_label(run)) << "</td>";
     if (!has_timings(run)) {
       const bool interrupted = run.contains("interrupted");
       h << "<td colspan=\"10\" class=\"skipped\">" << (interrupted ? "interrupted: " : "skipped: ")

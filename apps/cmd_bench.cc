@@ -13,6 +13,7 @@
 #include "core/signals.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
+#include "gpu/runtime.h"
 #include "graph/planted_partition.h"
 #include "graph/rmat.h"
 #include "options.h"
@@ -104,14 +105,17 @@ BenchMode parse_bench_mode(const std::string& name) {
        "all-in-gpu, cpu, or all)");
 }
 
-// One run of the comparison: a mode with a sampler.
+// One run of the comparison: a mode with a sampler, and how the host waits for the GPU.
 struct Mode {
   BenchMode mode;
   SamplerChoice sampler;  // cpu or gpu
+  gpu::HostSync sync = gpu::HostSync::kAuto;
 };
 
-// Sets where `mode` trains and keeps its features, and how it gathers them.
+// Sets where `mode` trains and keeps its features and graph, and how it gathers them.
+// All-in-GPU keeps the graph on the GPU too, so its GPU sampler is not held back by PCIe.
 void apply_mode(BenchMode mode, LoaderOptions& p) {
+  p.graph = mode == BenchMode::kAllInGpu ? GraphPlacement::kDevice : GraphPlacement::kPinned;
   p.device = mode == BenchMode::kCpu ? DeviceChoice::cpu() : DeviceChoice::cuda();
   p.features = mode == BenchMode::kZeroCopy || mode == BenchMode::kZeroCopyUnaligned
                    ? Placement::kPinned
@@ -123,10 +127,12 @@ void apply_mode(BenchMode mode, LoaderOptions& p) {
                                                             : GatherMethod::kAligned;
 }
 
-std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers) {
+std::vector<Mode> parse_modes(const std::string& modes, const std::string& samplers,
+                              const std::string& syncs) {
   std::vector<BenchMode> chosen;
   std::vector<SamplerChoice> kinds;
-  std::stringstream a(modes), b(samplers);
+  std::vector<gpu::HostSync> waits;
+  std::stringstream a(modes), b(samplers), c(syncs);
   // `all` is every mode a user compares, the CPU path included, so that the command runs
   // something on every machine; a mode named twice runs once.
   auto add = [&chosen](BenchMode mode) {
@@ -145,12 +151,17 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
     DGNN_CHECK(item == "cpu" || item == "gpu", "--samplers: '", item, "': use cpu and/or gpu");
     kinds.push_back(parse_sampler(item));
   }
+  for (std::string item; std::getline(c, item, ',');) waits.push_back(gpu::parse_host_sync(item));
+  if (waits.empty()) waits.push_back(gpu::HostSync::kAuto);
   std::vector<Mode> out;
   for (const BenchMode mode : chosen) {
     for (const SamplerChoice kind : kinds) {
-      // The CPU path samples on the CPU.
+      // The CPU path samples on the CPU, and waits for no GPU.
       if (mode == BenchMode::kCpu && kind == SamplerChoice::kGpu) continue;
-      out.push_back({mode, kind});
+      for (const gpu::HostSync wait : waits) {
+        if (mode == BenchMode::kCpu && wait != waits.front()) continue;
+        out.push_back({mode, kind, mode == BenchMode::kCpu ? gpu::HostSync::kAuto : wait});
+      }
     }
   }
   DGNN_CHECK(!out.empty(), "--modes/--samplers select nothing to run");
@@ -158,24 +169,25 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
 }
 
 void print_comparison(const nlohmann::json& runs) {
-  std::printf("\n%-20s %-7s %9s %9s %9s %9s %9s %9s %10s %8s %8s\n", "mode", "sampler", "epoch(s)",
-              "sample(s)", "gather(s)", "compute", "wait(s)", "CPU(s)", "GPU J/ep", "speedup",
-              "test_acc");
+  std::printf("\n%-20s %-7s %-8s %9s %9s %9s %9s %9s %9s %10s %8s %8s\n", "mode", "sampler", "sync",
+              "epoch(s)", "sample(s)", "gather(s)", "compute", "wait(s)", "CPU(s)", "GPU J/ep",
+              "speedup", "test_acc");
   for (const auto& run : runs) {
+    const std::string sync = run.value("cuda_sync", "auto");
     if (!run.contains("epoch_time_s")) {
-      std::printf("%-20s %-7s %s\n", run["mode"].get<std::string>().c_str(),
-                  run["sampler"].get<std::string>().c_str(),
+      std::printf("%-20s %-7s %-8s %s\n", run["mode"].get<std::string>().c_str(),
+                  run["sampler"].get<std::string>().c_str(), sync.c_str(),
                   run.contains("interrupted") ? "interrupted" : "skipped");
       continue;
     }
     auto value = [&](const char* key) {
       return run.contains(key) && !run[key].is_null() ? run[key].get<double>() : std::nan("");
     };
-    std::printf("%-20s %-7s %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10.1f %8.2f %8.4f\n",
+    std::printf("%-20s %-7s %-8s %9.3f %9.3f %9.3f %9.3f %9.3f %9.2f %10.1f %8.2f %8.4f\n",
                 run["mode"].get<std::string>().c_str(), run["sampler"].get<std::string>().c_str(),
-                value("epoch_time_s"), value("sample_s"), value("gather_s"), value("compute_s"),
-                value("wait_s"), value("cpu_s"), value("gpu_energy_j"), value("speedup"),
-                value("test_acc"));
+                sync.c_str(), value("epoch_time_s"), value("sample_s"), value("gather_s"),
+                value("compute_s"), value("wait_s"), value("cpu_s"), value("gpu_energy_j"),
+                value("speedup"), value("test_acc"));
   }
 }
 
@@ -186,7 +198,7 @@ void write_comparison(const nlohmann::json& setup, nlohmann::json runs, bool com
   double baseline = 0;
   for (const auto& run : runs) {
     if (run["mode"] == bench_mode_name(BenchMode::kConventional) && run["sampler"] == "cpu" &&
-        run.contains("epoch_time_s"))
+        run.value("cuda_sync", "auto") == "auto" && run.contains("epoch_time_s"))
       baseline = run["epoch_time_s"].get<double>();
   }
   for (auto& run : runs) {
@@ -205,10 +217,14 @@ nlohmann::json run_mode(const Dataset& ds, const TrainOptions& base, const Mode&
   apply_mode(m.mode, o.loader);
   o.loader.sampler = m.sampler;
   const std::string name = bench_mode_name(m.mode), sampler = sampler_name(m.sampler);
-  nlohmann::json run = {{"mode", name}, {"sampler", sampler}};
-  if (leader) std::printf("%s / %s sampler: ", name.c_str(), sampler.c_str());
+  const std::string sync = gpu::host_sync_name(m.sync);
+  nlohmann::json run = {{"mode", name}, {"sampler", sampler}, {"cuda_sync", sync}};
+  if (leader)
+    std::printf("%s / %s sampler%s: ", name.c_str(), sampler.c_str(),
+                m.sync == gpu::HostSync::kAuto ? "" : (" / " + sync + " wait").c_str());
   std::fflush(stdout);
   try {
+    gpu::set_host_sync(m.sync);
     const TrainReport r = train(ds, o, std::cout);
     run.update(r.to_json());
     run["layout"] = r.mode;  // features/gather/sampler as run
@@ -225,12 +241,14 @@ nlohmann::json run_mode(const Dataset& ds, const TrainOptions& base, const Mode&
 }
 
 // Every mode on the same dataset, one after another in this process; a mode that cannot run
-// here (no GPU, a table too large for GPU memory) is reported as skipped with the reason. A
-// stop signal ends the mode in progress after its step: the files then record it as
-// interrupted, and the command exits 128 + signal.
-void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vector<Mode>& modes,
-                    const nlohmann::json& setup, const std::string& json_path,
-                    const std::string& html_path, bool leader) {
+// here (no GPU, a table too large for GPU memory) is reported as skipped with the reason. Each
+// runs once per way of waiting for the GPU (--cuda-sync); the CPU mode once. A stop signal ends the
+// mode in progress after its step: the files then record it as interrupted, and the command exits
+// 128 + signal.
+nlohmann::json run_comparison(const Dataset& ds, const TrainOptions& base,
+                              const std::vector<Mode>& modes, const nlohmann::json& setup,
+                              const std::string& json_path, const std::string& html_path,
+                              bool leader) {
   nlohmann::json runs = nlohmann::json::array();
   for (const Mode& m : modes) {
     try {
@@ -238,21 +256,39 @@ void run_comparison(const Dataset& ds, const TrainOptions& base, const std::vect
     } catch (const Interrupted& e) {
       runs.push_back({{"mode", bench_mode_name(m.mode)},
                       {"sampler", sampler_name(m.sampler)},
+                      {"cuda_sync", gpu::host_sync_name(m.sync)},
                       {"interrupted", e.what()}});
       if (leader) write_comparison(setup, runs, false, json_path, html_path);
       throw;
     }
     if (leader) write_comparison(setup, runs, runs.size() == modes.size(), json_path, html_path);
   }
+  gpu::set_host_sync(gpu::HostSync::kAuto);
+  return runs;
+}
+
+// --strict: a mode that could not run fails the command (after every mode has had its turn and
+// the files are written), so that a script checking the exit status sees a refused pin or a
+// missing GPU, not a pass.
+void require_every_mode(const nlohmann::json& runs) {
+  std::string skipped;
+  for (const auto& run : runs) {
+    if (!run.contains("skipped")) continue;
+    skipped += "\n  " + run["mode"].get<std::string>() + " / " + run["sampler"].get<std::string>() +
+               " (" + run.value("cuda_sync", "auto") + "): " + run["skipped"].get<std::string>();
+  }
+  DGNN_CHECK(skipped.empty(), "--strict: these modes did not run:", skipped);
 }
 
 struct BenchTrainArgs {
   TrainingArgs train;
-  std::string dataset, synthetic = "100000,20,128", rmat, json, html, modes, samplers = "cpu,gpu";
+  std::string dataset, synthetic = "100000,20,128", rmat, json, html, modes, samplers = "cpu,gpu",
+                       cuda_sync = "auto";
   double train_fraction = 0.5;
   bool train_fraction_given = false;
   int64_t warmup_epochs = 0;
   bool no_eval = false;
+  bool strict = false;
   int threads = 0;
   DistArgs dist;
 };
@@ -283,6 +319,13 @@ void add_bench_train_options(CLI::App* c, BenchTrainArgs* args) {
   c->add_option("--samplers", args->samplers, "with --modes: samplers to run each mode with")
       ->capture_default_str();
   c->add_option("--html", args->html, "with --modes: write the comparison as an HTML page");
+  c->add_option("--cuda-sync", args->cuda_sync,
+                "with --modes: how the host waits for the GPU, each run in turn: auto (CUDA's "
+                "choice, which spins), spin, yield, blocking; CPU seconds include a spinning wait")
+      ->capture_default_str();
+  c->add_flag("--strict", args->strict,
+              "with --modes: exit non-zero when a mode could not run (it is still listed as "
+              "skipped, and the other modes run)");
   c->add_option("--metrics", args->train.train.metrics_path,
                 "write per-epoch metrics as JSON lines (not with --modes)");
   c->add_option("--warmup-epochs", args->warmup_epochs,
@@ -387,6 +430,26 @@ void run_single(const Dataset& ds, const TrainOptions& options, const nlohmann::
   write_file_atomic(json_path, out.dump(2) + "\n");
 }
 
+// The comparison's runs (none without --modes), its flags checked before the dataset is built
+// (minutes at scale).
+std::vector<Mode> checked_modes(const BenchTrainArgs& args, const TrainOptions& options) {
+  if (args.modes.empty()) {
+    DGNN_CHECK(args.html.empty(), "--html needs --modes (it draws the comparison)");
+    DGNN_CHECK(!args.strict, "--strict needs --modes");
+    DGNN_CHECK(args.cuda_sync == "auto", "--cuda-sync needs --modes (it repeats each mode)");
+    return {};
+  }
+  DGNN_CHECK(options.metrics_path.empty(),
+             "--metrics records one training run; with --modes use --json");
+  std::vector<Mode> modes = parse_modes(args.modes, args.samplers, args.cuda_sync);
+  // --strict fails on a GPU mode without a GPU anyway: say so before building the dataset.
+  for (const Mode& m : modes) {
+    DGNN_CHECK(!args.strict || m.mode == BenchMode::kCpu || gpu::available(), "--strict: mode ",
+               bench_mode_name(m.mode), " needs a GPU, but ", gpu::unavailable_reason());
+  }
+  return modes;
+}
+
 void run_bench_train(const BenchTrainArgs& args) {
   const std::unique_ptr<ProcessGroup> group =
       join_ranks(args.dist, parse_device(args.train.device));
@@ -398,6 +461,7 @@ void run_bench_train(const BenchTrainArgs& args) {
   options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
   options.evaluate = !args.no_eval;
   options.save_state_on_stop = false;
+  const std::vector<Mode> modes = checked_modes(args, options);
   const auto build_start = std::chrono::steady_clock::now();
   const Dataset ds = bench_dataset(args);
   const double build_s =
@@ -406,14 +470,12 @@ void run_bench_train(const BenchTrainArgs& args) {
       bench_setup(ds, options, build_s, peak_rss_bytes(), group != nullptr ? group->size() : 1);
   if (leader) print_bench_header(ds, options, setup, args.dataset.empty());
   install_stop_handlers(StopAction::kWriteResults);
-  if (!args.modes.empty()) {
-    DGNN_CHECK(options.metrics_path.empty(),
-               "--metrics records one training run; with --modes use --json");
-    run_comparison(ds, options, parse_modes(args.modes, args.samplers), setup, args.json, args.html,
-                   leader);
+  if (!modes.empty()) {
+    const nlohmann::json runs =
+        run_comparison(ds, options, modes, setup, args.json, args.html, leader);
+    if (args.strict) require_every_mode(runs);
     return;
   }
-  DGNN_CHECK(args.html.empty(), "--html needs --modes (it draws the comparison)");
   run_single(ds, options, setup, args.json);
 }
 

@@ -1,9 +1,12 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "core/build_info.h"
+#include "feature/feature_store.h"
+#include "gpu/runtime.h"
 #include "io/hetero_dir.h"
 #include "options.h"
 
@@ -96,6 +99,67 @@ void print_hetero(const HeteroDataset& ds) {
   }
 }
 
+// One GPU gather of `ids` from `table` against the CPU's rows: "" when they are equal, else
+// what differs.
+std::string check_gather(const at::Tensor& table, const at::Tensor& ids, int device,
+                         Placement placement, GatherOptions options) {
+  const FeatureStore host(table);
+  const FeatureStore store(table, placement, device);
+  const at::Tensor got = store.gather(ids, c10::Device(c10::kCUDA, device), options).cpu();
+  return at::equal(got, host.gather(ids)) ? "" : "rows differ from the CPU's";
+}
+
+// --check-gpu: every visible GPU gathers rows of two small tables (odd float32 rows, wide
+// float16 rows) by each method and compares them with the CPU's. Says what it ran; false when
+// there is no GPU or a gather differs.
+bool check_gpus() {
+  if (!gpu::available()) {
+    std::printf("GPU check: nothing to run (%s)\n", gpu::unavailable_reason().c_str());
+    return false;
+  }
+  at::manual_seed(7);
+  const std::vector<at::Tensor> tables = {at::randn({4099, 101}),
+                                          at::randn({1031, 1204}).to(at::kHalf)};
+  const std::vector<std::tuple<const char*, Placement, GatherOptions>> methods = {
+      {"cpu-copy", Placement::kHost, {GatherMethod::kCpuCopy, false, 0}},
+      {"zero-copy", Placement::kPinned, {GatherMethod::kZeroCopy, false, 0}},
+      {"aligned", Placement::kPinned, {GatherMethod::kAligned, false, 0}},
+      {"aligned+sort", Placement::kPinned, {GatherMethod::kAligned, true, 0}},
+      {"device", Placement::kDevice, {GatherMethod::kAligned, false, 0}}};
+  bool ok = true;
+  for (int d = 0; d < gpu::device_count(); ++d) {
+    const auto start = std::chrono::steady_clock::now();
+    std::string failures;
+    for (const at::Tensor& table : tables) {
+      const at::Tensor ids = at::randint(table.size(0), {10007}, at::kLong);
+      for (const auto& [name, placement, options] : methods) {
+        std::string why;
+        try {
+          why = check_gather(table, ids, d, placement, options);
+        } catch (const std::exception& e) {
+          why = e.what();
+        }
+        if (!why.empty())
+          failures += std::string("\n  ") + name + ", " + std::to_string(table.size(1)) + " x " +
+                      c10::toString(table.scalar_type()) + ": " + why;
+      }
+    }
+    gpu::synchronize(d);
+    const double ms =
+        1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (failures.empty()) {
+      std::printf(
+          "GPU check: cuda:%d ran the gather kernels (cpu-copy, zero-copy, aligned, "
+          "aligned+sort, device) and matched the CPU in %.0f ms\n",
+          d, ms);
+    } else {
+      std::printf("GPU check: cuda:%d FAILED:%s\n", d, failures.c_str());
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 }  // namespace
 
 void register_info(CLI::App& app) {
@@ -104,6 +168,7 @@ void register_info(CLI::App& app) {
     bool keep_self_loops = false;
     int threads = 0;
     bool build = false;
+    bool check_gpu = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand("info", "describe a dataset, or this build (--build)");
@@ -111,13 +176,18 @@ void register_info(CLI::App& app) {
                 "dataset directory (heterogeneous too), OGB raw directory or .npz file");
   c->add_flag("--build", args->build,
               "print the torch, CUDA, BLAS and OpenMP this build uses, and the GPUs it sees");
+  c->add_flag("--check-gpu", args->check_gpu,
+              "with --build: run the gather kernels once on every visible GPU and compare "
+              "them with the CPU (exits 1 when there is no GPU or they differ)");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_threads_option(c, &args->threads);
   c->callback([args] {
     if (args->build) {
       std::fputs(build_info_text(build_info()).c_str(), stdout);
+      if (args->check_gpu && !check_gpus()) throw CLI::RuntimeError(1);
       if (args->path.empty()) return;
     }
+    if (args->check_gpu) throw CLI::RequiredError("--build (--check-gpu checks the build)");
     if (args->path.empty()) throw CLI::RequiredError("PATH (or --build)");
     if (is_hetero_dir(args->path)) return print_hetero(load_hetero_dir(args->path));
     if (looks_like_ogb_hetero(args->path)) {

@@ -30,6 +30,13 @@ class TempDirectory {
   std::string path_;
 };
 
+// The checkout the tests read sources from: $DIRECTGNN_SOURCE_DIR where set (a test binary
+// carried to another machine, bench/gpu/), else the one these tests were built from.
+inline std::string source_dir() {
+  const char* env = std::getenv("DIRECTGNN_SOURCE_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(DIRECTGNN_SOURCE_DIR);
+}
+
 // The real dataset `name` (e.g. "cora.npz") from $DIRECTGNN_DATA or ../shared/datasets
 // beside the checkout; empty when absent.
 inline std::string dataset_file(const std::string& name) {
@@ -37,7 +44,7 @@ inline std::string dataset_file(const std::string& name) {
     const std::string path = std::string(env) + "/" + name;
     if (std::filesystem::exists(path)) return path;
   }
-  const std::string path = std::string(DIRECTGNN_SOURCE_DIR) + "/../shared/datasets/" + name;
+  const std::string path = source_dir() + "/../shared/datasets/" + name;
   return std::filesystem::exists(path) ? std::filesystem::canonical(path).string() : "";
 }
 

@@ -15,6 +15,7 @@ using NvmlHandleByIndex = int (*)(unsigned, void**);
 using NvmlHandleByPci = int (*)(const char*, void**);
 using NvmlPower = int (*)(void*, unsigned*);             // milliwatts
 using NvmlEnergy = int (*)(void*, unsigned long long*);  // millijoules
+using NvmlUnsigned = int (*)(void*, unsigned*);
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -53,6 +54,7 @@ GpuEnergyMeter::GpuEnergyMeter(const std::string& pci_bus_id) {
     reason_ = "NVML found no device " + pci_bus_id;
     return;
   }
+  handle_ = device;
   device_ = device;
   if (std::isnan(power_watts())) {
     device_ = nullptr;
@@ -80,6 +82,21 @@ double GpuEnergyMeter::power_watts() const {
   unsigned mw = 0;
   if (power == nullptr || power(device_, &mw) != 0) return kNaN;
   return static_cast<double>(mw) / 1e3;
+}
+
+PcieLink GpuEnergyMeter::pcie_link() const {
+  PcieLink link;
+  if (handle_ == nullptr) return link;
+  const auto read = [this](const char* name) {
+    const auto fn = symbol<NvmlUnsigned>(library_, name);
+    unsigned value = 0;
+    return fn != nullptr && fn(handle_, &value) == 0 ? static_cast<int>(value) : 0;
+  };
+  link.gen = read("nvmlDeviceGetCurrPcieLinkGeneration");
+  link.width = read("nvmlDeviceGetCurrPcieLinkWidth");
+  link.max_gen = read("nvmlDeviceGetMaxPcieLinkGeneration");
+  link.max_width = read("nvmlDeviceGetMaxPcieLinkWidth");
+  return link;
 }
 
 }  // namespace directgnn

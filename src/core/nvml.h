@@ -1,10 +1,17 @@
-// GPU power and energy through NVML, loaded at run time (libnvidia-ml.so.1 comes with the
-// driver; nothing links against it), so every build runs where no driver is installed.
+// GPU power, energy and PCIe link through NVML, loaded at run time (libnvidia-ml.so.1 comes with
+// the driver; nothing links against it), so every build runs where no driver is installed.
 #pragma once
 
 #include <string>
 
 namespace directgnn {
+
+// A PCIe link as NVML reports it; 0 where unknown. An idle link may train down to Gen1 to save
+// power: read `gen` while data moves.
+struct PcieLink {
+  int gen = 0, width = 0;          // now
+  int max_gen = 0, max_width = 0;  // the most the GPU and its slot allow
+};
 
 class GpuEnergyMeter {
  public:
@@ -23,10 +30,13 @@ class GpuEnergyMeter {
   double energy_joules() const;
   // Power draw now, in watts (NaN when unavailable).
   double power_watts() const;
+  // The GPU's PCIe link now (all 0 where NVML or the GPU is not found).
+  PcieLink pcie_link() const;
 
  private:
   void* library_ = nullptr;
-  void* device_ = nullptr;
+  void* handle_ = nullptr;  // the GPU, where NVML found it
+  void* device_ = nullptr;  // the same, where its power can be read
   std::string reason_;
 };
 

@@ -107,4 +107,14 @@ DGNN_HD inline int naive_elem_bytes(int elem_size, uint64_t table_addr, uint64_t
   return e;
 }
 
+// Bits a radix sort of ids in [0, num_rows) must look at before the sorted gather: enough for
+// the largest id, never more than the id type holds (CUB refuses an end bit past the key's
+// width, and an int32 id of a table over 2^32 rows cannot name the rows past 2^31 anyway).
+DGNN_HD inline int sort_end_bit(int64_t num_rows, int id_bytes) {
+  int bits = 1;
+  while (bits < 63 && (int64_t{1} << bits) < num_rows) ++bits;
+  const int width = 8 * id_bytes;
+  return bits < width ? bits : width;
+}
+
 }  // namespace directgnn::gather_plan

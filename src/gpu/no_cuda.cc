@@ -28,6 +28,8 @@ DeviceMemory device_memory(int) { no_cuda("reading device memory"); }
 int64_t peak_allocated_bytes(int) { return 0; }
 void reset_peak_allocated(int) {}
 void synchronize(int) { no_cuda("synchronising a device"); }
+void set_host_sync(HostSync) {}  // nothing waits for a GPU here
+HostSync host_sync(int) { no_cuda("reading how the host waits"); }
 double pinned_copy_bandwidth(size_t, int, int) { no_cuda("measuring pinned copy bandwidth"); }
 
 std::shared_ptr<void> pin_host_memory(void*, size_t, int, bool) {

@@ -14,8 +14,9 @@ void check_pinnable(int64_t bytes, const std::string& parameter, const std::stri
   if (mem.total == 0) return;  // unknown: let the driver decide
   const int64_t reserve = std::min<int64_t>(mem.total / 8, int64_t{4} << 30);
   DGNN_CHECK_ARG(bytes <= mem.total - reserve, parameter, what, " is ", gib_text(bytes),
-                 ", but pinning locks it in RAM and this machine has ", gib_text(mem.total), " (",
-                 gib_text(reserve), " kept for everything else); ", fallback);
+                 ", but pinning locks it in RAM and this machine has ", gib_text(mem.total),
+                 " (MemTotal in /proc/meminfo; ", gib_text(reserve), " kept for everything else); ",
+                 fallback);
 }
 
 void check_fits_on_device(int64_t bytes, int device, const std::string& parameter,

@@ -40,6 +40,18 @@ int64_t peak_allocated_bytes(int device);
 void reset_peak_allocated(int device);
 // Waits for all work on `device`.
 void synchronize(int device);
+// How host threads wait for a GPU (the scheduling flag of cudaSetDeviceFlags). kAuto is CUDA's
+// heuristic, which spins while the process has fewer CUDA contexts than cores, so CPU time
+// measured across a wait includes the spinning; kBlocking sleeps on an OS primitive, so what
+// is measured is the host's own work (at some microseconds of wake-up per wait).
+enum class HostSync { kAuto, kSpin, kYield, kBlocking };
+HostSync parse_host_sync(const std::string& name);  // auto, spin, yield or blocking
+std::string host_sync_name(HostSync sync);
+// Sets how host threads wait for every visible device from now on (where no GPU is visible,
+// nothing waits and nothing is set).
+void set_host_sync(HostSync sync);
+// The flag `device` reports (cudaGetDeviceFlags): what set_host_sync asked for, read back.
+HostSync host_sync(int device);
 // Host-to-device bandwidth of cudaMemcpyAsync from a pinned buffer of `bytes`, in GB/s (the
 // median of `reps` copies): the ceiling zero-copy reads are measured against.
 double pinned_copy_bandwidth(size_t bytes, int reps, int device);

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "test_util.h"
+
 namespace {
 
 std::string without_line_comments(const std::string& text) {
@@ -30,7 +32,7 @@ std::string without_line_comments(const std::string& text) {
 }
 
 TEST(LibraryMessages, NameNoCommandLineFlag) {
-  const std::filesystem::path src = std::filesystem::path(DIRECTGNN_SOURCE_DIR) / "src";
+  const std::filesystem::path src = std::filesystem::path(directgnn::testing::source_dir()) / "src";
   const std::regex literal(R"("(?:[^"\\\n]|\\.)*")");
   const std::regex flag(R"(--[a-z][a-z0-9-]*)");
   int files = 0;

@@ -378,6 +378,49 @@ TEST(BenchTrain, TrainsOnAnRmatGraphMadeInMemory) {
   }
 }
 
+// Each GPU mode runs once per way of waiting for the GPU (--cuda-sync), the CPU mode once; a
+// mode that cannot run is listed as skipped, but with --strict it fails the command (the GPU
+// day's scripts must see a missing GPU or a refused pin), before the dataset is built when
+// there is no GPU at all.
+TEST(BenchTrain, EachWaitRunsEveryGpuModeAndStrictFailsWithoutAGpu) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present";
+  testing::TempDirectory dir;
+  const std::string args =
+      "bench train --synthetic 2000,8,16 --epochs 1 --threads 1 --no-eval --modes cpu,zero-copy "
+      "--samplers cpu --cuda-sync auto,blocking --json " +
+      dir.file("b.json");
+  const auto lenient = e2e::run(args);
+  ASSERT_EQ(lenient.status, 0) << lenient.output;
+  const auto runs = nlohmann::json::parse(e2e::read_text(dir.file("b.json")))["runs"];
+  ASSERT_EQ(runs.size(), 3u) << runs.dump(2);
+  EXPECT_EQ(runs[0]["mode"], "cpu");
+  EXPECT_TRUE(runs[0].contains("epoch_time_s"));
+  EXPECT_EQ(runs[1]["cuda_sync"], "auto");
+  EXPECT_EQ(runs[2]["cuda_sync"], "blocking");
+  EXPECT_TRUE(runs[1].contains("skipped") && runs[2].contains("skipped"));
+  // --strict: no GPU, so the GPU modes would fail; said before the dataset is built.
+  const auto strict = e2e::run(args + " --strict");
+  EXPECT_EQ(strict.status, 1) << strict.output;
+  EXPECT_NE(strict.output.find("--strict: mode zero-copy needs a GPU, but "), std::string::npos)
+      << strict.output;
+  EXPECT_EQ(strict.output.find("dataset built"), std::string::npos) << strict.output;
+  const auto bad = e2e::run("bench train --synthetic 2000,8,16 --modes cpu --cuda-sync sometimes");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.output.find("--cuda-sync: 'sometimes' is not a way to wait for the GPU"),
+            std::string::npos)
+      << bad.output;
+}
+
+TEST(InfoBuild, CheckGpuSaysWhyItCannotRun) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present";
+  const CommandResult r = run("info --build --check-gpu");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("GPU check: nothing to run ("), std::string::npos) << r.output;
+  const CommandResult alone = run("info --check-gpu");
+  EXPECT_NE(alone.status, 0) << alone.output;
+  EXPECT_NE(alone.output.find("--build"), std::string::npos) << alone.output;
+}
+
 TEST(BenchGather, TheRequestModelRunsWithoutAGpu) {
   const CommandResult r = run("bench gather --model --row-bytes 400,512 --ids 20000");
   ASSERT_EQ(r.status, 0) << r.output;

@@ -84,8 +84,7 @@ pid_t start_rank(int rank, int port, const std::string& args, const std::string&
     setenv("WORLD_SIZE", "2", 1);
     setenv("MASTER_ADDR", "127.0.0.1", 1);
     setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-    const std::string command =
-        "exec " + std::string(DIRECTGNN_BINARY) + " " + args + " > " + log + " 2>&1";
+    const std::string command = "exec " + e2e::cli_binary() + " " + args + " > " + log + " 2>&1";
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -22,8 +23,15 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
+// The `directgnn` binary under test: $DIRECTGNN_CLI where set (a test binary carried to another
+// machine with the CLI beside it, bench/gpu/), else the one built with these tests.
+inline std::string cli_binary() {
+  const char* env = std::getenv("DIRECTGNN_CLI");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(DIRECTGNN_BINARY);
+}
+
 inline CommandResult run(const std::string& args) {
-  const std::string command = std::string(DIRECTGNN_BINARY) + " " + args + " 2>&1";
+  const std::string command = cli_binary() + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
   std::array<char, 4096> buffer;
@@ -43,8 +51,7 @@ inline Background spawn(const std::string& args, const std::string& log) {
   b.log = log;
   b.pid = fork();
   if (b.pid == 0) {
-    const std::string command =
-        "exec " + std::string(DIRECTGNN_BINARY) + " " + args + " >" + log + " 2>&1";
+    const std::string command = "exec " + cli_binary() + " " + args + " >" + log + " 2>&1";
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

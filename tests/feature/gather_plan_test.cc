@@ -173,5 +173,17 @@ TEST(GatherPlan, NaiveElementsNarrowToWhatAddressesAllow) {
   EXPECT_EQ(e.byte_in_row, 12);
 }
 
+TEST(GatherPlan, SortEndBitCoversTheLargestIdWithinTheIdType) {
+  EXPECT_EQ(gp::sort_end_bit(1, 4), 1);
+  EXPECT_EQ(gp::sort_end_bit(2, 4), 1);
+  EXPECT_EQ(gp::sort_end_bit(3, 4), 2);
+  EXPECT_EQ(gp::sort_end_bit(int64_t{1} << 20, 4), 20);
+  EXPECT_EQ(gp::sort_end_bit((int64_t{1} << 20) + 1, 8), 21);
+  // Tables over 2^32 rows: int32 ids stop at the type's 32 bits, int64 ids go on.
+  EXPECT_EQ(gp::sort_end_bit((int64_t{1} << 33) + 5, 4), 32);
+  EXPECT_EQ(gp::sort_end_bit((int64_t{1} << 33) + 5, 8), 34);
+  EXPECT_EQ(gp::sort_end_bit(INT64_MAX, 8), 63);
+}
+
 }  // namespace
 }  // namespace directgnn

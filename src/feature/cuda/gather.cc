@@ -19,17 +19,12 @@
 
 #include "core/cuda_check.h"
 #include "feature/cuda/gather_kernels.h"
+#include "feature/gather_plan.h"
 #include "feature/gpu_gather.h"
 #include "gpu/runtime.h"
 
 namespace directgnn::gpu {
 namespace {
-
-int id_bits(int64_t num_rows) {
-  int bits = 1;
-  while (bits < 63 && (int64_t{1} << bits) < num_rows) ++bits;
-  return bits;
-}
 
 // CPU threads gather the rows into one of the device's staging buffers, which one copy takes
 // to the GPU (gpu/runtime.h).
@@ -84,7 +79,8 @@ at::Tensor gather(const GatherSource& source, const at::Tensor& ids_in, int devi
     const size_t ws_bytes = cuda::sort_ids_workspace_bytes(g.count, g.ids_int64);
     at::Tensor workspace = at::empty({static_cast<int64_t>(std::max<size_t>(ws_bytes, 1))},
                                      id_options.dtype(at::kByte));
-    cuda::sort_ids(ids.data_ptr(), g.ids_int64, g.count, id_bits(source.num_rows),
+    cuda::sort_ids(ids.data_ptr(), g.ids_int64, g.count,
+                   gather_plan::sort_end_bit(source.num_rows, g.ids_int64 ? 8 : 4),
                    sorted.data_ptr(), scratch.data_ptr<int64_t>(), positions.data_ptr<int64_t>(),
                    workspace.data_ptr(), ws_bytes, stream);
     g.ids = sorted.data_ptr();

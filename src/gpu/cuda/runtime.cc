@@ -166,6 +166,37 @@ void synchronize(int device) {
   DGNN_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+void set_host_sync(HostSync sync) {
+  const unsigned flag = sync == HostSync::kSpin       ? cudaDeviceScheduleSpin
+                        : sync == HostSync::kYield    ? cudaDeviceScheduleYield
+                        : sync == HostSync::kBlocking ? cudaDeviceScheduleBlockingSync
+                                                      : cudaDeviceScheduleAuto;
+  for (int d = 0; d < device_count(); ++d) {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(d));
+    unsigned flags = 0;
+    DGNN_CUDA_CHECK(cudaGetDeviceFlags(&flags));
+    // On a device already in use the flags are overwritten, the map-host flag kept.
+    DGNN_CUDA_CHECK(cudaSetDeviceFlags((flags & ~cudaDeviceScheduleMask) | flag));
+  }
+}
+
+HostSync host_sync(int device) {
+  require_gpu("reading how the host waits");
+  c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+  unsigned flags = 0;
+  DGNN_CUDA_CHECK(cudaGetDeviceFlags(&flags));
+  switch (flags & cudaDeviceScheduleMask) {
+    case cudaDeviceScheduleSpin:
+      return HostSync::kSpin;
+    case cudaDeviceScheduleYield:
+      return HostSync::kYield;
+    case cudaDeviceScheduleBlockingSync:
+      return HostSync::kBlocking;
+    default:
+      return HostSync::kAuto;
+  }
+}
+
 double pinned_copy_bandwidth(size_t bytes, int reps, int device) {
   require_gpu("timing pinned copies");
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
