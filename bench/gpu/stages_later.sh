@@ -1,0 +1,102 @@
+# The stages of the later calls (bench/gpu/README.md's priority list), sourced by stages.sh.
+
+# scale: papers100M's size (111M nodes, ~1.6B directed edges after symmetrising, 128-d
+# float16) as an in-memory R-MAT graph, one epoch of zero-copy with the GPU sampler; half the
+# nodes when less than SCALE_FULL_S (420) seconds of the call are left.
+stage_scale() {
+  local rmat=${SCALE_RMAT:-111059956,7.5,128,float16}
+  if (($(left_s) < ${SCALE_FULL_S:-420})); then
+    rmat=${SCALE_HALF_RMAT:-55529978,7.5,128,float16}
+    say "scale: $(left_s) s left, under ${SCALE_FULL_S:-420} s: half size ($rmat)"
+  fi
+  step "bench train (scale)" scale.log 560 "$dgnn" bench train --rmat "$rmat" \
+    --layers 3 --hidden 256 --fan-out 15,10,5 --batch-size 1024 --epochs 1 --prefetch 2 \
+    --modes zero-copy --samplers gpu --strict --no-eval --json "$OUT/scale.json" || failed=1
+  grep -E "^bench train|^dataset|^zero-copy|^error" "$logs/scale.log" | tee -a "$summary"
+}
+
+# pyg: (issue 15) PyG's GraphSAGE 3x256 on the 100k graph through directgnn.pyg: rows read in
+# place from pinned memory (aligned zero-copy) against PyG's default feature path (rows
+# gathered on the CPU, then batch.to(device)), same sampler; and PyG's own NeighborLoader where
+# pyg-lib or torch-sparse is installed.
+stage_pyg() {
+  step "pyg loaders" pyg.log 280 env PYTHONPATH="$py_path" python3 bench/python/pyg_loader.py \
+    --device cuda --loaders pyg host-rows directgnn --epochs "${PYG_EPOCHS:-3}" \
+    --json "$OUT/pyg.json" || failed=1
+  grep -E "^(pyg|host-rows|directgnn): " "$logs/pyg.log" | tee -a "$summary"
+}
+
+# link: (issue 31) the GPU link sampler against its CPU twin; Cora's link recipe with the GPU
+# sampler over seeds 0-2 (mean test ROC-AUC); 2 x LINK_STEPS (100) link steps on an R-MAT graph
+# of LINK_SCALE (22) with aligned zero-copy rows, CPU sampler against GPU sampler, the second
+# epoch reported. The R-MAT dataset stays in build-gpu/ while the machine is warm.
+stage_link() {
+  local cora=$DIRECTGNN_DATA/cora.npz dir=$root/build-gpu/link-rmat seed sampler
+  make_filter "GpuLinkSampler.* 1"
+  step "link sampler and loader tests" link-unit.log 60 "$unit_tests" \
+    --gtest_filter="$filter:LinkSampler.*:LinkLoader.*" || failed=1
+  gtest_tail "$logs/link-unit.log"
+  check_skips "$logs/link-unit.log"
+  for seed in 0 1 2; do
+    step "cora link seed $seed, GPU sampler" link-cora.log 60 "$dgnn" train --task link \
+      --dataset "$cora" --device cuda --sampler gpu --seed $seed --decoder mlp --epochs 100 \
+      --eval-every 5 --fan-out 10,10 --batch-size 256 --metrics "$logs/link-cora-$seed.jsonl" ||
+      failed=1
+  done
+  ls "$logs"/link-cora-*.jsonl >/dev/null 2>&1 &&
+    python3 bench/gpu/check.py link "$logs"/link-cora-*.jsonl 2>&1 | tee -a "$summary"
+  if [ ! -d "$dir" ]; then
+    step "generate r-mat for link" link-gen.log 120 "$dgnn" generate rmat \
+      --scale "${LINK_SCALE:-22}" --edge-factor 8 --feat-dim 128 --out "$dir.src" &&
+      step "link split" link-gen.log 120 "$dgnn" convert "$dir.src" "$dir" \
+        --link-split 0.85,0.05,0.1 || { failed=1; return; }
+  fi
+  for sampler in cpu gpu; do
+    step "link steps, $sampler sampler" link-train.log 120 "$dgnn" train --task link \
+      --dataset "$dir" --device cuda --sampler $sampler --layers 3 --hidden 256 \
+      --fan-out 15,10,5 --batch-size 1024 --epochs 2 --steps-per-epoch "${LINK_STEPS:-100}" \
+      --no-eval --prefetch 2 --metrics "$OUT/link-$sampler.jsonl" || failed=1
+  done
+  grep -E "^(Epoch|Average|Features)" "$logs/link-train.log" | tee -a "$summary"
+}
+
+# hetero: (issue 32) the heterogeneous model on the GPU against the CPU; RGCN on the mag
+# generator (HETERO_SCALE 0.05) over seeds 0-2 on the GPU against the CPU (mean test
+# accuracy), then with learnable embeddings; link prediction on author,writes,paper on the GPU
+# against the CPU; one epoch at ogbn-mag's size (mag:1) with 128-d embeddings on the GPU.
+stage_hetero() {
+  local seed scale=mag:${HETERO_SCALE:-0.05} ref=() run=() emb=() device
+  step "hetero model tests" hetero-unit.log 90 "$unit_tests" \
+    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroSampler*:HeteroLink*:EmbeddingTable*' ||
+    failed=1
+  gtest_tail "$logs/hetero-unit.log"
+  check_skips "$logs/hetero-unit.log"
+  for seed in 0 1 2; do
+    step "$scale rgcn seed $seed, CPU" hetero.log 60 "$dgnn" train --dataset "$scale" \
+      --device cpu --seed $seed --epochs 10 --hidden 64 \
+      --metrics "$logs/hetero-cpu-$seed.jsonl" && ref+=("$logs/hetero-cpu-$seed.jsonl")
+    step "$scale rgcn seed $seed, GPU" hetero.log 60 "$dgnn" train --dataset "$scale" \
+      --device cuda --seed $seed --epochs 10 --hidden 64 \
+      --metrics "$logs/hetero-gpu-$seed.jsonl" && run+=("$logs/hetero-gpu-$seed.jsonl")
+    step "$scale rgcn seed $seed, GPU, embeddings" hetero.log 60 "$dgnn" train \
+      --dataset "$scale" --device cuda --seed $seed --epochs 10 --hidden 64 \
+      --node-embeddings 64 --metrics "$logs/hetero-emb-$seed.jsonl" &&
+      emb+=("$logs/hetero-emb-$seed.jsonl")
+  done
+  if ((${#ref[@]} && ${#run[@]})); then
+    python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${run[@]}" 2>&1 | tee -a "$summary"
+    ((PIPESTATUS[0] == 0)) || failed=1
+  fi
+  ((${#ref[@]} && ${#emb[@]})) &&
+    python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${emb[@]}" 2>&1 | tee -a "$summary"
+  for device in cpu cuda; do
+    step "$scale link author,writes,paper, $device" hetero-link.log 90 "$dgnn" train \
+      --dataset "$scale" --task link --target-relation author,writes,paper --device $device \
+      --epochs 3 --hidden 64 --metrics "$OUT/hetero-link-$device.jsonl" || failed=1
+  done
+  grep -E "^best epoch" "$logs/hetero-link.log" | tee -a "$summary"
+  step "mag:1 rgcn, 128-d embeddings, GPU" hetero-scale.log 300 "$dgnn" train --dataset mag:1 \
+    --device cuda --epochs 1 --hidden 64 --node-embeddings 128 \
+    --metrics "$OUT/hetero-mag1.jsonl" || failed=1
+  grep -E "^(epoch|best)" "$logs/hetero.log" "$logs/hetero-scale.log" | tail -12 | tee -a "$summary"
+}
