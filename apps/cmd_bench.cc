@@ -153,13 +153,14 @@ std::vector<Mode> parse_modes(const std::string& modes, const std::string& sampl
   }
   for (std::string item; std::getline(c, item, ',');) waits.push_back(gpu::parse_host_sync(item));
   if (waits.empty()) waits.push_back(gpu::HostSync::kAuto);
+  // Every mode under the first way of waiting, then every GPU mode under the next: a run cut
+  // short by a time limit loses the repeats first. The CPU path waits for no GPU.
   std::vector<Mode> out;
-  for (const BenchMode mode : chosen) {
-    for (const SamplerChoice kind : kinds) {
-      // The CPU path samples on the CPU, and waits for no GPU.
-      if (mode == BenchMode::kCpu && kind == SamplerChoice::kGpu) continue;
-      for (const gpu::HostSync wait : waits) {
-        if (mode == BenchMode::kCpu && wait != waits.front()) continue;
+  for (const gpu::HostSync wait : waits) {
+    for (const BenchMode mode : chosen) {
+      if (mode == BenchMode::kCpu && wait != waits.front()) continue;
+      for (const SamplerChoice kind : kinds) {
+        if (mode == BenchMode::kCpu && kind == SamplerChoice::kGpu) continue;  // samples on the CPU
         out.push_back({mode, kind, mode == BenchMode::kCpu ? gpu::HostSync::kAuto : wait});
       }
     }
@@ -224,7 +225,7 @@ nlohmann::json run_mode(const Dataset& ds, const TrainOptions& base, const Mode&
                 m.sync == gpu::HostSync::kAuto ? "" : (" / " + sync + " wait").c_str());
   std::fflush(stdout);
   try {
-    gpu::set_host_sync(m.sync);
+    gpu::set_host_sync(m.sync);  // a no-op where the device already waits so
     const TrainReport r = train(ds, o, std::cout);
     run.update(r.to_json());
     run["layout"] = r.mode;  // features/gather/sampler as run
@@ -281,7 +282,7 @@ void require_every_mode(const nlohmann::json& runs) {
 }
 
 struct BenchTrainArgs {
-  TrainingArgs train;
+  std::string metrics;
   std::string dataset, synthetic = "100000,20,128", rmat, json, html, modes, samplers = "cpu,gpu",
                        cuda_sync = "auto";
   double train_fraction = 0.5;
@@ -326,7 +327,7 @@ void add_bench_train_options(CLI::App* c, BenchTrainArgs* args) {
   c->add_flag("--strict", args->strict,
               "with --modes: exit non-zero when a mode could not run (it is still listed as "
               "skipped, and the other modes run)");
-  c->add_option("--metrics", args->train.train.metrics_path,
+  c->add_option("--metrics", args->metrics,
                 "write per-epoch metrics as JSON lines (not with --modes)");
   c->add_option("--warmup-epochs", args->warmup_epochs,
                 "leave the first N epochs out of the reported times (a GPU's first epoch also "
@@ -335,7 +336,7 @@ void add_bench_train_options(CLI::App* c, BenchTrainArgs* args) {
   c->add_flag("--no-eval", args->no_eval,
               "skip the evaluation after the last epoch (full-neighbourhood inference on the CPU, "
               "slow on large graphs); no accuracy is reported");
-  add_training_options(c, &args->train);
+  add_run_options(c, {RunKind::kNode});
   add_threads_option(c, &args->threads);
   add_dist_options(c, &args->dist);
 }
@@ -450,11 +451,11 @@ std::vector<Mode> checked_modes(const BenchTrainArgs& args, const TrainOptions& 
   return modes;
 }
 
-void run_bench_train(const BenchTrainArgs& args) {
-  const std::unique_ptr<ProcessGroup> group =
-      join_ranks(args.dist, parse_device(args.train.device));
+void run_bench_train(const BenchTrainArgs& args, const nlohmann::json& given) {
+  TrainOptions options = make_options(RunKind::kNode, given);
+  options.metrics_path = args.metrics;
+  const std::unique_ptr<ProcessGroup> group = join_ranks(args.dist, options.loader.device);
   const bool leader = group == nullptr || group->rank() == 0;
-  TrainOptions options = args.train.options();
   options.quiet = true;
   options.group = group.get();
   options.warmup_epochs = args.warmup_epochs;
@@ -488,7 +489,7 @@ void register_bench(CLI::App& app) {
   register_bench_gather(bench);
   CLI::App* c = bench->add_subcommand("train", "time training epochs, split into their parts");
   add_bench_train_options(c, args.get());
-  c->callback([args] { run_bench_train(*args); });
+  c->callback([args, c] { run_bench_train(*args, given_options(*c)); });
 }
 
 }  // namespace directgnn::cli

@@ -28,16 +28,6 @@
 namespace directgnn::cli {
 namespace {
 
-// Flags of homogeneous training that this path does not take yet: refused, never ignored.
-constexpr const char* kNotYet[] = {"--features",    "--gather",
-                                   "--sampler",     "--graph",
-                                   "--norm",        "--residual",
-                                   "--heads",       "--attn-dropout",
-                                   "--disk-io",     "--weighted-sampling",
-                                   "--optimizer",   "--feature-cache-gib",
-                                   "--disk-direct", "--dist-backend",
-                                   "--dist-timeout"};
-
 // Ranks would each train alone: refused until heterogeneous training shares gradients.
 void refuse_ranks() {
   DGNN_CHECK(dist_env_from_environment().world_size == 1,
@@ -108,22 +98,22 @@ std::string type_summary(const HeteroDataset& ds) {
   return out;
 }
 
-void run_hetero(const HeteroDataset& ds, const HeteroTrainOptions& o) {
+void run_hetero(const HeteroDataset& ds, const TrainOptions& o) {
   std::printf("dataset %s: %s; %zu relations, %lld edges; target %s, %lld classes\n",
               ds.name.c_str(), type_summary(ds).c_str(), ds.relations.size(),
               static_cast<long long>(ds.num_edges()), ds.target().name.c_str(),
               static_cast<long long>(ds.num_classes));
-  if (o.embeddings.dim > 0) {
+  const EmbeddingOptions& e = o.hetero.embeddings;
+  if (e.dim > 0) {
     std::printf("learnable embeddings: %lld wide for every featureless type, %s, lr %g\n",
-                static_cast<long long>(o.embeddings.dim),
-                sparse_optimizer_name(o.embeddings.optimizer), o.embeddings.lr);
+                static_cast<long long>(e.dim), sparse_optimizer_name(e.optimizer), e.lr);
   }
   const std::string bases =
-      o.model.num_bases > 0 ? ", " + std::to_string(o.model.num_bases) + " bases" : "";
+      o.hetero.bases > 0 ? ", " + std::to_string(o.hetero.bases) + " bases" : "";
   std::printf("model %s, %lld layers, hidden %lld%s; fan-outs %s; batch %lld\n",
-              hetero_model_kind_name(o.model.kind), static_cast<long long>(o.model.layers),
+              hetero_model_kind_name(o.hetero.model), static_cast<long long>(o.model.layers),
               static_cast<long long>(o.model.hidden), bases.c_str(),
-              hetero_fanout_text(ds, o.sampler).c_str(),
+              hetero_fanout_text(ds, hetero_fanouts(ds, o)).c_str(),
               static_cast<long long>(o.loader.batch_size));
   std::fflush(stdout);
   const HeteroTrainReport r = train_hetero(ds, o, std::cout);
@@ -132,12 +122,12 @@ void run_hetero(const HeteroDataset& ds, const HeteroTrainOptions& o) {
               r.eval_s);
 }
 
-void run_hetero_link(const HeteroDataset& ds, const HeteroTrainOptions& o,
-                     const HeteroLinkOptions& link) {
+void run_hetero_link(const HeteroDataset& ds, const TrainOptions& o) {
+  const LinkOptions& link = o.link;
   std::printf("dataset %s: %s; %zu relations, %lld edges\n", ds.name.c_str(),
               type_summary(ds).c_str(), ds.relations.size(),
               static_cast<long long>(ds.num_edges()));
-  const LinkSamplerOptions& s = link.link.sampling;
+  const LinkSamplerOptions& s = link.sampling;
   std::printf("link prediction on %s: split %g/%g/%g, %s negatives (%lld per positive, %s%s)%s\n",
               ds.relations[ds.relation_index(link.relation, ds.source)].key().c_str(),
               1 - link.split.val - link.split.test, link.split.val, link.split.test,
@@ -145,14 +135,15 @@ void run_hetero_link(const HeteroDataset& ds, const HeteroTrainOptions& o,
               negative_dist_name(s.dist).c_str(), s.exact_negatives ? ", exact" : "",
               s.exclude_seed_edges ? "; seed edges left out of their neighbourhoods" : "");
   std::printf("model %s, %lld layers, %lld-wide embeddings, %s decoder; fan-outs %s; batch %lld\n",
-              hetero_model_kind_name(o.model.kind), static_cast<long long>(o.model.layers),
-              static_cast<long long>(o.model.hidden), decoder_kind_name(link.link.decoder),
-              hetero_fanout_text(ds, o.sampler).c_str(),
+              hetero_model_kind_name(o.hetero.model), static_cast<long long>(o.model.layers),
+              static_cast<long long>(o.model.hidden), decoder_kind_name(link.decoder),
+              hetero_fanout_text(ds, hetero_fanouts(ds, o)).c_str(),
               static_cast<long long>(o.loader.batch_size));
   const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
   for (const int t : {target.src_type, target.dst_type}) {
     const NodeType& type = ds.node_types[t];
-    if (o.model.kind == HeteroModelKind::kMlp && !type.has_features() && o.embeddings.dim == 0) {
+    if (o.hetero.model == HeteroModelKind::kMlp && !type.has_features() &&
+        o.hetero.embeddings.dim == 0) {
       std::printf(
           "note: node type '%s' has no features and the mlp reads no relation: its "
           "embedding is one vector for every node (--node-embeddings D gives it a "
@@ -161,7 +152,7 @@ void run_hetero_link(const HeteroDataset& ds, const HeteroTrainOptions& o,
     }
   }
   std::fflush(stdout);
-  const HeteroLinkReport r = train_hetero_links(ds, o, link, std::cout);
+  const HeteroLinkReport r = train_hetero_links(ds, o, std::cout);
   const bool mrr = r.primary_metric == "mrr";
   std::printf("%lld training, %lld validation, %lld test edges; %lld steps per epoch\n",
               static_cast<long long>(r.train_edges), static_cast<long long>(r.val_edges),
@@ -170,30 +161,10 @@ void run_hetero_link(const HeteroDataset& ds, const HeteroTrainOptions& o,
     std::printf("best epoch %lld: val %s %.4f, test %s %.4f, test Hits@%lld %.4f\n",
                 static_cast<long long>(r.best_epoch), r.primary_metric.c_str(),
                 mrr ? r.best_val.mrr : r.best_val.roc_auc, r.primary_metric.c_str(),
-                mrr ? r.test.mrr : r.test.roc_auc, static_cast<long long>(link.link.hits_k),
+                mrr ? r.test.mrr : r.test.roc_auc, static_cast<long long>(link.hits_k),
                 r.test.hits);
   }
   std::printf("%.2f s per epoch, %.2f s per evaluation\n", r.epoch_time_s, r.eval_s);
-}
-
-// The link task's options from the command line.
-HeteroLinkOptions hetero_link_options(const HeteroArgs& hetero, const LinkTrainOptions& link,
-                                      bool homogeneous) {
-  HeteroLinkOptions o;
-  o.relation = hetero.target_relation;
-  if (o.relation.empty() && homogeneous) o.relation = "node,to,node";
-  DGNN_CHECK(!o.relation.empty(),
-             "--task link on a heterogeneous dataset needs --target-relation SRC,REL,DST: the "
-             "relation whose edges are predicted");
-  DGNN_CHECK(!link.use_val_edges,
-             "--use-val-edges is not offered on heterogeneous datasets (the test split is scored "
-             "over the training edges); leave it out");
-  o.link = link;
-  o.split = parse_link_fractions(hetero.link_split);
-  DGNN_CHECK(hetero.eval_negatives >= 0, "--eval-negatives must not be negative, got ",
-             hetero.eval_negatives);
-  o.split.neg_per_source = hetero.eval_negatives;
-  return o;
 }
 
 // Per type: the input a checkpoint's model reads, its learnable table (checked against the
@@ -218,97 +189,25 @@ std::vector<at::Tensor> checkpoint_inputs(const nlohmann::json& meta, const std:
 
 }  // namespace
 
-void add_hetero_options(CLI::App* c, HeteroArgs* args) {
-  c->add_option("--fan-out-rel", args->fanout_rel,
-                "heterogeneous datasets: fan-outs per relation, e.g. "
-                "\"paper,cites,paper=15,10;author,writes,paper=5,5\" (others take --fan-out)");
-  c->add_option("--bases", args->bases,
-                "rgcn: basis decomposition of the relation weights (0: a full weight each)")
-      ->default_val(0);
-  c->add_option("--node-embeddings", args->node_embeddings,
-                "learnable D-wide embeddings as the input of every featureless node type (on a "
-                "homogeneous dataset: instead of its feature table), updated sparsely")
-      ->default_val(0);
-  c->add_option("--embedding-optimizer", args->embedding_optimizer,
-                "the embeddings' sparse optimiser: adagrad (row-wise, one float of state per "
-                "row) or adam (sparse Adam)")
-      ->default_val("adagrad");
-  c->add_option("--embedding-lr", args->embedding_lr, "the embeddings' learning rate")
-      ->default_val(0.01);
-  c->add_option("--target-relation", args->target_relation,
-                "link, heterogeneous datasets: the relation whose edges are predicted, "
-                "src,rel,dst (held-out edges leave it and its reverse rev_REL)");
-  c->add_option("--link-split", args->link_split,
-                "link, heterogeneous datasets: TRAIN,VAL,TEST fractions of the target "
-                "relation's edges, a seeded random split")
-      ->capture_default_str();
-  c->add_option("--eval-negatives", args->eval_negatives,
-                "link, heterogeneous datasets: 0 scores one shared random pair per validation/"
-                "test positive (ROC-AUC); K scores K destinations per positive's source (MRR)")
-      ->capture_default_str();
-}
-
 bool is_hetero_dataset(const std::string& dataset) {
   return !dataset.empty() && (is_mag_spec(dataset) || is_hetero_dir(dataset));
 }
 
-void train_hetero_command(const CLI::App& command, const std::string& dataset,
-                          const TrainingArgs& args, const HeteroArgs& hetero,
-                          const LinkTrainOptions* link) {
+void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions o) {
   refuse_ranks();
-  for (const char* flag : kNotYet) {
-    const CLI::Option* option = command.get_option_no_throw(flag);
-    DGNN_CHECK(option == nullptr || option->count() == 0, flag,
-               " does not apply to heterogeneous datasets yet; leave it out");
-  }
-  HeteroTrainOptions o;
-  const TrainOptions& t = args.train;
-  const CLI::Option* model = command.get_option_no_throw("--model");
-  const bool model_given = model != nullptr && model->count() > 0;
-  o.model.kind = parse_hetero_model_kind(!model_given           ? "rgcn"
-                                         : args.model == "sage" ? "hsage"
-                                                                : args.model);
-  o.model.hidden = t.model.hidden;
-  o.model.layers = t.model.layers;
-  o.model.dropout = t.model.dropout;
-  o.model.num_bases = hetero.bases;
-  o.lr = t.lr;
-  o.weight_decay = t.weight_decay;
-  o.epochs = t.epochs;
-  o.eval_every = t.eval_every;
-  o.seed = t.seed;
-  o.split = t.split;
-  o.metrics_path = t.metrics_path;
-  o.checkpoint_dir = t.checkpoint_dir;
-  o.loader.batch_size = t.loader.batch_size;
-  o.loader.workers = t.loader.workers;
-  o.embeddings.dim = hetero.node_embeddings;
-  o.embeddings.optimizer = parse_sparse_optimizer(hetero.embedding_optimizer);
-  o.embeddings.lr = hetero.embedding_lr;
-  o.checkpoint_every = t.checkpoint_every;
-  std::string note;
-  o.device = resolve_device(parse_device(args.device), nullptr, &note);
-  if (!note.empty()) std::printf("%s\n", note.c_str());
-  // As node training: on the CPU a producer thread only takes cores from the model (and its
-  // arena page-faults batches in afresh), on a GPU it hides sampling behind the step.
-  o.loader.prefetch = parse_prefetch(args.prefetch).value_or(o.device.is_cpu() ? 0 : 2);
-  const bool homogeneous = !is_hetero_dataset(dataset);
-  o.run_info = {{"dataset", is_mag_spec(dataset) ? dataset : absolute_path(dataset)},
-                {"homogeneous_split", homogeneous ? t.split : -1},
-                {"threads", num_threads()}};
-  const HeteroDataset ds = load_hetero(dataset, t.split, t.seed, link == nullptr);
+  const bool homogeneous = !is_hetero_dataset(target.dataset);
+  o.run_info["homogeneous_split"] = homogeneous ? o.split : -1;
+  const HeteroDataset ds = load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero);
   if (homogeneous) o.split = 0;  // the split chosen above is the only one
-  std::string all = args.fanout;
-  if (all.empty()) {  // as node training: 10 per layer
-    for (int64_t l = 0; l < o.model.layers; ++l) all += l ? ",10" : "10";
-  }
-  o.sampler = parse_hetero_fanouts(ds, all, hetero.fanout_rel, o.model.layers);
-  if (link == nullptr) {
-    run_hetero(ds, o);
+  if (kind == RunKind::kHeteroLink) {
+    if (o.link.relation.empty() && homogeneous) o.link.relation = "node,to,node";
+    DGNN_CHECK(!o.link.relation.empty(),
+               "--task link on a heterogeneous dataset needs --target-relation SRC,REL,DST: the "
+               "relation whose edges are predicted");
+    run_hetero_link(ds, o);
     return;
   }
-  o.evaluate = command.count("--no-eval") == 0;
-  run_hetero_link(ds, o, hetero_link_options(hetero, *link, homogeneous));
+  run_hetero(ds, o);
 }
 
 void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
@@ -349,7 +248,7 @@ void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir
       dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
   const uint64_t seed = meta.value("seed", uint64_t{0});
   const HeteroDataset ds = load_hetero(dataset, 0, seed, false);
-  HeteroLinkOptions link = hetero_link_options_from_json(meta.at("link"), where);
+  LinkOptions link = checkpoint_options(meta, RunKind::kHeteroLink, where).link;
   const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
   link.split.seed = seed;
   const HeteroLinkSplit split = random_hetero_link_split(ds, target, link.split);
@@ -358,10 +257,10 @@ void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir
   DGNN_CHECK(config.relations == given.relations, where,
              ": the checkpoint was trained on other node types or relations than ", ds.source,
              "'s; pass the dataset it was trained on");
-  HeteroLinkModel model(config, link.link.decoder, link.link.decoder_layers);
+  HeteroLinkModel model(config, link.decoder, link.decoder_layers);
   load_checkpoint(dir, model, nullptr);
   const LinkEvalResult r = evaluate_hetero_links(
-      model, split.graph, target, checkpoint_inputs(meta, dir, ds), split.split, link.link.hits_k);
+      model, split.graph, target, checkpoint_inputs(meta, dir, ds), split.split, link.hits_k);
   const std::string metric = primary_link_metric(split.split.negatives);
   const double val = primary_value(r.val, split.split.negatives);
   const double test = primary_value(r.test, split.split.negatives);
@@ -381,43 +280,6 @@ void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir
     std::printf("Matches the test %s recorded at training time.\n", metric.c_str());
   } else {
     std::printf("Training recorded test %s %.4f for this checkpoint.\n", metric.c_str(), recorded);
-  }
-}
-
-bool resumes_hetero(const std::string& dir) {
-  if (!has_training_state(dir)) return false;
-  const std::string task = read_training_state(dir).value("task", "");
-  return task == "hetero" || task == "hetero_link";
-}
-
-void resume_hetero_command(const CLI::App& command, const std::string& dir, int64_t epochs,
-                           const std::string& metrics) {
-  refuse_ranks();
-  for (const CLI::Option* option : command.get_options()) {
-    const std::string name = option->get_name();
-    const bool allowed =
-        name == "--resume" || name == "--epochs" || name == "--threads" || name == "--metrics";
-    DGNN_CHECK(option->count() == 0 || allowed, name,
-               ": a resumed heterogeneous run takes its options from ", dir,
-               "; give only --resume (and --epochs to train further, --metrics to log elsewhere)");
-  }
-  const nlohmann::json state = read_training_state(dir);
-  const std::string where = training_state_path(dir);
-  HeteroTrainOptions o = hetero_options_from_json(state.at("options"), where);
-  o.resume_dir = dir;
-  o.run_info = state.at("run");
-  if (command.count("--epochs") != 0) o.epochs = epochs;
-  if (command.count("--metrics") != 0) o.metrics_path = metrics;
-  // The thread count orders floating-point sums: the stored one, unless given again.
-  if (command.count("--threads") == 0) configure_threads(o.run_info.value("threads", 0));
-  const int64_t split = o.run_info.value("homogeneous_split", int64_t{-1});
-  const bool link = state.value("task", "") == "hetero_link";
-  const HeteroDataset ds = load_hetero(o.run_info.value("dataset", std::string()),
-                                       std::max<int64_t>(0, split), o.seed, !link);
-  if (link) {
-    run_hetero_link(ds, o, hetero_link_options_from_json(state.at("link"), where));
-  } else {
-    run_hetero(ds, o);
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "core/random.h"
@@ -11,6 +13,7 @@
 #include "gpu/runtime.h"
 #include "loader/feature_cache.h"
 #include "loader/options.h"
+#include "train/run_options.h"
 
 namespace directgnn::ops {
 namespace {
@@ -49,39 +52,48 @@ at::Tensor FeatureStoreHolder::gather(const at::Tensor& ids, const std::string& 
 
 LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
                                  const LoaderNumbers& numbers) {
-  LoaderOptions o;
-  o.fanouts = numbers.fanouts;
-  o.batch_size = numbers.batch_size;
-  if (numbers.prefetch != -1) o.prefetch = static_cast<int>(numbers.prefetch);  // -1: auto
-  o.workers = static_cast<int>(numbers.workers);
-  o.disk.direct = numbers.disk_direct;
-  o.cache.gib = numbers.feature_cache_gib;
+  // Python's names of the run options (train/run_options.h), set as the command line's flags
+  // are; the sampling mode and edge ids are the loader's own.
+  nlohmann::json values = {{"batch_size", numbers.batch_size},
+                           {"sampler_workers", numbers.workers},
+                           {"disk_direct", numbers.disk_direct},
+                           {"feature_cache_gib", numbers.feature_cache_gib}};
+  if (!numbers.fanouts.empty()) values["fan_out"] = fanout_text(numbers.fanouts);
+  if (numbers.prefetch != -1) values["prefetch"] = std::to_string(numbers.prefetch);  // -1: auto
+  std::optional<std::string> mode, edge_ids;
   for (const auto& entry : choices) {
     const std::string& key = entry.key();
     const std::string& value = entry.value();
-    if (key == "device") {
-      o.device = parse_device(value);
-    } else if (key == "features") {
-      o.features = parse_feature_placement(value);
-    } else if (key == "gather") {
-      o.gather.method = parse_gather_method(value);
-    } else if (key == "sampler") {
-      o.sampler = parse_sampler(value);
-    } else if (key == "graph") {
-      o.graph = parse_graph_placement(value);
-    } else if (key == "mode") {
-      o.sample_mode = sample_mode_arg(value);
-    } else if (key == "weighted" || key == "edge_ids") {
-      DGNN_CHECK_ARG(value == "true" || value == "false", key, "'", value,
-                     "' is not true or false");
-      (key == "weighted" ? o.weighted : o.edge_ids) = value == "true";
-    } else if (key == "disk_io") {
-      o.disk.backend = disk::parse_backend(value);
-    } else if (key == "feature_cache_rank") {
-      o.cache.ranking = disk::parse_cache_ranking(value);
+    if (key == "mode") {
+      mode = value;
+    } else if (key == "edge_ids") {
+      edge_ids = value;
+    } else if (key == "weighted") {
+      values["weighted_sampling"] = value;
+    } else if (key == "device" || key == "features" || key == "gather" || key == "sampler" ||
+               key == "graph" || key == "disk_io" || key == "feature_cache_rank") {
+      values[key] = value;
     } else {
       fail_argument(key, "is not an option of directgnn.Loader");
     }
+  }
+  LoaderOptions o;
+  try {
+    o = make_options(RunKind::kNode, values).loader;
+  } catch (const InvalidArgument& e) {
+    // Python's keywords where they differ from the options' names.
+    const std::string& p = e.parameter();
+    throw InvalidArgument(p == "weighted_sampling" ? "weighted"
+                          : p == "sampler_workers" ? "workers"
+                          : p == "fan_out"         ? "fanouts"
+                                                   : p,
+                          e.detail());
+  }
+  if (mode) o.sample_mode = sample_mode_arg(*mode);
+  if (edge_ids) {
+    DGNN_CHECK_ARG(*edge_ids == "true" || *edge_ids == "false", "edge_ids", "'", *edge_ids,
+                   "' is not true or false");
+    o.edge_ids = *edge_ids == "true";
   }
   return o;
 }

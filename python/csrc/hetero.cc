@@ -17,6 +17,7 @@
 #include "passes.h"
 #include "sampling/hetero_sampler.h"
 #include "sampling/sampler.h"
+#include "train/run_options.h"
 
 namespace directgnn::ops {
 namespace {
@@ -168,12 +169,15 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
     DGNN_CHECK_ARG(ds.target_type >= 0, "data",
                    "has no target node type; the loader's seeds are nodes of the labelled type");
     DGNN_CHECK_ARG(prefetch >= 0 && prefetch <= 64, "prefetch", "must be in 0..64, got ", prefetch);
-    HeteroLoaderOptions o;
-    o.batch_size = batch_size;
-    o.prefetch = static_cast<int>(prefetch);
-    o.workers = static_cast<int>(workers);
+    // As the command line's flags are set (train/run_options.h); batches come on the CPU.
+    const LoaderOptions o = make_options(RunKind::kHetero, {{"batch_size", batch_size},
+                                                            {"prefetch", std::to_string(prefetch)},
+                                                            {"sampler_workers", workers},
+                                                            {"device", "cpu"}})
+                                .loader;
     loader_ = std::make_unique<HeteroLoader>(
-        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, false, "fanouts")}, o);
+        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, false, "fanouts")},
+        resolve_hetero_loader(o));
   }
   ~HeteroLoaderHolder() override { passes_.clear(); }
 

@@ -12,11 +12,11 @@
 namespace directgnn {
 HeteroLinkLoader::HeteroLinkLoader(const HeteroDataset& graph, HeteroLinkTarget target,
                                    HeteroSamplerOptions sampler, LinkSamplerOptions link,
-                                   HeteroLoaderOptions options)
-    : sampler_(graph, target, std::move(sampler), link), options_(options) {
-  DGNN_CHECK_ARG(options_.batch_size > 0, "batch_size", "must be positive, got ",
-                 options_.batch_size);
-  DGNN_CHECK_ARG(options_.workers >= 1, "workers", "must be at least 1, got ", options_.workers);
+                                   const LoaderSettings& settings)
+    : sampler_(graph, target, std::move(sampler), link), settings_(settings) {
+  DGNN_CHECK_ARG(settings_.batch_size > 0, "batch_size", "must be positive, got ",
+                 settings_.batch_size);
+  DGNN_CHECK_ARG(settings_.workers >= 1, "workers", "must be at least 1, got ", settings_.workers);
   for (const NodeType& t : graph.node_types) {
     stores_.push_back(t.has_features() ? std::make_unique<FeatureStore>(t.features) : nullptr);
   }
@@ -25,7 +25,7 @@ HeteroLinkLoader::HeteroLinkLoader(const HeteroDataset& graph, HeteroLinkTarget 
 HeteroLinkLoader::~HeteroLinkLoader() = default;
 
 int64_t HeteroLinkLoader::steps(int64_t num_positives) const {
-  return (num_positives + options_.batch_size - 1) / options_.batch_size;
+  return (num_positives + settings_.batch_size - 1) / settings_.batch_size;
 }
 
 HeteroLinkMinibatch HeteroLinkLoader::prepare(const at::Tensor& positives,
@@ -54,7 +54,7 @@ HeteroLinkLoader::Epoch::Epoch(const HeteroLinkLoader& loader, at::Tensor positi
   DGNN_CHECK(positives.dim() == 2 && positives.size(1) == 2 && positives.device().is_cpu(),
              "heterogeneous link loader: positives must be a CPU tensor [E, 2]");
   positives = positives.to(at::kLong).contiguous();
-  const HeteroLoaderOptions& o = loader.options_;
+  const LoaderSettings& o = loader.settings_;
   const int64_t all = loader.steps(positives.size(0));
   const int64_t end = end_step < 0 ? all : std::min(all, end_step);
   pipeline_ = batch_pipeline<HeteroLinkMinibatch>(

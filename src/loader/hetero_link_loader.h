@@ -18,6 +18,7 @@
 
 #include "feature/feature_store.h"
 #include "loader/hetero_loader.h"
+#include "loader/options.h"
 #include "sampling/hetero_link_sampler.h"
 
 namespace directgnn {
@@ -36,7 +37,7 @@ class HeteroLinkLoader {
   // `graph` (the message-passing graph) must outlive the loader.
   HeteroLinkLoader(const HeteroDataset& graph, HeteroLinkTarget target,
                    HeteroSamplerOptions sampler, LinkSamplerOptions link,
-                   HeteroLoaderOptions options);
+                   const LoaderSettings& settings);
   ~HeteroLinkLoader();
   HeteroLinkLoader(const HeteroLinkLoader&) = delete;
   HeteroLinkLoader& operator=(const HeteroLinkLoader&) = delete;
@@ -64,11 +65,11 @@ class HeteroLinkLoader {
   // Prepares the batch of `positives` now, on the calling thread.
   HeteroLinkMinibatch prepare(const at::Tensor& positives, uint64_t sample_seed) const;
   const HeteroLinkSampler& sampler() const { return sampler_; }
-  const HeteroLoaderOptions& options() const { return options_; }
+  const LoaderSettings& settings() const { return settings_; }
 
  private:
   HeteroLinkSampler sampler_;
-  HeteroLoaderOptions options_;
+  LoaderSettings settings_;
   std::vector<std::unique_ptr<FeatureStore>> stores_;  // per type; null when featureless
 };
 

@@ -10,11 +10,11 @@
 
 namespace directgnn {
 HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
-                           HeteroLoaderOptions options)
-    : dataset_(dataset), sampler_(dataset, std::move(sampler)), options_(options) {
-  DGNN_CHECK_ARG(options_.batch_size > 0, "batch_size", "must be positive, got ",
-                 options_.batch_size);
-  DGNN_CHECK_ARG(options_.workers >= 1, "workers", "must be at least 1, got ", options_.workers);
+                           const LoaderSettings& settings)
+    : dataset_(dataset), sampler_(dataset, std::move(sampler)), settings_(settings) {
+  DGNN_CHECK_ARG(settings_.batch_size > 0, "batch_size", "must be positive, got ",
+                 settings_.batch_size);
+  DGNN_CHECK_ARG(settings_.workers >= 1, "workers", "must be at least 1, got ", settings_.workers);
   for (const NodeType& t : dataset.node_types) {
     stores_.push_back(t.has_features() ? std::make_unique<FeatureStore>(t.features) : nullptr);
   }
@@ -23,7 +23,7 @@ HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sa
 HeteroLoader::~HeteroLoader() = default;
 
 int64_t HeteroLoader::steps(int64_t num_seeds) const {
-  return (num_seeds + options_.batch_size - 1) / options_.batch_size;
+  return (num_seeds + settings_.batch_size - 1) / settings_.batch_size;
 }
 
 HeteroBatch HeteroLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
@@ -51,7 +51,7 @@ HeteroLoader::Epoch::Epoch(const HeteroLoader& loader, at::Tensor seeds,
   DGNN_CHECK(seeds.dim() == 1 && seeds.device().is_cpu(),
              "heterogeneous loader: seeds must be a 1-D CPU tensor");
   seeds = seeds.to(at::kLong).contiguous();
-  const HeteroLoaderOptions& o = loader.options_;
+  const LoaderSettings& o = loader.settings_;
   const int64_t end = loader.steps(seeds.numel());
   pipeline_ = batch_pipeline<HeteroBatch>(
       std::move(seeds), o.batch_size, first_step, end, {o.prefetch, o.workers, o.worker_threads},

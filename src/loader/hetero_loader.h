@@ -4,7 +4,7 @@
 // ahead of the training step by the worker pipeline (loader/pipeline.h). CPU only for now:
 // batches are delivered on the CPU.
 //
-//   HeteroLoader loader(dataset, sampler_options, {batch_size, prefetch, workers});
+//   HeteroLoader loader(dataset, sampler_options, resolve_hetero_loader(loader_options));
 //   HeteroLoader::Epoch epoch = loader.epoch(shuffled_seeds, seed_of_step);
 //   while (!epoch.done()) { HeteroBatch b = epoch.next(); ... }
 #pragma once
@@ -18,6 +18,7 @@
 
 #include "feature/feature_store.h"
 #include "graph/hetero_graph.h"
+#include "loader/options.h"
 #include "sampling/hetero_sampler.h"
 
 namespace directgnn {
@@ -33,18 +34,13 @@ struct HeteroBatch {
   double sample_s = 0, gather_s = 0;
 };
 
-struct HeteroLoaderOptions {
-  int64_t batch_size = 1024;
-  int prefetch = 1;  // batches prepared ahead (0: on the training thread)
-  int workers = 1;
-  int worker_threads = 0;  // each worker's thread team (0: the process's)
-};
-
 class HeteroLoader {
  public:
-  // The dataset must outlive the loader. Seeds are of the dataset's target type.
+  // The dataset must outlive the loader. Seeds are of the dataset's target type. Of the
+  // settings (resolve_hetero_loader, loader/options.h), the batch size and how batches are
+  // prepared ahead (prefetch, workers, worker_threads) apply; batches are delivered on the CPU.
   HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
-               HeteroLoaderOptions options);
+               const LoaderSettings& settings);
   ~HeteroLoader();
   HeteroLoader(const HeteroLoader&) = delete;
   HeteroLoader& operator=(const HeteroLoader&) = delete;
@@ -72,12 +68,12 @@ class HeteroLoader {
   // Prepares the batch of `seeds` now, on the calling thread.
   HeteroBatch prepare(const at::Tensor& seeds, uint64_t sample_seed) const;
   const HeteroSampler& sampler() const { return sampler_; }
-  const HeteroLoaderOptions& options() const { return options_; }
+  const LoaderSettings& settings() const { return settings_; }
 
  private:
   const HeteroDataset& dataset_;
   HeteroSampler sampler_;
-  HeteroLoaderOptions options_;
+  LoaderSettings settings_;
   std::vector<std::unique_ptr<FeatureStore>> stores_;  // per type; null when featureless
 };
 

@@ -179,6 +179,19 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
   return s;
 }
 
+LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const ProcessGroup* group) {
+  check_counts(o);
+  LoaderSettings s;
+  s.device = resolve_device(o.device, group, &s.note);
+  s.fanouts = o.fanouts;
+  s.batch_size = o.batch_size;
+  // As node training: on the CPU a producer thread only takes cores from the model, on a GPU
+  // it hides sampling behind the step.
+  s.prefetch = o.prefetch.value_or(s.gpu() ? LoaderOptions::kGpuPrefetch : 0);
+  s.workers = o.workers;
+  return s;
+}
+
 bool can_read_sources_in_place(const Dataset& dataset, const LoaderSettings& settings) {
   const at::Tensor& table = dataset.features;
   return settings.device.is_cpu() && settings.features == Placement::kHost && table.dim() == 2 &&

@@ -20,6 +20,7 @@
 #include "feature/feature_store.h"
 #include "io/dataset.h"
 #include "sampling/block.h"
+#include "sampling/hetero_sampler.h"
 #include "sampling/sampler.h"
 
 namespace directgnn {
@@ -58,6 +59,8 @@ struct LoaderOptions {
   static constexpr int kGpuPrefetch = 2;
 
   std::vector<int64_t> fanouts;  // per hop, seed hop first; -1 = every neighbour
+  // Heterogeneous graphs: fan-outs of the relations named (the others take `fanouts`).
+  std::vector<RelationFanouts> relation_fanouts;
   int64_t batch_size = 1024;
   DeviceChoice device;
   std::optional<Placement> features;
@@ -112,6 +115,12 @@ struct LoaderSettings {
 // from the result.
 LoaderSettings resolve_loader(const LoaderOptions& options, const Dataset& dataset,
                               const ProcessGroup* group = nullptr);
+
+// The same for a heterogeneous graph's loaders (loader/hetero_loader.h): the device, the batch
+// size, the fan-outs and how batches are prepared ahead (prefetch auto: as resolve_loader's
+// for a table in memory). Batches are sampled and gathered on the CPU, from tables in memory.
+LoaderSettings resolve_hetero_loader(const LoaderOptions& options,
+                                     const ProcessGroup* group = nullptr);
 
 // The device a choice names on this machine (a rank's own GPU for "cuda" in a group); `note`
 // says why auto chose the CPU. For front ends that need a device without a loader.

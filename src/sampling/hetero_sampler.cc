@@ -201,12 +201,9 @@ at::Tensor to_tensor(const std::vector<int64_t>& values) {
 
 }  // namespace
 
-HeteroSamplerOptions parse_hetero_fanouts(const HeteroDataset& ds, const std::string& all,
-                                          const std::string& per_relation, int64_t layers) {
-  HeteroSamplerOptions options;
-  options.fanouts.resize(ds.relations.size());
-  std::vector<bool> named(ds.relations.size(), false);
-  std::stringstream items(per_relation);
+std::vector<RelationFanouts> parse_relation_fanouts(const std::string& text) {
+  std::vector<RelationFanouts> out;
+  std::stringstream items(text);
   std::string item;
   while (std::getline(items, item, ';')) {
     item = trim(item);
@@ -214,24 +211,60 @@ HeteroSamplerOptions parse_hetero_fanouts(const HeteroDataset& ds, const std::st
     const size_t eq = item.find('=');
     DGNN_CHECK(eq != std::string::npos, "per-relation fan-outs: '", item,
                "' must read src,rel,dst=F1,F2,... (one fan-out per layer)");
-    const std::string key = trim(item.substr(0, eq));
-    const int r = ds.relation_index(key, "per-relation fan-outs");
+    RelationFanouts r{trim(item.substr(0, eq)), {}};
+    const std::string list = trim(item.substr(eq + 1));
+    try {
+      r.fanouts = parse_fanouts(list, std::count(list.begin(), list.end(), ',') + 1);
+    } catch (const Error& e) {
+      fail("per-relation fan-outs of ", r.relation, ": ", e.what());
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string relation_fanouts_text(const std::vector<RelationFanouts>& fanouts) {
+  std::string out;
+  for (const RelationFanouts& r : fanouts) {
+    out += (out.empty() ? "" : ";") + r.relation + "=" + fanout_text(r.fanouts);
+  }
+  return out;
+}
+
+HeteroSamplerOptions hetero_sampler_options(const HeteroDataset& ds,
+                                            const std::vector<int64_t>& all,
+                                            const std::vector<RelationFanouts>& per_relation,
+                                            int64_t layers) {
+  HeteroSamplerOptions options;
+  options.fanouts.resize(ds.relations.size());
+  std::vector<bool> named(ds.relations.size(), false);
+  for (const RelationFanouts& given : per_relation) {
+    const int r = ds.relation_index(given.relation, "per-relation fan-outs");
     DGNN_CHECK(!named[r], "per-relation fan-outs: relation ", ds.relations[r].key(),
                " is given twice");
     named[r] = true;
     try {
-      options.fanouts[r] = parse_fanouts(trim(item.substr(eq + 1)), layers);
+      check_fanouts(given.fanouts, layers);
     } catch (const Error& e) {
       fail("per-relation fan-outs of ", ds.relations[r].key(), ": ", e.what());
     }
+    options.fanouts[r] = given.fanouts;
   }
   for (size_t r = 0; r < ds.relations.size(); ++r) {
     if (named[r]) continue;
     DGNN_CHECK(!all.empty(), "no fan-outs for relation ", ds.relations[r].key(),
                "; give fan-outs for every relation, or one list for all of them");
-    options.fanouts[r] = parse_fanouts(all, layers);
+    check_fanouts(all, layers);
+    options.fanouts[r] = all;
   }
   return options;
+}
+
+HeteroSamplerOptions parse_hetero_fanouts(const HeteroDataset& ds, const std::string& all,
+                                          const std::string& per_relation, int64_t layers) {
+  return hetero_sampler_options(ds,
+                                all.empty() ? std::vector<int64_t>{} : parse_fanouts(all, layers),
+                                parse_relation_fanouts(per_relation), layers);
 }
 
 std::string hetero_fanout_text(const HeteroDataset& ds, const HeteroSamplerOptions& options) {

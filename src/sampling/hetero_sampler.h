@@ -74,7 +74,25 @@ struct HeteroHops {
   std::vector<std::vector<int64_t>> hop_nodes, hop_edges;
 };
 
-// Parses fan-outs: `all` ("15,10": the same for every relation; empty with `per_relation`
+// Fan-outs of one relation, the relation named as the user names it ("src,rel,dst", or "rel"
+// when unambiguous).
+struct RelationFanouts {
+  std::string relation;
+  std::vector<int64_t> fanouts;  // per hop, seed hop first; -1 = every neighbour
+};
+// "paper,cites,paper=15,10;author,writes,paper=5,5" and back (each value checked; relations are
+// found, and the lists' lengths checked, by hetero_sampler_options).
+std::vector<RelationFanouts> parse_relation_fanouts(const std::string& text);
+std::string relation_fanouts_text(const std::vector<RelationFanouts>& fanouts);
+
+// The sampler's fan-outs for `dataset`: each relation `per_relation` names takes its list, the
+// others `all` (empty: every relation must be named), every list `layers` long. Throws naming
+// the relation and the fix.
+HeteroSamplerOptions hetero_sampler_options(const HeteroDataset& dataset,
+                                            const std::vector<int64_t>& all,
+                                            const std::vector<RelationFanouts>& per_relation,
+                                            int64_t layers);
+// The same from text: `all` ("15,10": the same for every relation; empty with `per_relation`
 // covering every relation) and `per_relation` ("paper,cites,paper=15,10;author,writes,paper=5,5",
 // relations named as HeteroDataset::relation_index accepts), checking each list's length
 // against `layers`. Relations `per_relation` does not name take `all`; without `all`, every

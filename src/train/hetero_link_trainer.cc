@@ -20,44 +20,15 @@
 #include "loader/hetero_link_loader.h"
 #include "train/checkpoint.h"
 #include "train/hetero_state.h"
+#include "train/run_options.h"
 #include "train/training_run.h"
 
 namespace directgnn {
 namespace {
 
-// One epoch's loader timings (the sums that shape results live in LinkProgress).
+// One epoch's loader timings (the sums that shape results live in EpochProgress).
 struct EpochTimes {
   double sample_s = 0, gather_s = 0, wait_s = 0;
-};
-
-// Where a run stands, kept in its training state: the epoch it continues, the steps of that
-// epoch already taken and their summed loss, and the best validation so far with its test.
-struct LinkProgress {
-  int64_t epoch = 1, steps_done = 0;
-  double loss = 0;
-  int64_t best_epoch = -1;
-  LinkMetrics best_val, test;
-
-  nlohmann::json to_json() const {
-    return {
-        {"epoch", epoch},           {"steps_done", steps_done},      {"loss", loss},
-        {"best_epoch", best_epoch}, {"val", metrics_json(best_val)}, {"test", metrics_json(test)}};
-  }
-
-  static LinkProgress from_json(const nlohmann::json& j, const std::string& where) {
-    LinkProgress p;
-    try {
-      p.epoch = j.at("epoch").get<int64_t>();
-      p.steps_done = j.at("steps_done").get<int64_t>();
-      p.loss = j.at("loss").get<double>();
-      p.best_epoch = j.at("best_epoch").get<int64_t>();
-      p.best_val = metrics_from_json(j.at("val"));
-      p.test = metrics_from_json(j.at("test"));
-    } catch (const nlohmann::json::exception& e) {
-      fail(where, ": the training state's progress is incomplete or mistyped: ", e.what());
-    }
-    return p;
-  }
 };
 
 // Decoder scores of pairs (src[i], dst[i]): rows of h_src and h_dst, `chunk` pairs at a time.
@@ -96,8 +67,7 @@ at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
 
 class HeteroLinkRun {
  public:
-  HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& o, const HeteroLinkOptions& link,
-                std::ostream& log);
+  HeteroLinkRun(const HeteroDataset& ds, const TrainOptions& o, std::ostream& log);
   HeteroLinkReport run();
 
  private:
@@ -110,58 +80,62 @@ class HeteroLinkRun {
   [[noreturn]] void stopped(int signal);
   void finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t, int64_t epochs);
 
-  const HeteroTrainOptions& o_;
-  const HeteroLinkOptions& link_;
+  const TrainOptions& o_;
+  const LinkOptions& link_;
   std::ostream& log_;
   HeteroLinkTarget target_;
   HeteroLinkSplit split_;
+  LoaderSettings settings_;
   std::shared_ptr<HeteroLinkModel> model_, cpu_model_;  // GPU runs evaluate a CPU copy
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<HeteroLinkLoader> loader_;
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;
   std::vector<std::string> type_names_;
   std::unique_ptr<MetricsLog> metrics_;
-  LinkProgress progress_;
+  int64_t epoch_ = 1;       // the epoch being trained
+  EpochProgress progress_;  // within it
+  RunTotals totals_;        // the best evaluation so far
   HeteroLinkReport report_;
 };
 
-HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& o,
-                             const HeteroLinkOptions& link, std::ostream& log)
-    : o_(o), link_(link), log_(log), target_(find_link_target(ds, link.relation, ds.source)) {
-  LinkSplitOptions split = link.split;
+HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const TrainOptions& o, std::ostream& log)
+    : o_(o),
+      link_(o.link),
+      log_(log),
+      target_(find_link_target(ds, o.link.relation, ds.source)),
+      settings_(resolve_hetero_loader(o.loader)) {
+  LinkSplitOptions split = link_.split;
   split.seed = o.seed;
   split_ = random_hetero_link_split(ds, target_, split);
   DGNN_CHECK_ARG(!o.evaluate || (split_.split.val.size(0) > 0 && split_.split.test.size(0) > 0),
                  "link_split",
                  "leaves no validation or test edges to evaluate; give both a fraction (or train "
                  "without evaluation)");
-  HeteroModelConfig config = hetero_link_encoder(ds, target_, o.model);
-  tables_ = make_embedding_tables(ds, o.embeddings, o.seed, config.in_dims);
+  HeteroModelConfig config = hetero_link_encoder(ds, target_, hetero_model_config(ds, o));
+  tables_ = make_embedding_tables(ds, o.hetero.embeddings, o.seed, config.in_dims);
   torch::manual_seed(o.seed);
-  model_ = std::make_shared<HeteroLinkModel>(config, link.link.decoder, link.link.decoder_layers);
-  if (!o.device.is_cpu()) {
-    cpu_model_ =
-        std::make_shared<HeteroLinkModel>(config, link.link.decoder, link.link.decoder_layers);
-    model_->to(o.device);
+  model_ = std::make_shared<HeteroLinkModel>(config, link_.decoder, link_.decoder_layers);
+  if (settings_.gpu()) {
+    cpu_model_ = std::make_shared<HeteroLinkModel>(config, link_.decoder, link_.decoder_layers);
+    model_->to(settings_.device);
   }
-  TrainOptions adam;
-  adam.lr = o.lr;
-  adam.weight_decay = o.weight_decay;
-  optimizer_ = make_optimizer(model_->parameters(), adam);
-  loader_ = std::make_unique<HeteroLinkLoader>(split_.graph, target_, o.sampler, link.link.sampling,
-                                               o.loader);
+  optimizer_ = make_optimizer(model_->parameters(), o);
+  loader_ = std::make_unique<HeteroLinkLoader>(split_.graph, target_, hetero_fanouts(ds, o),
+                                               link_.sampling, settings_);
   const int64_t all = loader_->steps(split_.split.train.size(0));
-  report_.steps_per_epoch =
-      link.link.steps_per_epoch > 0 ? std::min(all, link.link.steps_per_epoch) : all;
+  report_.steps_per_epoch = link_.steps_per_epoch > 0 ? std::min(all, link_.steps_per_epoch) : all;
   report_.train_edges = split_.split.train.size(0);
   report_.val_edges = split_.split.val.size(0);
   report_.test_edges = split_.split.test.size(0);
   report_.primary_metric = primary_link_metric(split_.split.negatives);
   for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
   if (!o.resume_dir.empty()) {
-    const nlohmann::json state = load_hetero_state(o.resume_dir, "hetero_link", o.epochs, *model_,
-                                                   *optimizer_, tables_, type_names_);
-    progress_ = LinkProgress::from_json(state.at("progress"), training_state_path(o.resume_dir));
+    const TrainingState state =
+        load_hetero_state(o, RunKind::kHeteroLink, ds.num_nodes(), report_.steps_per_epoch, *model_,
+                          *optimizer_, tables_, type_names_);
+    epoch_ = state.epoch;
+    progress_ = state.progress;
+    totals_ = state.totals;
   }
   if (!o.metrics_path.empty()) {
     metrics_ = std::make_unique<MetricsLog>(o.metrics_path, !o.resume_dir.empty());
@@ -170,14 +144,15 @@ HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const HeteroTrainOptions& 
 
 void HeteroLinkRun::step(HeteroLinkMinibatch& m) {
   HeteroLinkBatch& b = m.batch;
-  hetero_batch_to_device(b.sample.blocks, m.x, o_.device);
-  read_embedding_rows(tables_, b.sample.input_nodes, o_.device, m.x);
+  const c10::Device device = settings_.device;
+  hetero_batch_to_device(b.sample.blocks, m.x, device);
+  read_embedding_rows(tables_, b.sample.input_nodes, device, m.x);
   optimizer_->zero_grad();
   const std::vector<at::Tensor> h = model_->encoder().forward_outputs(b.sample.blocks, m.x);
   const at::Tensor& h_src = h[target_.src_type];
   const at::Tensor& h_dst = h[target_.dst_type];
   at::Tensor src, dst, labels;
-  if (link_.link.sampling.mode == NegativeMode::kBinary) {
+  if (link_.sampling.mode == NegativeMode::kBinary) {
     src = b.edge_label_index[0];
     dst = b.edge_label_index[1];
     labels = b.edge_label;
@@ -187,14 +162,14 @@ void HeteroLinkRun::step(HeteroLinkMinibatch& m) {
     dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
     labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
   }
-  const at::Tensor scores = model_->decoder().forward(h_src.index_select(0, src.to(o_.device)),
-                                                      h_dst.index_select(0, dst.to(o_.device)));
-  const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels.to(o_.device));
+  const at::Tensor scores = model_->decoder().forward(h_src.index_select(0, src.to(device)),
+                                                      h_dst.index_select(0, dst.to(device)));
+  const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels.to(device));
   loss.backward();
   optimizer_->step();
   update_embedding_rows(tables_, b.sample.input_nodes, m.x);
-  progress_.loss += loss.item<double>();
-  ++progress_.steps_done;
+  progress_.loss_sum += loss.item<double>();
+  ++progress_.next_step;
 }
 
 EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
@@ -202,7 +177,7 @@ EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
   const at::Tensor order = shuffled_rows(split_.split.train, mix64(o_.seed, 0x5eed, epoch));
   const uint64_t seed = o_.seed;
   HeteroLinkLoader::Epoch batches = loader_->epoch(
-      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, progress_.steps_done,
+      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, progress_.next_step,
       report_.steps_per_epoch);
   EpochTimes times;
   while (!batches.done()) {
@@ -212,7 +187,7 @@ EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
     times.sample_s += b.sample_s;
     times.gather_s += b.gather_s;
     step(b);
-    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.steps_done;
+    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.next_step;
     if (o_.checkpoint_every > 0 && global % o_.checkpoint_every == 0) save_state();
     if (const int signal = stop_signal()) stopped(signal);
   }
@@ -222,14 +197,13 @@ EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
 LinkEvalResult HeteroLinkRun::evaluate() {
   if (cpu_model_) copy_parameters(*model_, *cpu_model_);
   return evaluate_hetero_links(cpu_model_ ? *cpu_model_ : *model_, split_.graph, target_,
-                               hetero_inputs(split_.graph, tables_), split_.split,
-                               link_.link.hits_k);
+                               hetero_inputs(split_.graph, tables_), split_.split, link_.hits_k);
 }
 
 void HeteroLinkRun::log_epoch(int64_t epoch, const EpochTimes& t, double seconds,
                               const LinkEvalResult* r) {
   const double loss =
-      progress_.loss / static_cast<double>(std::max<int64_t>(1, progress_.steps_done));
+      progress_.loss_sum / static_cast<double>(std::max<int64_t>(1, progress_.next_step));
   const LinkNegatives layout = split_.split.negatives;
   if (!o_.quiet) {
     char scores[96] = "(not evaluated)", line[256];
@@ -256,9 +230,9 @@ void HeteroLinkRun::log_epoch(int64_t epoch, const EpochTimes& t, double seconds
 }
 
 void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
-  nlohmann::json meta = {{"task", "hetero_link"},
+  nlohmann::json meta = {{"task", run_kind_name(RunKind::kHeteroLink)},
+                         {"options", options_json(o_, RunKind::kHeteroLink)},
                          {"model", model_->encoder().config().to_json()},
-                         {"link", hetero_link_options_json(link_)},
                          {"epoch", epoch},
                          {"seed", o_.seed},
                          {"val", metrics_json(r.val)},
@@ -277,24 +251,22 @@ void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
   // CPU copy, brought up to date here (a run without evaluation has not copied it).
   if (cpu_model_) copy_parameters(*model_, *cpu_model_);
   save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
+  totals_.best_dir = o_.checkpoint_dir;
 }
 
 void HeteroLinkRun::save_state() {
-  const nlohmann::json description = {{"task", "hetero_link"},
-                                      {"options", hetero_options_to_json(o_)},
-                                      {"link", hetero_link_options_json(link_)},
-                                      {"run", o_.run_info},
-                                      {"progress", progress_.to_json()}};
-  save_hetero_state(hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_, description);
+  save_hetero_state(hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_,
+                    training_state(RunKind::kHeteroLink, o_,
+                                   {1, split_.graph.num_nodes(), report_.steps_per_epoch}, epoch_,
+                                   progress_, totals_));
 }
 
 void HeteroLinkRun::stopped(int signal) {
   save_state();
   throw Interrupted(signal,
                     std::string("Interrupted by ") + signal_name(signal) + " at epoch " +
-                        std::to_string(progress_.epoch) + ", step " +
-                        std::to_string(progress_.steps_done) + ". Training state saved in " +
-                        hetero_state_dir(o_),
+                        std::to_string(epoch_) + ", step " + std::to_string(progress_.next_step) +
+                        ". Training state saved in " + hetero_state_dir(o_),
                     hetero_state_dir(o_));
 }
 
@@ -302,7 +274,8 @@ HeteroLinkReport HeteroLinkRun::run() {
   double train_s = 0, eval_s = 0;
   int64_t evals = 0, epochs_run = 0;
   EpochTimes totals;
-  for (int64_t epoch = progress_.epoch; epoch <= o_.epochs; ++epoch) {
+  for (; epoch_ <= o_.epochs; ++epoch_) {
+    const int64_t epoch = epoch_;
     const auto t0 = Clock::now();
     const EpochTimes t = train_epoch(epoch);
     const double seconds = seconds_since(t0);
@@ -318,19 +291,16 @@ HeteroLinkReport HeteroLinkRun::run() {
       r = evaluate();
       eval_s += seconds_since(e0);
       ++evals;
-      const LinkNegatives layout = split_.split.negatives;
-      if (progress_.best_epoch < 0 ||
-          primary_value(r.val, layout) > primary_value(progress_.best_val, layout)) {
-        progress_.best_epoch = epoch;
-        progress_.best_val = r.val;
-        progress_.test = r.test;
+      const double value = primary_value(r.val, split_.split.negatives);
+      if (totals_.best_epoch < 0 || value > totals_.best_value) {
+        totals_.best_epoch = epoch;
+        totals_.best_value = value;
+        totals_.best_metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
         if (!o_.checkpoint_dir.empty()) save_best(epoch, r);
       }
     }
     log_epoch(epoch, t, seconds, evaluated ? &r : nullptr);
-    progress_.epoch = epoch + 1;
-    progress_.steps_done = 0;
-    progress_.loss = 0;
+    progress_ = EpochProgress{};
   }
   // Without evaluation the last epoch's model is kept, for eval or later use.
   if (!o_.evaluate && !o_.checkpoint_dir.empty()) save_best(o_.epochs, LinkEvalResult());
@@ -349,9 +319,11 @@ void HeteroLinkRun::finish(double train_s, double eval_s, int64_t evals, const E
   report_.gather_s = t.gather_s / epochs;
   report_.wait_s = t.wait_s / epochs;
   report_.eval_s = evals > 0 ? eval_s / static_cast<double>(evals) : 0;
-  report_.best_epoch = progress_.best_epoch;
-  report_.best_val = progress_.best_val;
-  report_.test = progress_.test;
+  report_.best_epoch = totals_.best_epoch;
+  if (totals_.best_epoch >= 0) {
+    report_.best_val = metrics_from_json(totals_.best_metrics.at("val"));
+    report_.test = metrics_from_json(totals_.best_metrics.at("test"));
+  }
   std::vector<at::Tensor> all = model_->parameters();
   for (const auto& table : tables_) {
     if (table) all.push_back(table->weight());
@@ -412,38 +384,16 @@ LinkEvalResult evaluate_hetero_links(HeteroLinkModel& model, const HeteroDataset
   return r;
 }
 
-nlohmann::json hetero_link_options_json(const HeteroLinkOptions& o) {
-  nlohmann::json j = link_options_json(o.link);
-  j["relation"] = o.relation;
-  j["split"] = {
-      {"val", o.split.val}, {"test", o.split.test}, {"neg_per_source", o.split.neg_per_source}};
-  return j;
-}
-
-HeteroLinkOptions hetero_link_options_from_json(const nlohmann::json& j, const std::string& where) {
-  HeteroLinkOptions o;
-  o.link = link_options_from_json(j, where);
-  try {
-    o.relation = j.at("relation").get<std::string>();
-    o.split.val = j.at("split").at("val").get<double>();
-    o.split.test = j.at("split").at("test").get<double>();
-    o.split.neg_per_source = j.at("split").at("neg_per_source").get<int64_t>();
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": the heterogeneous link options are incomplete or mistyped: ", e.what());
-  }
-  return o;
-}
-
-HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const HeteroTrainOptions& o,
-                                    const HeteroLinkOptions& link, std::ostream& log) {
+HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const TrainOptions& o,
+                                    std::ostream& log) {
   DGNN_CHECK_ARG(o.epochs >= 1, "epochs", "must be at least 1, got ", o.epochs);
   DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be at least 1, got ", o.eval_every);
   DGNN_CHECK_ARG(o.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
                  o.checkpoint_every);
-  DGNN_CHECK_ARG(!link.link.use_val_edges, "use_val_edges",
+  DGNN_CHECK_ARG(!o.link.use_val_edges, "use_val_edges",
                  "is not offered for heterogeneous link prediction: its test split is scored "
                  "over the training edges");
-  HeteroLinkRun run(dataset, o, link, log);
+  HeteroLinkRun run(dataset, o, log);
   return run.run();
 }
 

@@ -31,18 +31,6 @@
 
 namespace directgnn {
 
-struct HeteroLinkOptions {
-  std::string relation;  // the target relation, "src,rel,dst" (or "rel" when unambiguous)
-  // Decoder, negatives, exclusion, Hits@K and batches per epoch as on a homogeneous graph;
-  // use_val_edges is not offered here (the test split is scored over the training edges).
-  LinkTrainOptions link;
-  LinkSplitOptions split;  // fractions and fixed negatives; its seed is the run's
-};
-
-nlohmann::json hetero_link_options_json(const HeteroLinkOptions& options);
-HeteroLinkOptions hetero_link_options_from_json(const nlohmann::json& json,
-                                                const std::string& where);
-
 struct HeteroLinkReport {
   int64_t epochs = 0, best_epoch = -1, steps_per_epoch = 0;
   int64_t train_edges = 0, val_edges = 0, test_edges = 0;
@@ -53,8 +41,9 @@ struct HeteroLinkReport {
   std::string param_digest;
 };
 
-HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const HeteroTrainOptions& options,
-                                    const HeteroLinkOptions& link, std::ostream& log);
+// Trains on options.link.relation with options.link's split, negatives and decoder.
+HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const TrainOptions& options,
+                                    std::ostream& log);
 
 // The split's scores by `model`, every node of the two endpoint types embedded layer by layer
 // over `graph` (the message-passing graph) from `inputs` (per type: features, a table or

@@ -18,25 +18,25 @@
 #include "train/checkpoint.h"
 #include "train/hetero_state.h"
 #include "train/metrics.h"
+#include "train/run_options.h"
 #include "train/trainer.h"
 #include "train/training_run.h"
 
 namespace directgnn {
 namespace {
 
-// One epoch's loader timings (the sums that shape results live in HeteroProgress).
+// One epoch's loader timings (the sums that shape results live in EpochProgress).
 struct EpochTimes {
   double sample_s = 0, gather_s = 0, wait_s = 0;
 };
 
 class HeteroRun {
  public:
-  HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::ostream& log);
+  HeteroRun(const HeteroDataset& ds, const TrainOptions& o, std::ostream& log);
   HeteroTrainReport run();
 
  private:
   Split pick_split() const;
-  void make_tables(HeteroModelConfig& config);
   void take_step(HeteroBatch& b);
   EpochTimes train_epoch(int64_t epoch);
   std::pair<double, double> evaluate();
@@ -50,9 +50,10 @@ class HeteroRun {
               int64_t epochs_run);
 
   const HeteroDataset& ds_;
-  const HeteroTrainOptions& o_;
+  const TrainOptions& o_;
   std::ostream& log_;
   Split split_;
+  LoaderSettings settings_;
   std::shared_ptr<HeteroModel> model_;
   std::shared_ptr<HeteroModel> cpu_model_;  // GPU runs evaluate and checkpoint a CPU copy
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
@@ -60,36 +61,33 @@ class HeteroRun {
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
   std::vector<std::string> type_names_;
   std::unique_ptr<MetricsLog> metrics_;
-  HeteroProgress progress_;
+  int64_t epoch_ = 1;       // the epoch being trained
+  EpochProgress progress_;  // within it
+  RunTotals totals_;        // the best evaluation so far
   HeteroTrainReport report_;
 };
 
-HeteroRun::HeteroRun(const HeteroDataset& ds, const HeteroTrainOptions& o, std::ostream& log)
-    : ds_(ds), o_(o), log_(log), split_(pick_split()) {
-  HeteroModelConfig config = HeteroModelConfig::for_dataset(ds);
-  config.kind = o.model.kind;
-  config.hidden = o.model.hidden;
-  config.layers = o.model.layers;
-  config.dropout = o.model.dropout;
-  config.num_bases = o.model.num_bases;
+HeteroRun::HeteroRun(const HeteroDataset& ds, const TrainOptions& o, std::ostream& log)
+    : ds_(ds), o_(o), log_(log), split_(pick_split()), settings_(resolve_hetero_loader(o.loader)) {
+  HeteroModelConfig config = hetero_model_config(ds, o);
   for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
-  make_tables(config);
+  tables_ = make_embedding_tables(ds_, o_.hetero.embeddings, o_.seed, config.in_dims);
   torch::manual_seed(o_.seed);
   model_ = std::make_shared<HeteroModel>(config);
-  if (!o_.device.is_cpu()) {
+  if (settings_.gpu()) {
     cpu_model_ = std::make_shared<HeteroModel>(config);
-    model_->to(o_.device);
+    model_->to(settings_.device);
   }
-  TrainOptions adam;
-  adam.lr = o_.lr;
-  adam.weight_decay = o_.weight_decay;
-  optimizer_ = make_optimizer(model_->parameters(), adam);
-  loader_ = std::make_unique<HeteroLoader>(ds, o_.sampler, o_.loader);
+  optimizer_ = make_optimizer(model_->parameters(), o_);
+  loader_ = std::make_unique<HeteroLoader>(ds, hetero_fanouts(ds, o), settings_);
   report_.steps_per_epoch = loader_->steps(split_.train.numel());
   if (!o_.resume_dir.empty()) {
-    const nlohmann::json state = load_hetero_state(o_.resume_dir, "hetero", o_.epochs, *model_,
-                                                   *optimizer_, tables_, type_names_);
-    progress_ = HeteroProgress::from_json(state.at("progress"), training_state_path(o_.resume_dir));
+    const TrainingState state =
+        load_hetero_state(o_, RunKind::kHetero, ds.num_nodes(), report_.steps_per_epoch, *model_,
+                          *optimizer_, tables_, type_names_);
+    epoch_ = state.epoch;
+    progress_ = state.progress;
+    totals_ = state.totals;
   }
   if (!o_.metrics_path.empty()) {
     metrics_ = std::make_unique<MetricsLog>(o_.metrics_path, !o_.resume_dir.empty());
@@ -106,25 +104,22 @@ Split HeteroRun::pick_split() const {
   return ds_.splits[static_cast<size_t>(o_.split)];
 }
 
-void HeteroRun::make_tables(HeteroModelConfig& config) {
-  tables_ = make_embedding_tables(ds_, o_.embeddings, o_.seed, config.in_dims);
-}
-
 void HeteroRun::take_step(HeteroBatch& b) {
-  hetero_batch_to_device(b.sample.blocks, b.x, o_.device);
-  b.labels = b.labels.to(o_.device);
-  read_embedding_rows(tables_, b.sample.input_nodes, o_.device, b.x);
+  const c10::Device device = settings_.device;
+  hetero_batch_to_device(b.sample.blocks, b.x, device);
+  b.labels = b.labels.to(device);
+  read_embedding_rows(tables_, b.sample.input_nodes, device, b.x);
   optimizer_->zero_grad();
   const at::Tensor logits = model_->forward(b.sample.blocks, b.x);
   const at::Tensor loss = at::cross_entropy_loss(logits, b.labels);
   loss.backward();
   optimizer_->step();
   update_embedding_rows(tables_, b.sample.input_nodes, b.x);
-  const double n = static_cast<double>(b.labels.numel());
-  progress_.loss += loss.item<double>() * n;
-  progress_.correct += logits.argmax(1).eq(b.labels).sum().item<double>();
+  const int64_t n = b.labels.numel();
+  progress_.loss_sum += loss.item<double>() * static_cast<double>(n);
+  progress_.correct += logits.argmax(1).eq(b.labels).sum().item<int64_t>();
   progress_.seen += n;
-  ++progress_.steps_done;
+  ++progress_.next_step;
 }
 
 EpochTimes HeteroRun::train_epoch(int64_t epoch) {
@@ -133,8 +128,7 @@ EpochTimes HeteroRun::train_epoch(int64_t epoch) {
   seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), mix64(o_.seed, 0x5eed, epoch));
   const uint64_t seed = o_.seed;
   HeteroLoader::Epoch batches = loader_->epoch(
-      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); },
-      progress_.steps_done);
+      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, progress_.next_step);
   EpochTimes times;
   while (!batches.done()) {
     const auto t0 = Clock::now();
@@ -143,7 +137,7 @@ EpochTimes HeteroRun::train_epoch(int64_t epoch) {
     times.sample_s += b.sample_s;
     times.gather_s += b.gather_s;
     take_step(b);
-    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.steps_done;
+    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.next_step;
     if (o_.checkpoint_every > 0 && global % o_.checkpoint_every == 0) save_state();
     if (const int signal = stop_signal()) stopped(signal);
   }
@@ -159,8 +153,9 @@ std::pair<double, double> HeteroRun::evaluate() {
 
 void HeteroRun::log_epoch(int64_t epoch, const EpochTimes& s, double seconds, double val,
                           double test, bool evaluated) {
-  const double seen = std::max(1.0, progress_.seen);
-  const double loss = progress_.loss / seen, train = progress_.correct / seen;
+  const double seen = std::max(1.0, static_cast<double>(progress_.seen));
+  const double loss = progress_.loss_sum / seen,
+               train = static_cast<double>(progress_.correct) / seen;
   if (!o_.quiet) {
     char scores[64] = "(not evaluated)", line[256];
     if (evaluated) std::snprintf(scores, sizeof scores, "val %.4f  test %.4f", val, test);
@@ -184,10 +179,15 @@ void HeteroRun::log_epoch(int64_t epoch, const EpochTimes& s, double seconds, do
 }
 
 void HeteroRun::save_best(int64_t epoch, double val, double test) {
-  nlohmann::json meta = {{"task", "hetero"},  {"model", model_->config().to_json()},
-                         {"epoch", epoch},    {"seed", o_.seed},
-                         {"split", o_.split}, {"val_acc", val},
-                         {"test_acc", test},  {"run", o_.run_info}};
+  nlohmann::json meta = {{"task", run_kind_name(RunKind::kHetero)},
+                         {"options", options_json(o_, RunKind::kHetero)},
+                         {"model", model_->config().to_json()},
+                         {"epoch", epoch},
+                         {"seed", o_.seed},
+                         {"split", o_.split},
+                         {"val_acc", val},
+                         {"test_acc", test},
+                         {"run", o_.run_info}};
   nlohmann::json tables = nlohmann::json::object();
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (!tables_[t]) continue;
@@ -200,22 +200,21 @@ void HeteroRun::save_best(int64_t epoch, double val, double test) {
   // The tables first: checkpoint.pt, written last, names the tables its model was trained with.
   // evaluate() has just copied a GPU model's parameters to the CPU copy.
   save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
+  totals_.best_dir = o_.checkpoint_dir;
 }
 
 void HeteroRun::save_state() {
-  const nlohmann::json description = {{"task", "hetero"},
-                                      {"options", hetero_options_to_json(o_)},
-                                      {"run", o_.run_info},
-                                      {"progress", progress_.to_json()}};
-  save_hetero_state(hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_, description);
+  save_hetero_state(
+      hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_,
+      training_state(RunKind::kHetero, o_, {1, ds_.num_nodes(), report_.steps_per_epoch}, epoch_,
+                     progress_, totals_));
 }
 
 void HeteroRun::stopped(int signal) {
   save_state();
   std::ostringstream message;
-  message << "Interrupted by " << signal_name(signal) << " at epoch " << progress_.epoch
-          << ", step " << progress_.steps_done << ". Training state saved in "
-          << hetero_state_dir(o_);
+  message << "Interrupted by " << signal_name(signal) << " at epoch " << epoch_ << ", step "
+          << progress_.next_step << ". Training state saved in " << hetero_state_dir(o_);
   throw Interrupted(signal, message.str(), hetero_state_dir(o_));
 }
 
@@ -231,7 +230,8 @@ HeteroTrainReport HeteroRun::run() {
   double train_s = 0, eval_s = 0;
   int64_t evals = 0, epochs_run = 0;
   EpochTimes totals;
-  for (int64_t epoch = progress_.epoch; epoch <= o_.epochs; ++epoch) {
+  for (; epoch_ <= o_.epochs; ++epoch_) {
+    const int64_t epoch = epoch_;
     const auto t0 = Clock::now();
     const EpochTimes s = train_epoch(epoch);
     const double seconds = seconds_since(t0);
@@ -247,17 +247,15 @@ HeteroTrainReport HeteroRun::run() {
       std::tie(val, test) = evaluate();
       eval_s += seconds_since(e0);
       ++evals;
-      if (progress_.best_epoch < 0 || val > progress_.best_val) {
-        progress_.best_epoch = epoch;
-        progress_.best_val = val;
-        progress_.best_test = test;
+      if (totals_.best_epoch < 0 || val > totals_.best_value) {
+        totals_.best_epoch = epoch;
+        totals_.best_value = val;
+        totals_.best_metrics = {{"val", {{"acc", val}}}, {"test", {{"acc", test}}}};
         if (!o_.checkpoint_dir.empty()) save_best(epoch, val, test);
       }
     }
     log_epoch(epoch, s, seconds, val, test, evaluated);
-    progress_.epoch = epoch + 1;
-    progress_.steps_done = 0;
-    progress_.loss = progress_.correct = progress_.seen = 0;
+    progress_ = EpochProgress{};
   }
   // A run that keeps a state dir leaves the finished state there, so --epochs can extend it.
   if (!o_.checkpoint_dir.empty() || !o_.resume_dir.empty()) save_state();
@@ -269,9 +267,11 @@ void HeteroRun::finish(double train_s, double eval_s, int64_t evals, const Epoch
                        int64_t epochs_run) {
   const double epochs = static_cast<double>(std::max<int64_t>(1, epochs_run));
   report_.epochs = o_.epochs;
-  report_.best_epoch = progress_.best_epoch;
-  report_.best_val_acc = progress_.best_val;
-  report_.test_acc = progress_.best_test;
+  report_.best_epoch = totals_.best_epoch;
+  if (totals_.best_epoch >= 0) {
+    report_.best_val_acc = totals_.best_value;
+    report_.test_acc = totals_.best_metrics.at("test").at("acc").get<double>();
+  }
   report_.epoch_time_s = train_s / epochs;
   report_.sample_s = t.sample_s / epochs;
   report_.gather_s = t.gather_s / epochs;
@@ -351,7 +351,21 @@ std::vector<at::Tensor> hetero_inputs(const HeteroDataset& ds,
   return inputs;
 }
 
-HeteroTrainReport train_hetero(const HeteroDataset& dataset, const HeteroTrainOptions& options,
+HeteroModelConfig hetero_model_config(const HeteroDataset& ds, const TrainOptions& o) {
+  HeteroModelConfig config = HeteroModelConfig::for_dataset(ds);
+  config.kind = o.hetero.model;
+  config.hidden = o.model.hidden;
+  config.layers = o.model.layers;
+  config.dropout = o.model.dropout;
+  config.num_bases = o.hetero.bases;
+  return config;
+}
+
+HeteroSamplerOptions hetero_fanouts(const HeteroDataset& ds, const TrainOptions& o) {
+  return hetero_sampler_options(ds, resolved_fanouts(o), o.loader.relation_fanouts, o.model.layers);
+}
+
+HeteroTrainReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
                                std::ostream& log) {
   DGNN_CHECK_ARG(options.epochs >= 1, "epochs", "must be at least 1, got ", options.epochs);
   DGNN_CHECK_ARG(options.eval_every >= 1, "eval_every", "must be at least 1, got ",

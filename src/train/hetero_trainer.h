@@ -19,39 +19,9 @@
 #include "loader/hetero_loader.h"
 #include "nn/hetero_model.h"
 #include "sampling/hetero_sampler.h"
+#include "train/trainer.h"
 
 namespace directgnn {
-
-struct HeteroTrainOptions {
-  HeteroModelConfig model;  // types, relations, in_dims and classes are taken from the dataset
-  HeteroSamplerOptions sampler;
-  HeteroLoaderOptions loader;
-  // Where the model trains. On a GPU the loader still samples and gathers on the CPU and each
-  // batch is copied over (the conventional path); embedding rows go over and their gradients
-  // come back to the host tables; evaluation runs on a CPU copy of the model.
-  c10::Device device{c10::kCPU};
-  // dim > 0: every featureless node type gets a learnable [count, dim] table (its input), read
-  // at each step after the previous step's update and updated at the batch's rows only.
-  EmbeddingOptions embeddings;
-  double lr = 0.01;
-  double weight_decay = 0.0;
-  int64_t epochs = 10;
-  int64_t eval_every = 1;
-  bool evaluate = true;
-  uint64_t seed = 0;
-  int64_t split = 0;
-  std::string metrics_path;  // JSONL, one object per epoch and a final one
-  // The best-validation model (checkpoint.pt) and, with embeddings, each table and its optimiser
-  // state as embeddings/TYPE*.npy; empty: none.
-  std::string checkpoint_dir;
-  // Also save the training state (train/hetero_state.h) every N steps; 0: only when stopped by a
-  // signal and at the end of the run. The state goes to checkpoint_dir (kDefaultStateDir when
-  // empty).
-  int64_t checkpoint_every = 0;
-  std::string resume_dir;   // continue the run whose state is there
-  nlohmann::json run_info;  // stored with the state for the front end (the dataset's path)
-  bool quiet = false;       // no per-epoch lines
-};
 
 struct HeteroTrainReport {
   int64_t epochs = 0, best_epoch = -1, steps_per_epoch = 0;
@@ -63,10 +33,19 @@ struct HeteroTrainReport {
   std::string param_digest;
 };
 
-HeteroTrainReport train_hetero(const HeteroDataset& dataset, const HeteroTrainOptions& options,
+// Trains with options.hetero's model and embeddings and options.loader's fan-outs (those of
+// options.loader.relation_fanouts per relation). On a GPU (options.loader.device) the loader
+// still samples and gathers on the CPU and each batch is copied over (the conventional path);
+// embedding rows go over and their gradients come back to the host tables; evaluation runs on
+// a CPU copy of the model.
+HeteroTrainReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
                                std::ostream& log);
 
 // Shared with heterogeneous link prediction (train/hetero_link_trainer.h):
+// The model's configuration for `dataset` from the run's options.
+HeteroModelConfig hetero_model_config(const HeteroDataset& dataset, const TrainOptions& options);
+// The sampler's fan-outs for `dataset` from the run's options.
+HeteroSamplerOptions hetero_fanouts(const HeteroDataset& dataset, const TrainOptions& options);
 // A learnable table per featureless type when options.dim > 0 (null for the others), seeded from
 // `seed`; in_dims[t] becomes the table's width.
 std::vector<std::unique_ptr<EmbeddingTable>> make_embedding_tables(const HeteroDataset& dataset,

@@ -17,19 +17,12 @@
 #include "loader/feature_cache.h"
 #include "loader/link_loader.h"
 #include "train/checkpoint.h"
+#include "train/run_options.h"
 #include "train/training_run.h"
 
 namespace directgnn {
 
 namespace {
-
-// Where a stopped run was in its epoch: the next step, and the loss summed over the steps
-// before it (the ranks' mean).
-struct LinkEpochProgress {
-  int64_t next_step = 0;
-  double loss_sum = 0;
-  NLOHMANN_DEFINE_TYPE_INTRUSIVE(LinkEpochProgress, next_step, loss_sum)
-};
 
 LoaderSettings link_loader_settings(const TrainOptions& o, const Dataset& ds) {
   LoaderOptions lo = o.loader;
@@ -46,8 +39,7 @@ at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
 
 class LinkRun {
  public:
-  LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
-          std::ostream& out);
+  LinkRun(const Dataset& ds, const TrainOptions& o, std::ostream& out);
   int64_t first_epoch() const { return start_epoch_; }
   void train_epoch(int64_t epoch);
   LinkTrainReport finish();
@@ -55,9 +47,7 @@ class LinkRun {
  private:
   void init_model();
   void resume();
-  nlohmann::json totals_json() const;
-  void restore_totals(const nlohmann::json& totals);
-  void save_state(int64_t epoch, const LinkEpochProgress& progress);
+  void save_state(int64_t epoch, const EpochProgress& progress);
   void check_hits_k() const;
   double step(const LinkMinibatch& b);
   void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
@@ -68,7 +58,7 @@ class LinkRun {
 
   const Dataset& ds_;
   const TrainOptions& o_;
-  const LinkTrainOptions& link_;
+  const LinkOptions& link_;
   std::ostream& out_;
   ChosenLinkSplit chosen_;
   LinkGraphs graphs_;
@@ -85,20 +75,16 @@ class LinkRun {
   LinkTrainReport report_;
   int64_t num_train_ = 0;  // this rank's positives per epoch
   DiskTally disk_start_;
-  double train_s_ = 0, sample_s_ = 0, gather_s_ = 0, compute_s_ = 0, wait_s_ = 0;
-  double eval_s_ = 0;
-  int64_t evaluations_ = 0;
+  RunTotals totals_;
   std::string state_dir_;
-  std::string best_dir_;  // where the best epoch's model was saved ("": it was not)
   int64_t start_epoch_ = 1;
-  LinkEpochProgress resumed_;  // the progress of epoch start_epoch_
+  EpochProgress resumed_;  // the progress of epoch start_epoch_
 };
 
-LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOptions& link,
-                 std::ostream& out)
+LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, std::ostream& out)
     : ds_(ds),
       o_(o),
-      link_(link),
+      link_(o.link),
       out_(out),
       chosen_(choose_link_split(ds, o.seed)),
       group_(o.group),
@@ -108,8 +94,8 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
       metrics_(leader_ ? o.metrics_path : std::string(), /*append=*/!o.resume_dir.empty()),
       state_dir_(!o.checkpoint_dir.empty() ? o.checkpoint_dir : std::string(kDefaultStateDir)) {
   const LoaderSettings settings = link_loader_settings(o, ds);
-  graphs_ = link_graphs(chosen_, ds.directed, link.use_val_edges);
-  loader_ = std::make_unique<LinkLoader>(ds, graphs_.graph, settings, link.sampling);
+  graphs_ = link_graphs(chosen_, ds.directed, link_.use_val_edges);
+  loader_ = std::make_unique<LinkLoader>(ds, graphs_.graph, settings, link_.sampling);
   config_ = o.model;
   config_.in_dim = ds.feat_dim();
   config_.num_classes = o.model.hidden;  // the output layer gives the embeddings
@@ -123,8 +109,8 @@ LinkRun::LinkRun(const Dataset& ds, const TrainOptions& o, const LinkTrainOption
   DGNN_CHECK(num_train_ > 0, "the link split has ", chosen_.split.train.size(0),
              " training edges, fewer than the ", ranks_, " ranks");
   report_.steps_per_epoch = loader_->steps(num_train_);
-  if (link.steps_per_epoch > 0) {
-    report_.steps_per_epoch = std::min(report_.steps_per_epoch, link.steps_per_epoch);
+  if (link_.steps_per_epoch > 0) {
+    report_.steps_per_epoch = std::min(report_.steps_per_epoch, link_.steps_per_epoch);
   }
   report_.mode = loader_->mode();
   report_.device = report_device(loader_->settings());
@@ -170,68 +156,22 @@ void LinkRun::check_hits_k() const {
 // Where the run stands: the state of an earlier run with the same options, ranks and split.
 void LinkRun::resume() {
   const std::string where = training_state_path(o_.resume_dir);
-  const nlohmann::json state = read_training_state(o_.resume_dir);
-  DGNN_CHECK(state.value("task", "") == "link", where,
-             ": is not the state of a link prediction run");
-  check_resumed_run(state, o_, ranks_, ds_, report_.steps_per_epoch, where);
-  try {
-    DGNN_CHECK(state.at("link") == link_options_json(link_) &&
-                   state.at("evaluate").get<bool>() == o_.evaluate,
-               where, ": the run was saved with other link options (", state.at("link").dump(),
-               "); resume with the same ones");
-    start_epoch_ = state.at("epoch").get<int64_t>();
-    resumed_ = state.at("progress").get<LinkEpochProgress>();
-    restore_totals(state.at("totals"));
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": the training state is incomplete or mistyped: ", e.what());
-  }
+  const TrainingState state = TrainingState::from_json(read_training_state(o_.resume_dir), where);
+  check_resumed_run(state, o_, RunKind::kLink, ranks_, ds_.num_nodes(), report_.steps_per_epoch,
+                    where);
+  start_epoch_ = state.epoch;
+  resumed_ = state.progress;
+  totals_ = state.totals;
   load_training_state(o_.resume_dir, *model_, *optimizer_);
 }
 
-nlohmann::json LinkRun::totals_json() const {
-  return {{"train_s", train_s_},
-          {"sample_s", sample_s_},
-          {"gather_s", gather_s_},
-          {"compute_s", compute_s_},
-          {"wait_s", wait_s_},
-          {"eval_s", eval_s_},
-          {"evaluations", evaluations_},
-          {"best_epoch", report_.best_epoch},
-          {"best_dir", best_dir_},
-          {"best_val", metrics_json(report_.best_val)},
-          {"test", metrics_json(report_.test)}};
-}
-
-void LinkRun::restore_totals(const nlohmann::json& t) {
-  train_s_ = t.at("train_s").get<double>();
-  sample_s_ = t.at("sample_s").get<double>();
-  gather_s_ = t.at("gather_s").get<double>();
-  compute_s_ = t.at("compute_s").get<double>();
-  wait_s_ = t.at("wait_s").get<double>();
-  eval_s_ = t.at("eval_s").get<double>();
-  evaluations_ = t.at("evaluations").get<int64_t>();
-  report_.best_epoch = t.at("best_epoch").get<int64_t>();
-  best_dir_ = t.at("best_dir").get<std::string>();
-  report_.best_val = metrics_from_json(t.at("best_val"));
-  report_.test = metrics_from_json(t.at("test"));
-}
-
 // The leader writes the state (every rank holds the same model and optimiser).
-void LinkRun::save_state(int64_t epoch, const LinkEpochProgress& progress) {
+void LinkRun::save_state(int64_t epoch, const EpochProgress& progress) {
   if (!leader_) return;
-  const nlohmann::json state = {{"kind", "directgnn training state"},
-                                {"task", "link"},
-                                {"options", training_options_json(o_)},
-                                {"link", link_options_json(link_)},
-                                {"evaluate", o_.evaluate},
-                                {"run", o_.run_info},
-                                {"ranks", ranks_},
-                                {"num_nodes", ds_.num_nodes()},
-                                {"steps_per_epoch", report_.steps_per_epoch},
-                                {"epoch", epoch},
-                                {"progress", progress},
-                                {"totals", totals_json()}};
-  save_training_state(state_dir_, *model_, *optimizer_, state);
+  const TrainingState state =
+      training_state(RunKind::kLink, o_, {ranks_, ds_.num_nodes(), report_.steps_per_epoch}, epoch,
+                     progress, totals_);
+  save_training_state(state_dir_, *model_, *optimizer_, state.to_json());
 }
 
 void LinkRun::print_header() const {
@@ -290,7 +230,7 @@ double LinkRun::step(const LinkMinibatch& m) {
   }
   optimizer_->step();
   const double value = loss.item<double>();
-  compute_s_ += seconds_since(c);
+  totals_.compute_s += seconds_since(c);
   return value;
 }
 
@@ -305,7 +245,7 @@ void LinkRun::train_epoch(int64_t epoch) {
   // streams unchanged.
   const uint64_t seed = o_.seed;
   const int64_t rank = rank_, ranks = ranks_;
-  const LinkEpochProgress from = epoch == start_epoch_ ? resumed_ : LinkEpochProgress{};
+  const EpochProgress from = epoch == start_epoch_ ? resumed_ : EpochProgress{};
   LinkLoader::Epoch batches = loader_->epoch(
       mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); }, from.next_step);
   Progress progress("Epoch " + std::to_string(epoch) + " steps", leader_ ? steps : -1);
@@ -317,15 +257,18 @@ void LinkRun::train_epoch(int64_t epoch) {
     progress.update(s);
     const auto t = Clock::now();
     const LinkMinibatch batch = batches.next();
-    wait_s_ += seconds_since(t);
-    sample_s_ += batch.sample_s;
-    gather_s_ += batch.gather_s;
+    totals_.wait_s += seconds_since(t);
+    totals_.sample_s += batch.sample_s;
+    totals_.gather_s += batch.gather_s;
     loss_sum[0] += step(batch);
     const int signal = agreed_stop(group_);
     const int64_t global_step = (epoch - 1) * steps + s + 1;
     if ((signal != 0 && o_.save_state_on_stop) ||
         (o_.checkpoint_every > 0 && global_step % o_.checkpoint_every == 0)) {
-      save_state(epoch, {s + 1, steps_loss(loss_sum[0])});
+      EpochProgress now;
+      now.next_step = s + 1;
+      now.loss_sum = steps_loss(loss_sum[0]);
+      save_state(epoch, now);
     }
     if (signal != 0) stopped(signal, epoch, s + 1);
   }
@@ -333,7 +276,7 @@ void LinkRun::train_epoch(int64_t epoch) {
   if (group_ != nullptr) group_->all_reduce_mean(loss_sum);
   const double loss = loss_sum[0].item<double>() / static_cast<double>(steps);
   const double epoch_s = seconds_since(start);
-  train_s_ += epoch_s;
+  totals_.train_s += epoch_s;
   nlohmann::json record = {
       {"event", "epoch"}, {"epoch", epoch}, {"loss", loss}, {"epoch_time_s", epoch_s}};
   char text[128];
@@ -353,7 +296,7 @@ void LinkRun::train_epoch(int64_t epoch) {
   metrics_.write(record);
   // A run that keeps a state leaves the finished one, so --epochs can extend it.
   const bool keep_state = o_.checkpoint_every > 0 || !o_.resume_dir.empty();
-  if (keep_state && epoch == o_.epochs) save_state(epoch + 1, LinkEpochProgress{});
+  if (keep_state && epoch == o_.epochs) save_state(epoch + 1, EpochProgress{});
 }
 
 // The ranks' mean of an epoch's loss sum so far (every rank calls it at the same step).
@@ -370,9 +313,9 @@ void LinkRun::stopped(int signal, int64_t epoch, int64_t steps) const {
   std::ostringstream message;
   message << "Interrupted by " << signal_name(signal) << " at epoch " << epoch << ", step " << steps
           << " of " << report_.steps_per_epoch;
-  if (!best_dir_.empty() && report_.best_epoch >= 0) {
-    message << "; the best-validation model so far (epoch " << report_.best_epoch << ") is in "
-            << best_dir_;
+  if (!totals_.best_dir.empty() && totals_.best_epoch >= 0) {
+    message << "; the best-validation model so far (epoch " << totals_.best_epoch << ") is in "
+            << totals_.best_dir;
   }
   if (!o_.save_state_on_stop) throw Interrupted(signal, message.str());
   message << ". Training state saved in " << state_dir_;
@@ -404,36 +347,33 @@ void LinkRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string&
   const LinkEvalResult r =
       evaluate_link_model(model, ds_.features, chosen_.split, graphs_, link_.hits_k, group_);
   const double eval_s = seconds_since(start);
-  eval_s_ += eval_s;
-  ++evaluations_;
+  totals_.eval_s += eval_s;
+  ++totals_.evaluations;
   record["val"] = metrics_json(r.val);
   record["test"] = metrics_json(r.test);
   record["eval_time_s"] = eval_s;
   line += metrics_text("Val", r.val, link_.hits_k) + metrics_text("Test", r.test, link_.hits_k);
-  const LinkNegatives layout = chosen_.split.negatives;
-  if (report_.best_epoch >= 0 &&
-      !(primary_value(r.val, layout) > primary_value(report_.best_val, layout))) {
-    return;
-  }
-  report_.best_epoch = epoch;
-  report_.best_val = r.val;
-  report_.test = r.test;
+  const double value = primary_value(r.val, chosen_.split.negatives);
+  if (totals_.best_epoch >= 0 && !(value > totals_.best_value)) return;
+  totals_.best_epoch = epoch;
+  totals_.best_value = value;
+  totals_.best_metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
   save_model(epoch, &r);
-  best_dir_ = o_.checkpoint_dir;
+  totals_.best_dir = o_.checkpoint_dir;
 }
 
 // The checkpoint of `epoch`'s model, with its metrics when it was evaluated.
 void LinkRun::save_model(int64_t epoch, const LinkEvalResult* r) {
   if (o_.checkpoint_dir.empty() || !leader_) return;
-  nlohmann::json meta = training_options_json(o_);
-  meta.update(
-      {{"task", "link"},
-       {"link", link_options_json(link_)},
-       {"model", config_.to_json()},
-       {"epoch", epoch},
-       {"primary_metric", report_.primary_metric},
-       {"split_description", chosen_.description},
-       {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}});
+  nlohmann::json meta = {
+      {"task", run_kind_name(RunKind::kLink)},
+      {"options", options_json(o_, RunKind::kLink)},
+      {"model", config_.to_json()},
+      {"seed", o_.seed},
+      {"epoch", epoch},
+      {"primary_metric", report_.primary_metric},
+      {"split_description", chosen_.description},
+      {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}};
   if (r != nullptr) meta.update({{"val", metrics_json(r->val)}, {"test", metrics_json(r->test)}});
   save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
 }
@@ -442,12 +382,18 @@ LinkTrainReport LinkRun::finish() {
   if (!o_.evaluate) save_model(o_.epochs, nullptr);  // the last model, unscored
   const auto epochs = static_cast<double>(o_.epochs);
   report_.epochs = o_.epochs;
-  report_.epoch_time_s = train_s_ / epochs;
-  report_.sample_s = sample_s_ / epochs;
-  report_.gather_s = gather_s_ / epochs;
-  report_.compute_s = compute_s_ / epochs;
-  report_.wait_s = wait_s_ / epochs;
-  report_.eval_s = evaluations_ > 0 ? eval_s_ / static_cast<double>(evaluations_) : 0.0;
+  report_.epoch_time_s = totals_.train_s / epochs;
+  report_.sample_s = totals_.sample_s / epochs;
+  report_.gather_s = totals_.gather_s / epochs;
+  report_.compute_s = totals_.compute_s / epochs;
+  report_.wait_s = totals_.wait_s / epochs;
+  report_.eval_s =
+      totals_.evaluations > 0 ? totals_.eval_s / static_cast<double>(totals_.evaluations) : 0.0;
+  report_.best_epoch = totals_.best_epoch;
+  if (totals_.best_epoch >= 0) {
+    report_.best_val = metrics_from_json(totals_.best_metrics.at("val"));
+    report_.test = metrics_from_json(totals_.best_metrics.at("test"));
+  }
   report_.param_digest = parameter_digest(params_);
   nlohmann::json final_record = report_.to_json();
   final_record["event"] = "final";
@@ -476,8 +422,8 @@ LinkTrainReport LinkRun::finish() {
   out_ << line;
   if (!o_.evaluate && !o_.checkpoint_dir.empty()) {
     out_ << "Checkpoint (epoch " << o_.epochs << ") in " << o_.checkpoint_dir << "\n";
-  } else if (o_.evaluate && !best_dir_.empty()) {
-    out_ << "Checkpoint (epoch " << report_.best_epoch << ") in " << best_dir_ << "\n";
+  } else if (o_.evaluate && !totals_.best_dir.empty()) {
+    out_ << "Checkpoint (epoch " << report_.best_epoch << ") in " << totals_.best_dir << "\n";
   } else if (o_.evaluate && !o_.checkpoint_dir.empty()) {
     out_ << "No checkpoint holds the best epoch " << report_.best_epoch
          << ": it came before the run saved checkpoints in " << o_.checkpoint_dir << "\n";
@@ -521,7 +467,7 @@ LinkCheckpoint load_link_checkpoint(const std::string& dir, const nlohmann::json
              config.in_dim, " features, but ", ds.source, " has ", ds.feat_dim(),
              "; pass the dataset it was trained on");
   LinkCheckpoint c;
-  c.link = link_options_from_json(meta.at("link"), where);
+  c.link = checkpoint_options(meta, RunKind::kLink, where).link;
   c.model = std::make_unique<LinkModel>(config, c.link.decoder, c.link.decoder_layers);
   load_checkpoint(dir, *c.model, nullptr);
   c.split = choose_link_split(ds, meta.value("seed", uint64_t{0}));
@@ -530,7 +476,8 @@ LinkCheckpoint load_link_checkpoint(const std::string& dir, const nlohmann::json
 }
 
 LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
-                            const LinkTrainOptions& link, std::ostream& out) {
+                            std::ostream& out) {
+  const LinkOptions& link = options.link;
   DGNN_CHECK_ARG(options.epochs >= 1, "epochs", "must be at least 1, got ", options.epochs);
   DGNN_CHECK_ARG(options.eval_every >= 1, "eval_every", "must be at least 1");
   DGNN_CHECK_ARG(link.hits_k >= 1, "hits_k", "must be at least 1, got ", link.hits_k);
@@ -538,7 +485,7 @@ LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
                  "must be 0 (every training edge) or positive, got ", link.steps_per_epoch);
   DGNN_CHECK_ARG(options.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
                  options.checkpoint_every);
-  LinkRun run(dataset, options, link, out);
+  LinkRun run(dataset, options, out);
   for (int64_t epoch = run.first_epoch(); epoch <= options.epochs; ++epoch) run.train_epoch(epoch);
   return run.finish();
 }

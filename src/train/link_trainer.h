@@ -39,20 +39,6 @@
 
 namespace directgnn {
 
-struct LinkTrainOptions {
-  DecoderKind decoder = DecoderKind::kDot;
-  int64_t decoder_layers = 2;  // mlp: linear layers
-  LinkSamplerOptions sampling;
-  int64_t hits_k = 50;
-  // Test scores pass messages over the training and validation edges (ogbl-collab's rule
-  // allows it); validation scores always over the training edges only.
-  bool use_val_edges = false;
-  // Batches per epoch, at most (0: every training edge once). An epoch then takes the first
-  // batches of its shuffle (PinSage's batches_per_epoch), for graphs whose edges are too many
-  // for whole epochs between evaluations.
-  int64_t steps_per_epoch = 0;
-};
-
 struct LinkTrainReport {
   int64_t epochs = 0, best_epoch = -1, steps_per_epoch = 0;
   LinkMetrics best_val, test;  // at the best validation epoch
@@ -67,8 +53,8 @@ struct LinkTrainReport {
 // The validation metric that picks the best epoch for a negatives layout: "mrr" or "roc_auc".
 std::string primary_link_metric(LinkNegatives layout);
 
-LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options,
-                            const LinkTrainOptions& link, std::ostream& out);
+// Trains with options.link's decoder, negatives and evaluation.
+LinkTrainReport train_links(const Dataset& dataset, const TrainOptions& options, std::ostream& out);
 
 // The message-passing graphs of a split's scores: validation over the training edges (a
 // directed graph symmetrised, sampling/link_sampler.h), and with use_val_edges a test graph
@@ -88,7 +74,7 @@ LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
 // the model with its parameters, the split rebuilt from the dataset and the seed, and the
 // graphs. Throws naming the checkpoint when the dataset's features do not fit the model.
 struct LinkCheckpoint {
-  LinkTrainOptions link;
+  LinkOptions link;
   std::unique_ptr<LinkModel> model;
   ChosenLinkSplit split;
   LinkGraphs graphs;
@@ -100,8 +86,5 @@ double primary_value(const LinkMetrics& metrics, LinkNegatives layout);
 // The metrics as JSON (those a layout does not give are left out), and back (missing: NaN).
 nlohmann::json metrics_json(const LinkMetrics& metrics);
 LinkMetrics metrics_from_json(const nlohmann::json& json);
-// The link options as a checkpoint records them, and back (throws naming `where`).
-nlohmann::json link_options_json(const LinkTrainOptions& options);
-LinkTrainOptions link_options_from_json(const nlohmann::json& json, const std::string& where);
 
 }  // namespace directgnn

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace directgnn {
@@ -22,25 +23,33 @@ inline nlohmann::json numbers_or_nulls(const std::vector<double>& values) {
   for (const double v : values) out.push_back(number_or_null(v));
   return out;
 }
+inline double metric_or_nan(const nlohmann::json& value) {
+  return value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>();
+}
 
-// Progress within the epoch being trained.
+// Progress within the epoch being trained, every kind alike (a kind leaves what it does not
+// count at 0).
 struct EpochProgress {
   int64_t next_step = 0;
-  double loss_sum = 0;
-  int64_t correct = 0;
+  double loss_sum = 0;  // node tasks: summed over seeds; link tasks: over steps
+  int64_t correct = 0;  // node tasks: correct predictions
+  int64_t seen = 0;     // seeds the loss and the correct predictions were counted over
   double sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0, elapsed_s = 0, cpu_s = 0;
 
-  NLOHMANN_DEFINE_TYPE_INTRUSIVE(EpochProgress, next_step, loss_sum, correct, sample_s, gather_s,
-                                 compute_s, wait_s, elapsed_s, cpu_s)
+  NLOHMANN_DEFINE_TYPE_INTRUSIVE(EpochProgress, next_step, loss_sum, correct, seen, sample_s,
+                                 gather_s, compute_s, wait_s, elapsed_s, cpu_s)
 };
 
-// Totals over the epochs finished so far.
+// Totals over the epochs finished so far, and the best evaluation among them.
 struct RunTotals {
   double train_s = 0, eval_s = 0, sample_s = 0, gather_s = 0, compute_s = 0, wait_s = 0, cpu_s = 0;
   int64_t evaluations = 0;
   int64_t best_epoch = -1;
-  double best_val_acc = 0, test_acc = 0, test_roc_auc = std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> test_class_acc;  // at the best epoch, per class
+  // The validation metric that picks the best epoch, and the evaluation of that epoch as the
+  // kind reports it ({"val": {...}, "test": {...}}).
+  double best_value = std::numeric_limits<double>::quiet_NaN();
+  nlohmann::json best_metrics = nlohmann::json::object();
+  std::string best_dir;  // where the best epoch's model was saved ("": it was not)
 
   nlohmann::json to_json() const {
     return {{"train_s", train_s},
@@ -52,10 +61,9 @@ struct RunTotals {
             {"cpu_s", cpu_s},
             {"evaluations", evaluations},
             {"best_epoch", best_epoch},
-            {"best_val_acc", best_val_acc},
-            {"test_acc", test_acc},
-            {"test_roc_auc", number_or_null(test_roc_auc)},
-            {"test_class_acc", numbers_or_nulls(test_class_acc)}};
+            {"best_value", number_or_null(best_value)},
+            {"best_metrics", best_metrics},
+            {"best_dir", best_dir}};
   }
   static RunTotals from_json(const nlohmann::json& j) {
     RunTotals t;
@@ -68,17 +76,36 @@ struct RunTotals {
     t.cpu_s = j.at("cpu_s").get<double>();
     t.evaluations = j.at("evaluations").get<int64_t>();
     t.best_epoch = j.at("best_epoch").get<int64_t>();
-    t.best_val_acc = j.at("best_val_acc").get<double>();
-    t.test_acc = j.at("test_acc").get<double>();
-    t.test_roc_auc = j.at("test_roc_auc").is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                                    : j.at("test_roc_auc").get<double>();
-    // States saved before per-class accuracy was kept have none.
-    for (const nlohmann::json& v : j.value("test_class_acc", nlohmann::json::array())) {
-      t.test_class_acc.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN()
-                                             : v.get<double>());
-    }
+    t.best_value = j.at("best_value").is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                                : j.at("best_value").get<double>();
+    t.best_metrics = j.at("best_metrics");
+    t.best_dir = j.at("best_dir").get<std::string>();
     return t;
   }
+};
+
+// The format of a training state's description; states of another version are refused with
+// the version that wrote them (TrainingState::from_json).
+inline constexpr int kTrainingStateVersion = 2;
+
+// What state.pt describes (train/checkpoint.h holds the tensors: model, optimiser, generator),
+// the same for every kind of run.
+struct TrainingState {
+  std::string task;             // run_kind_name (train/run_options.h)
+  nlohmann::json options;       // options_json of the run's kind
+  nlohmann::json run;           // the front end's record of the run (dataset path ...)
+  int ranks = 1;                // data-parallel ranks it was trained with
+  int64_t num_nodes = 0;        // the dataset's (every type's, on a heterogeneous graph)
+  int64_t steps_per_epoch = 0;  // this rank's
+  int64_t epoch = 1;            // the epoch to continue (epochs + 1: the run is finished)
+  EpochProgress progress;       // within `epoch`
+  RunTotals totals;             // over the epochs before it
+  nlohmann::json extras = nlohmann::json::object();  // the kind's own (embedding tables ...)
+
+  nlohmann::json to_json() const;
+  // Throws naming `where` when `json` is not a training state, comes from another version
+  // (saying which and what to do), or misses a field.
+  static TrainingState from_json(const nlohmann::json& json, const std::string& where);
 };
 
 // An epoch's loss sum (over seeds) and correct predictions, accumulated on the training

@@ -84,60 +84,6 @@ nlohmann::json TrainReport::to_json() const {
   return out;
 }
 
-nlohmann::json training_options_json(const TrainOptions& o) {
-  const LoaderOptions& p = o.loader;
-  return {{"model", o.model.to_json()},
-          {"optimizer", optimizer_name(o.optimizer)},
-          {"lr", o.lr},
-          {"weight_decay", o.weight_decay},
-          {"epochs", o.epochs},
-          {"batch_size", p.batch_size},
-          {"fanout", fanout_text(resolved_fanouts(o))},
-          {"features", feature_placement_name(p.features)},
-          {"eval_every", o.eval_every},
-          {"seed", o.seed},
-          {"split", o.split},
-          {"device", device_choice_name(p.device)},
-          {"gather", gather_method_name(p.gather.method)},
-          {"sampler", sampler_name(p.sampler)},
-          {"graph", graph_placement_name(p.graph)},
-          {"weighted_sampling", p.weighted}};
-}
-
-void apply_training_options_json(const nlohmann::json& j, TrainOptions& o,
-                                 const std::string& where) {
-  try {
-    const nlohmann::json& m = j.at("model");
-    o.model.kind = parse_model_kind(m.at("arch").get<std::string>());
-    o.model.hidden = m.at("hidden").get<int64_t>();
-    o.model.layers = m.at("layers").get<int64_t>();
-    o.model.dropout = m.at("dropout").get<double>();
-    o.model.norm = parse_norm(m.value("norm", std::string("none")));
-    o.model.residual = m.value("residual", false);
-    o.model.heads = m.value("heads", ModelConfig().heads);
-    o.model.attn_dropout = m.value("attn_dropout", ModelConfig().attn_dropout);
-    o.optimizer = parse_optimizer(j.at("optimizer").get<std::string>());
-    o.lr = j.at("lr").get<double>();
-    o.weight_decay = j.at("weight_decay").get<double>();
-    o.epochs = j.at("epochs").get<int64_t>();
-    o.loader.batch_size = j.at("batch_size").get<int64_t>();
-    o.loader.fanouts = parse_fanouts(j.at("fanout").get<std::string>(), o.model.layers);
-    o.loader.features = parse_feature_placement(j.at("features").get<std::string>());
-    o.eval_every = j.at("eval_every").get<int64_t>();
-    o.seed = j.at("seed").get<uint64_t>();
-    o.split = j.at("split").get<int64_t>();
-    o.loader.device = parse_device(j.value("device", std::string("cpu")));
-    o.loader.gather.method = parse_gather_method(j.value("gather", std::string("auto")));
-    o.loader.sampler = parse_sampler(j.value("sampler", std::string("auto")));
-    o.loader.graph = parse_graph_placement(j.value("graph", std::string("pinned")));
-    o.loader.weighted = j.value("weighted_sampling", false);
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": training options are incomplete or mistyped: ", e.what());
-  } catch (const Error& e) {
-    fail(where, ": training options hold a bad value: ", e.what());
-  }
-}
-
 TrainReport train(const Dataset& dataset, const TrainOptions& options, std::ostream& out) {
   check_options(options);
   TrainingRun run(dataset, options, out);

@@ -14,9 +14,14 @@
 
 #include "directgnn/error.h"
 #include "dist/process_group.h"
+#include "feature/embedding_table.h"
+#include "graph/link_split.h"
 #include "io/dataset.h"
 #include "loader/options.h"
+#include "nn/hetero_model.h"
+#include "nn/link_decoder.h"
 #include "nn/model.h"
+#include "sampling/link_sampler.h"
 
 namespace directgnn {
 
@@ -24,8 +29,39 @@ enum class Optimizer { kAdam, kSgd };  // Adam, or plain SGD (no momentum)
 Optimizer parse_optimizer(const std::string& text);
 std::string optimizer_name(Optimizer optimizer);
 
+// Link prediction's options (train/link_trainer.h, train/hetero_link_trainer.h).
+struct LinkOptions {
+  DecoderKind decoder = DecoderKind::kDot;
+  int64_t decoder_layers = 2;  // mlp: linear layers
+  LinkSamplerOptions sampling;
+  int64_t hits_k = 50;
+  // Test scores pass messages over the training and validation edges (ogbl-collab's rule
+  // allows it); validation scores always over the training edges only. Homogeneous graphs.
+  bool use_val_edges = false;
+  // Batches per epoch, at most (0: every training edge once). An epoch then takes the first
+  // batches of its shuffle (PinSage's batches_per_epoch), for graphs whose edges are too many
+  // for whole epochs between evaluations.
+  int64_t steps_per_epoch = 0;
+  // Heterogeneous graphs: the relation whose edges are predicted ("src,rel,dst", or "rel" when
+  // unambiguous), and its random split (fractions, evaluation negatives; the run's seed).
+  std::string relation;
+  LinkSplitOptions split;
+};
+
+// Heterogeneous graphs' options (train/hetero_trainer.h).
+struct HeteroOptions {
+  HeteroModelKind model = HeteroModelKind::kRgcn;
+  int64_t bases = 0;  // rgcn: basis decomposition of the relation weights (0: a full weight each)
+  // dim > 0: every featureless node type gets a learnable [count, dim] table (its input), read
+  // at each step after the previous step's update and updated at the batch's rows only.
+  EmbeddingOptions embeddings;
+};
+
+// Every run's options (train/run_options.h has the table that names, reads and writes them;
+// the kinds of run that do not use an option leave it at its default).
 struct TrainOptions {
-  ModelConfig model;  // in_dim and num_classes are taken from the dataset
+  ModelConfig model;  // in_dim and num_classes are taken from the dataset; heterogeneous runs
+                      // take hidden, layers and dropout from here
   Optimizer optimizer = Optimizer::kAdam;
   double lr = 0.005;
   double weight_decay = 0.0;
@@ -64,6 +100,8 @@ struct TrainOptions {
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
   // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.
   ProcessGroup* group = nullptr;
+  LinkOptions link;      // link prediction
+  HeteroOptions hetero;  // heterogeneous graphs
 };
 
 struct TrainReport {
@@ -119,12 +157,6 @@ class StoppedWithState : public Error {
  private:
   std::string state_dir_;
 };
-
-// The options that shape a run's result, as stored in its training state, and back: every
-// field but the paths, the group and the output switches. Throws naming `where` on a bad field.
-nlohmann::json training_options_json(const TrainOptions& options);
-void apply_training_options_json(const nlohmann::json& json, TrainOptions& options,
-                                 const std::string& where);
 
 // The fan-outs of `options`, defaulting to 10 per layer.
 std::vector<int64_t> resolved_fanouts(const TrainOptions& options);

@@ -23,6 +23,7 @@
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/fused_adam.h"
+#include "train/run_options.h"
 
 namespace directgnn {
 
@@ -189,56 +190,60 @@ void TrainingRun::init_model() {
   optimizer_ = make_optimizer(params_, o_);
 }
 
-void check_resumed_run(const nlohmann::json& state, const TrainOptions& o, int ranks,
-                       const Dataset& ds, int64_t steps_per_epoch, const std::string& where) {
-  int64_t epoch = 0;
-  try {
-    nlohmann::json saved = state.at("options"), given = training_options_json(o);
-    saved.erase("epochs");  // the one option a resumed run may change
-    given.erase("epochs");
-    DGNN_CHECK(saved == given, where, ": the run was saved with other options (",
-               state.at("options").dump(), "); resume with the same ones");
-    DGNN_CHECK(state.at("ranks").get<int>() == ranks, where, ": the run was saved with ",
-               state.at("ranks").get<int>(), " ranks; resume it with the same number, not ", ranks);
-    DGNN_CHECK(state.at("num_nodes").get<int64_t>() == ds.num_nodes() &&
-                   state.at("steps_per_epoch").get<int64_t>() == steps_per_epoch,
-               where, ": the run was saved on another dataset (",
-               state.at("num_nodes").get<int64_t>(), " nodes), not ", ds.source);
-    epoch = state.at("epoch").get<int64_t>();
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": the training state is incomplete or mistyped: ", e.what());
+void check_resumed_run(const TrainingState& state, const TrainOptions& o, RunKind kind, int ranks,
+                       int64_t num_nodes, int64_t steps_per_epoch, const std::string& where) {
+  DGNN_CHECK(state.task == run_kind_name(kind), where, ": holds the state of a ", state.task,
+             " run, not of a ", run_kind_name(kind), " run");
+  std::string changed;
+  for (const ChangedOption& c :
+       changed_options(state.options, options_json(o, kind), kind, option_names(kind))) {
+    changed += "\n  " + c.name + ": saved " + c.saved.dump() + ", given " + c.given.dump();
   }
-  DGNN_CHECK(epoch <= o.epochs, where, ": the run finished all ", epoch - 1,
-             " epochs; set epochs above ", epoch - 1, " to train further");
+  DGNN_CHECK(changed.empty(), where,
+             ": the run was saved with other options; these differ:", changed,
+             "\nresume with the saved ones");
+  DGNN_CHECK(state.ranks == ranks, where, ": the run was saved with ", state.ranks,
+             " ranks; resume it with the same number, not ", ranks);
+  DGNN_CHECK(state.num_nodes == num_nodes && state.steps_per_epoch == steps_per_epoch, where,
+             ": the run was saved on another dataset (", state.num_nodes, " nodes, ",
+             state.steps_per_epoch, " steps an epoch), not this one (", num_nodes, " nodes, ",
+             steps_per_epoch, " steps)");
+  DGNN_CHECK(state.epoch <= o.epochs, where, ": the run finished all ", state.epoch - 1,
+             " epochs; set epochs above ", state.epoch - 1, " to train further");
+}
+
+TrainingState training_state(RunKind kind, const TrainOptions& o, const StateShape& shape,
+                             int64_t epoch, const EpochProgress& progress,
+                             const RunTotals& totals) {
+  TrainingState state;
+  state.task = run_kind_name(kind);
+  state.options = options_json(o, kind);
+  state.run = o.run_info;
+  state.ranks = shape.ranks;
+  state.num_nodes = shape.num_nodes;
+  state.steps_per_epoch = shape.steps_per_epoch;
+  state.epoch = epoch;
+  state.progress = progress;
+  state.totals = totals;
+  return state;
 }
 
 // Where the run stands: the saved state of an earlier run with the same options.
 void TrainingRun::resume() {
   const std::string where = training_state_path(o_.resume_dir);
-  const nlohmann::json state = read_training_state(o_.resume_dir);
-  check_resumed_run(state, o_, ranks_, ds_, steps_, where);
-  try {
-    start_epoch_ = state.at("epoch").get<int64_t>();
-    resumed_ = state.at("progress").get<EpochProgress>();
-    totals_ = RunTotals::from_json(state.at("totals"));
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": the training state is incomplete or mistyped: ", e.what());
-  }
+  const TrainingState state = TrainingState::from_json(read_training_state(o_.resume_dir), where);
+  check_resumed_run(state, o_, RunKind::kNode, ranks_, ds_.num_nodes(), steps_, where);
+  start_epoch_ = state.epoch;
+  resumed_ = state.progress;
+  totals_ = state.totals;
   load_training_state(o_.resume_dir, *model_, *optimizer_);
 }
 
 void TrainingRun::save_state(int64_t epoch, const EpochProgress& progress) {
   if (!leader_) return;
-  const nlohmann::json state = {{"kind", "directgnn training state"},
-                                {"options", training_options_json(o_)},
-                                {"run", o_.run_info},
-                                {"ranks", ranks_},
-                                {"num_nodes", ds_.num_nodes()},
-                                {"steps_per_epoch", steps_},
-                                {"epoch", epoch},
-                                {"progress", progress},
-                                {"totals", totals_.to_json()}};
-  save_training_state(state_dir_, *model_, *optimizer_, state);
+  const TrainingState state = training_state(RunKind::kNode, o_, {ranks_, ds_.num_nodes(), steps_},
+                                             epoch, progress, totals_);
+  save_training_state(state_dir_, *model_, *optimizer_, state.to_json());
 }
 
 void TrainingRun::print_header() const {
@@ -484,22 +489,28 @@ void TrainingRun::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::str
   char line[128];
   std::snprintf(line, sizeof(line), " | Val Acc %.4f | Test Acc %.4f", r.val_acc, r.test_acc);
   text += line;
-  if (totals_.best_epoch >= 0 && r.val_acc <= totals_.best_val_acc) return;
+  if (totals_.best_epoch >= 0 && r.val_acc <= totals_.best_value) return;
   totals_.best_epoch = epoch;
-  totals_.best_val_acc = r.val_acc;
-  totals_.test_acc = r.test_acc;
-  totals_.test_roc_auc = r.test_roc_auc;
-  totals_.test_class_acc = r.test_class_acc;
+  totals_.best_value = r.val_acc;
+  totals_.best_metrics = {{"val", {{"acc", r.val_acc}, {"roc_auc", number_or_null(r.val_roc_auc)}}},
+                          {"test",
+                           {{"acc", r.test_acc},
+                            {"roc_auc", number_or_null(r.test_roc_auc)},
+                            {"class_acc", numbers_or_nulls(r.test_class_acc)}}}};
   if (o_.checkpoint_dir.empty() || !leader_) return;
-  nlohmann::json meta = training_options_json(o_);
-  meta.update(
-      {{"model", config_.to_json()},
-       {"epoch", epoch},
-       {"val_acc", r.val_acc},
-       {"test_acc", r.test_acc},
-       {"test_roc_auc", number_or_null(r.test_roc_auc)},
-       {"split_description", chosen_.description},
-       {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}});
+  totals_.best_dir = o_.checkpoint_dir;
+  const nlohmann::json meta = {
+      {"task", run_kind_name(RunKind::kNode)},
+      {"options", options_json(o_, RunKind::kNode)},
+      {"model", config_.to_json()},
+      {"seed", o_.seed},
+      {"split", o_.split},
+      {"epoch", epoch},
+      {"val_acc", r.val_acc},
+      {"test_acc", r.test_acc},
+      {"test_roc_auc", number_or_null(r.test_roc_auc)},
+      {"split_description", chosen_.description},
+      {"dataset", {{"name", ds_.name}, {"source", ds_.source}, {"num_nodes", ds_.num_nodes()}}}};
   save_checkpoint(o_.checkpoint_dir, *model_, *optimizer_, meta);
 }
 
@@ -509,10 +520,14 @@ TrainReport TrainingRun::finish() {
   report.timed_epochs = o_.epochs - o_.warmup_epochs;
   const auto epochs = static_cast<double>(report.timed_epochs);
   report.best_epoch = totals_.best_epoch;
-  report.best_val_acc = totals_.best_val_acc;
-  report.test_acc = totals_.test_acc;
-  report.test_roc_auc = totals_.test_roc_auc;
-  report.test_class_acc = totals_.test_class_acc;
+  if (totals_.best_epoch >= 0) {
+    const nlohmann::json& test = totals_.best_metrics.at("test");
+    report.best_val_acc = totals_.best_value;
+    report.test_acc = test.at("acc").get<double>();
+    report.test_roc_auc = metric_or_nan(test.at("roc_auc"));
+    for (const nlohmann::json& v : test.at("class_acc"))
+      report.test_class_acc.push_back(metric_or_nan(v));
+  }
   report.class_names = ds_.class_names;
   report.epoch_time_s = totals_.train_s / epochs;
   report.sample_s = totals_.sample_s / epochs;

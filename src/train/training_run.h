@@ -16,6 +16,7 @@
 #include "graph/splits.h"
 #include "loader/feature_cache.h"
 #include "loader/loader.h"
+#include "train/run_options.h"
 #include "train/run_state.h"
 #include "train/trainer.h"
 
@@ -39,11 +40,20 @@ class MetricsLog {
 // The signal that asked any rank of `group` (or this process) to stop, the same on every rank
 // (SIGTERM on the ranks that were not signalled), or 0: ranks must stop at the same step.
 int agreed_stop(ProcessGroup* group);
-// The checks a resumed run on a homogeneous dataset makes of its saved `state` (`where` names
-// it): the options it was saved with but epochs, the same ranks, the same dataset (node count,
-// steps an epoch), and epochs left to train. Throws naming what differs.
-void check_resumed_run(const nlohmann::json& state, const TrainOptions& o, int ranks,
-                       const Dataset& ds, int64_t steps_per_epoch, const std::string& where);
+// The checks a resumed run of `kind` makes of its saved `state` (`where` names it): the same
+// kind, the options it was saved with (those a resumed run may change aside), the same ranks,
+// the same dataset (node count, steps an epoch), and epochs left to train. Throws naming what
+// differs.
+void check_resumed_run(const TrainingState& state, const TrainOptions& o, RunKind kind, int ranks,
+                       int64_t num_nodes, int64_t steps_per_epoch, const std::string& where);
+// The training state of a `kind` run of `o` (its ranks, the dataset's node count and this
+// rank's steps an epoch) standing at `epoch`, with its progress within it and its totals.
+struct StateShape {
+  int ranks = 1;
+  int64_t num_nodes = 0, steps_per_epoch = 0;
+};
+TrainingState training_state(RunKind kind, const TrainOptions& o, const StateShape& shape,
+                             int64_t epoch, const EpochProgress& progress, const RunTotals& totals);
 // "SIGINT", "SIGTERM" or "a signal".
 const char* signal_name(int signal);
 
