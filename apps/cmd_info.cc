@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/build_info.h"
+#include "core/resources.h"
 #include "feature/feature_store.h"
 #include "gpu/runtime.h"
 #include "io/hetero_dir.h"
@@ -109,6 +110,36 @@ std::string check_gather(const at::Tensor& table, const at::Tensor& ids, int dev
   return at::equal(got, host.gather(ids)) ? "" : "rows differ from the CPU's";
 }
 
+// How the host waits for cuda:`device`: the process's CPU seconds over a kernel that spins
+// about 0.2 s, under CUDA's default wait and under a blocking one. The flag read back says
+// what was set; the CPU seconds say whether it took effect.
+std::string host_wait_line(int device) {
+  auto measure = [device](gpu::HostSync sync) {
+    gpu::set_host_sync(sync);
+    const double cpu0 = process_cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    gpu::delay_current_stream(device, 300'000'000);  // cycles: ~0.2 s at 1.5-2 GHz
+    gpu::synchronize_current_stream(device);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return std::pair<double, double>{wall, process_cpu_seconds() - cpu0};
+  };
+  try {
+    const auto [wall_auto, cpu_auto] = measure(gpu::HostSync::kAuto);
+    const auto [wall_block, cpu_block] = measure(gpu::HostSync::kBlocking);
+    const std::string read_back = gpu::host_sync_name(gpu::host_sync(device));
+    gpu::set_host_sync(gpu::HostSync::kAuto);
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "host wait: cuda:%d, auto used %.3f s of CPU over a %.3f s kernel, blocking "
+                  "%.3f s over %.3f s (read back: %s)",
+                  device, cpu_auto, wall_auto, cpu_block, wall_block, read_back.c_str());
+    return line;
+  } catch (const Error& e) {
+    return "host wait: cuda:" + std::to_string(device) + ", not measured (" + e.what() + ")";
+  }
+}
+
 // --check-gpu: every visible GPU gathers rows of two small tables (odd float32 rows, wide
 // float16 rows) by each method and compares them with the CPU's. Says what it ran; false when
 // there is no GPU or a gather differs.
@@ -147,6 +178,7 @@ bool check_gpus() {
     gpu::synchronize(d);
     const double ms =
         1e3 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s\n", host_wait_line(d).c_str());
     if (failures.empty()) {
       std::printf(
           "GPU check: cuda:%d ran the gather kernels (cpu-copy, zero-copy, aligned, "

@@ -11,8 +11,12 @@
                                  differ by more than 0.02
   check.py link RUN.jsonl...     mean final test ROC-AUC of link runs; exit 1 below 0.90
                                  (issue 31's target for Cora's random split)
+  check.py count LIST "PATTERN MIN"...
+                                 for each entry, "PATTERN MIN N": how many tests of LIST
+                                 (a GoogleTest --gtest_list_tests output) PATTERN selects
 """
 
+import fnmatch
 import json
 import re
 import statistics
@@ -92,7 +96,28 @@ def final_test_auc(path):
     return final[-1]["test"]["roc_auc"]
 
 
+def listed_tests(path):
+    """Full names (Suite.Test) of a --gtest_list_tests output."""
+    names, suite = [], ""
+    with open(path, errors="replace") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            if not line.startswith(" "):
+                suite = line.split("#")[0].strip()
+            else:
+                names.append(suite + line.split("#")[0].strip())
+    return names
+
+
 def main(argv):
+    if len(argv) >= 2 and argv[0] == "count":
+        names = listed_tests(argv[1])
+        for entry in argv[2:]:
+            pattern, want = entry.rsplit(" ", 1)
+            got = sum(fnmatch.fnmatchcase(n, pattern) for n in names)
+            print(f"{pattern} {want} {got}")
+        return 0
     if len(argv) >= 2 and argv[0] == "skips":
         no_gpu = "--no-gpu" in argv[1:]
         paths = [a for a in argv[1:] if a != "--no-gpu"]

@@ -44,15 +44,29 @@ step() {
 # tool NAME: the path of a CUDA tool, or nothing where this machine lacks it.
 tool() { command -v "$1" || { [ -x "/usr/local/cuda/bin/$1" ] && echo "/usr/local/cuda/bin/$1"; }; }
 
-# The library folders of the device's torch and of the CUDA libraries pip installed beside it:
-# the pack's binaries carry no RPATH and find torch through LD_LIBRARY_PATH.
-torch_library_path() {
-  python3 - <<'EOF'
-import glob, os, torch
-lib = os.path.join(os.path.dirname(torch.__file__), "lib")
-site = os.path.dirname(os.path.dirname(torch.__file__))
-print(":".join([lib] + sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib")))))
-EOF
+# The device's torch: its version, its CUDA version with whether a GPU is visible, and the
+# library folders the pack's binaries (no RPATH) need: torch's lib/, every nvidia/*/lib that pip
+# installed on the path, the CUDA toolkit's lib64. One Python start, three lines.
+read_torch() {
+  python3 - 2>/dev/null <<'PY' || printf 'none\nnone\n\n'
+import glob, os, sys
+try:
+    import torch
+except Exception:
+    print("none\nnone\n")
+    sys.exit(0)
+dirs = [os.path.join(os.path.dirname(torch.__file__), "lib")]
+for entry in sys.path:
+    dirs += sorted(glob.glob(os.path.join(entry, "nvidia", "*", "lib")))
+dirs.append("/usr/local/cuda/lib64")
+found = []
+for d in dirs:
+    if os.path.isdir(d) and d not in found:
+        found.append(d)
+print(torch.__version__)
+print(f"{torch.version.cuda}, GPU visible: {torch.cuda.is_available()}")
+print(":".join(found))
+PY
 }
 
 # Points the call at binaries under DIR: bin/ and python/ for the pack, the build tree for a
@@ -79,7 +93,7 @@ use_binaries() {
 # and this machine's torch.
 unpack_pack() {
   [ -f "$deps/pack.tar.gz" ] || { say "pack: none carried (bench/gpu/prepare.sh makes it)"; return 1; }
-  python3 bench/gpu/pack.py check "$deps/pack.json" | tee -a "$summary"
+  python3 bench/gpu/pack.py check "$deps/pack.json" "$torch_version" | tee -a "$summary"
   ((PIPESTATUS[0] == 0)) || return 1
   rm -rf "$root/build-gpu/pack" && mkdir -p "$root/build-gpu/pack" &&
     tar -xzf "$deps/pack.tar.gz" -C "$root/build-gpu/pack"

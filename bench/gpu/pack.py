@@ -7,9 +7,10 @@
                                        manifest (PACK.json beside PACK.tar.gz); DIGEST is the
                                        tree's digest taken before the build, which must still
                                        hold (no source changed while it built)
-  pack.py check PACK.json              on the device (bench/gpu/run.sh): exit 0 when the pack
-                                       was built from this tree for the torch here, else say
-                                       why not and exit 1
+  pack.py check PACK.json TORCH        on the device (bench/gpu/run.sh): exit 0 when the pack
+                                       was built from this tree for TORCH (the device's
+                                       version), else say why not (which files differ) and
+                                       exit 1
   pack.py digest                       the tree's digest, as the manifest records it
 
 The manifest names the git commit it was built at, the digest of every file the build reads
@@ -29,8 +30,10 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# What the build reads: a change anywhere here makes the pack stale.
-BUILD_INPUTS = ["CMakeLists.txt", "cmake", "include", "src", "apps", "tests", "python"]
+# What the build reads: a change anywhere here makes the pack stale. (The Python package's
+# tests are read from the tree when they run, so they may change.)
+BUILD_INPUTS = ["CMakeLists.txt", "cmake", "include", "src", "apps", "tests", "python/CMakeLists.txt",
+                "python/csrc", "python/directgnn"]
 SKIP_DIRS = {"__pycache__", ".pytest_cache"}
 # The binaries, as built under BUILD_DIR, and where they go in the pack.
 BINARIES = {
@@ -48,24 +51,40 @@ ALLOWED_NEEDED = re.compile(
 
 
 def tree_files(root):
+    """The build's input files as a device call sends them: what git tracks or would track
+    (untracked files it does not ignore), where the tree is a checkout; every file below the
+    inputs elsewhere (the device's copy is exactly that set)."""
+    if os.path.isdir(os.path.join(root, ".git")):
+        out = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z",
+                              "--", *BUILD_INPUTS], check=True, capture_output=True).stdout
+        yield from sorted(p for p in out.decode().split("\0")
+                          if p and os.path.isfile(os.path.join(root, p)))
+        return
+    found = []
     for top in BUILD_INPUTS:
         path = os.path.join(root, top)
         if os.path.isfile(path):
-            yield top
+            found.append(top)
             continue
         for d, dirs, files in os.walk(path):
-            dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS)
-            for name in sorted(files):
-                if name.endswith((".pyc", ".swp")):
-                    continue
-                yield os.path.relpath(os.path.join(d, name), root)
+            dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
+            found += [os.path.relpath(os.path.join(d, n), root) for n in files
+                      if not n.endswith((".pyc", ".swp"))]
+    yield from sorted(found)
 
 
-def tree_digest(root=ROOT):
-    h = hashlib.sha256()
+def file_digests(root=ROOT):
+    digests = {}
     for rel in tree_files(root):
         with open(os.path.join(root, rel), "rb") as f:
-            h.update(rel.encode() + b"\0" + hashlib.sha256(f.read()).digest())
+            digests[rel] = hashlib.sha256(f.read()).hexdigest()
+    return digests
+
+
+def tree_digest(root=ROOT, digests=None):
+    h = hashlib.sha256()
+    for rel, d in sorted((digests or file_digests(root)).items()):
+        h.update(rel.encode() + b"\0" + bytes.fromhex(d))
     return h.hexdigest()
 
 
@@ -108,9 +127,12 @@ def check_binary(path):
                          capture_output=True, text=True).stdout.strip()
     if zmm not in ("", "0"):
         problems.append(f"{zmm} instructions use AVX-512 registers")
-    versions = re.findall(r"GLIBC_(\d+)\.(\d+)", run("objdump", "-T", path))
+    symbols = run("objdump", "-T", path)
+    versions = re.findall(r"GLIBC_(\d+)\.(\d+)", symbols)
     glibc = max(((int(a), int(b)) for a, b in versions), default=(0, 0))
-    return {"needed": needed, "glibc": f"{glibc[0]}.{glibc[1]}"}, problems
+    cxx = re.findall(r"GLIBCXX_3\.4\.(\d+)", symbols)
+    return {"needed": needed, "glibc": f"{glibc[0]}.{glibc[1]}",
+            "glibcxx": f"3.4.{max(map(int, cxx), default=0)}"}, problems
 
 
 def torch_versions(python):
@@ -120,7 +142,8 @@ def torch_versions(python):
 
 
 def make(build_dir, pack_path, digest_before):
-    if tree_digest() != digest_before:
+    digests = file_digests()
+    if tree_digest(digests=digests) != digest_before:
         sys.exit("pack: not made: sources changed while the pack was built; run "
                  "bench/gpu/prepare.sh again")
     build_dir = os.path.abspath(build_dir)
@@ -149,6 +172,7 @@ def make(build_dir, pack_path, digest_before):
         manifest = {
             "commit": git_commit(),
             "tree_digest": digest_before,
+            "file_digests": digests,
             "torch": torch_version,
             "torch_cuda": torch_cuda,
             "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -184,7 +208,7 @@ def make(build_dir, pack_path, digest_before):
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def check(manifest_path):
+def check(manifest_path, torch_version):
     try:
         with open(manifest_path) as f:
             manifest = json.load(f)
@@ -192,17 +216,16 @@ def check(manifest_path):
         print(f"pack: none usable ({manifest_path}: {e})")
         return 1
     reasons = []
-    digest = tree_digest()
-    if manifest.get("tree_digest") != digest:
-        reasons.append(f"built from another tree (commit {manifest.get('commit')}; the sources "
-                       "here differ: run bench/gpu/prepare.sh again)")
-    try:
-        version, cuda = torch_versions(os.environ.get("DIRECTGNN_DEVICE_PYTHON", "python3"))
-        if version != manifest.get("torch"):
-            reasons.append(f"built against torch {manifest.get('torch')}, this machine has "
-                           f"{version} (CUDA {cuda})")
-    except (OSError, subprocess.CalledProcessError) as e:
-        reasons.append(f"torch could not be imported here ({e})")
+    digests = file_digests()
+    if manifest.get("tree_digest") != tree_digest(digests=digests):
+        saved = manifest.get("file_digests", {})
+        differ = sorted(p for p in set(saved) | set(digests) if saved.get(p) != digests.get(p))
+        reasons.append(f"built from another tree (commit {manifest.get('commit')}); "
+                       f"{len(differ)} file(s) differ here, e.g. {', '.join(differ[:5])}: run "
+                       "bench/gpu/prepare.sh again")
+    if torch_version != manifest.get("torch"):
+        reasons.append(f"built against torch {manifest.get('torch')}, this machine has "
+                       f"{torch_version or 'none'}")
     if reasons:
         print("pack: not usable: " + "; ".join(reasons))
         return 1
@@ -214,8 +237,8 @@ def check(manifest_path):
 def main(argv):
     if len(argv) == 4 and argv[0] == "make":
         return make(argv[1], argv[2], argv[3])
-    if len(argv) == 2 and argv[0] == "check":
-        return check(argv[1])
+    if len(argv) == 3 and argv[0] == "check":
+        return check(argv[1], argv[2])
     if argv == ["digest"]:
         print(tree_digest())
         return 0

@@ -1,5 +1,7 @@
 # The stages of bench/gpu/run.sh (sourced there; lib.sh first). Each says what it ran in the
-# summary and sets failed=1 on a failure; none stops the call.
+# summary and sets failed=1 on a failure; none stops the call. Caps are sized so that call A's
+# stages fit its budget together (435 s less 20 kept for the summary): smoke 25, gather 135,
+# train 140, gpu-tests 50, memcheck 60.
 
 # The unit tests that need a GPU: each pattern with the fewest tests it must match. Call A runs
 # them, call B the rest of the suite.
@@ -35,27 +37,26 @@ memcheck_other_patterns=(
   "GpuPipeline.* 2"
 )
 
-gtest_count() { "$unit_tests" --gtest_list_tests --gtest_filter="$1" | grep -c '^  '; }
-
 # make_filter ENTRY...: sets `filter` to the patterns of "PATTERN MIN" entries joined for
-# --gtest_filter; a pattern that matches fewer tests than it names fails the stage.
+# --gtest_filter; a pattern that matches fewer tests than it names fails the stage. The test
+# binary lists its tests once per call.
 make_filter() {
-  local entry pattern want got
+  local list=$logs/unit-tests.txt line pattern want got
+  [ -s "$list" ] || "$unit_tests" --gtest_list_tests >"$list" 2>&1
   filter=""
-  for entry in "$@"; do
-    pattern=${entry% *} want=${entry##* }
-    got=$(gtest_count "$pattern")
+  while read -r pattern want got; do
     if ((got < want)); then
       say "filter '$pattern' matches $got test(s), expected $want: FAILED"
       failed=1
     fi
     filter+="${filter:+:}$pattern"
-  done
+  done < <(python3 bench/gpu/check.py count "$list" "$@")
 }
 
 # check_skips LOG: no test of LOG skipped for another reason than a GPU being present (or one
 # the allow-list of check.py names).
 check_skips() {
+  [ -f "$1" ] || return 0
   local flags=()
   ((rehearsal)) && flags=(--no-gpu)
   python3 bench/gpu/check.py skips "${flags[@]}" "$1" | tail -20 | tee -a "$summary"
@@ -63,16 +64,25 @@ check_skips() {
 }
 
 gtest_tail() {
+  [ -f "$1" ] || return 0
   grep -E "^\[==========\] .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ test|^\[  FAILED  \]" "$1" |
     head -25 | tee -a "$summary"
 }
 
-# smoke: the machine, and the binaries run once (a failure makes run.sh build on the device).
+# enough NAME SECONDS: whether SECONDS are left for a stage's first step (else says so).
+enough() {
+  (($(left_s) - 20 >= $2)) && return 0
+  say "$1: not run, $(($(left_s) - 20)) s left (it needs $2)"
+  return 1
+}
+
+# smoke: the machine, and the binaries run once. Returns 2 when the binaries cannot run here
+# (a library missing, an illegal instruction, no kernel for this GPU): run.sh then builds on
+# the device; 1 for any other failure, which a build would not mend.
 stage_smoke() {
-  local ok=0 lib missing
+  local ok=0 lib missing rc
   say "cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); flags: $(grep -m1 -ow -E 'avx2|avx512f|avx512bw|avx512vl' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   say "memory: $(awk '/MemTotal/ {printf "MemTotal %.1f GiB", $2 / 1048576}' /proc/meminfo) (pinning is refused past it, less 1/8 up to 4 GiB)"
-  say "torch: $(python3 -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda, "GPU visible:", torch.cuda.is_available())' 2>&1 | tail -1)"
   if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,memory.total,driver_version,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current \
       --format=csv,noheader 2>&1 | sed 's/^/gpu (link idle): /' | tee -a "$summary"
@@ -84,12 +94,19 @@ stage_smoke() {
     missing=$(ldd "$lib" 2>&1 | grep -E "not found|not a dynamic" | sort -u | tr '\n' ' ')
     if [ -n "$missing" ]; then
       say "ldd $(basename "$lib"): $missing"
-      ok=1
+      ok=2
     fi
   done
   ((ok == 0)) && say "ldd: every library found"
-  step "info --build --check-gpu" smoke.log 40 "$dgnn" info --build --check-gpu || ok=1
-  grep -E "^(torch|CUDA|GPUs|  GPU|GPU check|BLAS|OpenMP)" "$logs/smoke.log" | tail -12 | tee -a "$summary"
+  step "info --build --check-gpu" smoke.log 25 "$dgnn" info --build --check-gpu
+  rc=$?
+  grep -E "^(torch|CUDA|GPUs|  GPU|GPU check|host wait|BLAS|OpenMP)" "$logs/smoke.log" | tail -14 |
+    tee -a "$summary"
+  if ((rc == 127 || rc == 132)) || grep -q "no kernel image" "$logs/smoke.log"; then
+    ok=2
+  elif ((rc != 0 && ok == 0)); then
+    ok=1
+  fi
   local cuobjdump
   cuobjdump=$(tool cuobjdump)
   if [ -z "$cuobjdump" ]; then
@@ -98,7 +115,7 @@ stage_smoke() {
     say "cuobjdump: $(basename "$dgnn") holds sm_90 code ($("$cuobjdump" --list-elf "$dgnn" 2>&1 | grep -c sm_90) ELF image(s))"
   else
     say "cuobjdump: no sm_90 code in $(basename "$dgnn")"
-    ok=1
+    ok=2
   fi
   return $ok
 }
@@ -107,31 +124,39 @@ stage_smoke() {
 # float32 and float16 at base offset 0 (each method under CUDA's default wait and a blocking
 # one, for the CPU time), float32 at offset 64 (torch's allocations are 64-byte aligned).
 stage_gather() {
-  local common=(--table-gib "${GATHER_TABLE_GIB:-4}" --row-bytes 400,512,2408 --ids 1000000)
-  step "gather model" gather.log 10 "$dgnn" bench gather --model
-  step "bench gather, offset 0" gather.log 150 "$dgnn" bench gather "${common[@]}" \
+  local common=(--table-gib "${GATHER_TABLE_GIB:-4}" --row-bytes 400,512,2408 --ids 1000000
+    --reps "${GATHER_REPS:-10}")
+  enough gather 30 || return
+  step "gather model" gather.log 5 "$dgnn" bench gather --model
+  step "bench gather, offset 0" gather.log 90 "$dgnn" bench gather "${common[@]}" \
     --dtype float32,float16 --base-offset 0 --cuda-sync auto,blocking \
     --json "$OUT/gather-0.json" || failed=1
-  step "bench gather, offset 64" gather.log 60 "$dgnn" bench gather "${common[@]}" \
+  step "bench gather, offset 64" gather.log 40 "$dgnn" bench gather "${common[@]}" \
     --dtype float32 --base-offset 64 --json "$OUT/gather-64.json" || failed=1
   grep -E "^(pinned|PCIe|bench gather on) |^ +[0-9]+ (float|bfloat)" "$logs/gather.log" | tee -a "$summary"
 }
 
-# gather-capped: capped GPU threads against uncapped, for 400 and 2408 B rows.
+# gather-capped: capped GPU threads against uncapped (both in this run), 400 and 2408 B rows.
 stage_gather-capped() {
-  step "bench gather, capped threads" gather-capped.log 90 "$dgnn" bench gather \
-    --table-gib "${GATHER_TABLE_GIB:-4}" --row-bytes 400,2408 --ids 1000000 --dtype float32 \
+  enough gather-capped 20 || return
+  local common=(--table-gib "${GATHER_TABLE_GIB:-4}" --row-bytes 400,2408 --ids 1000000
+    --dtype float32 --reps "${GATHER_REPS:-10}")
+  step "bench gather, uncapped" gather-capped.log 20 "$dgnn" bench gather "${common[@]}" \
+    --json "$OUT/gather-uncapped.json" || failed=1
+  step "bench gather, capped threads" gather-capped.log 20 "$dgnn" bench gather "${common[@]}" \
     --max-threads "${GATHER_MAX_THREADS:-16384}" --json "$OUT/gather-capped.json" || failed=1
   grep -E "^ +[0-9]+ float" "$logs/gather-capped.log" | tee -a "$summary"
 }
 
 # train: a papers100M-shaped graph (10M nodes, average degree 15, 128-d float32, 1% training
 # seeds: about 98 steps), GraphSAGE 3x256, fan-out 15,10,5, batch 1024; every GPU mode with
-# both samplers, each under CUDA's default wait and a blocking one, two epochs each (the first
-# pays CUDA's start-up and the allocator's growth), the second reported. All-in-GPU keeps graph
-# and features on the GPU. --strict: a mode that could not run fails the stage.
+# both samplers under CUDA's default wait, then again under a blocking one (cut first when
+# time runs short), two epochs each (the first pays CUDA's start-up and the allocator's
+# growth), the second reported. All-in-GPU keeps graph and features on the GPU. --strict: a
+# mode that could not run fails the stage. The JSON is written after every mode.
 stage_train() {
-  step "bench train (modes)" train.log 200 "$dgnn" bench train \
+  enough train 60 || return
+  step "bench train (modes)" train.log 140 "$dgnn" bench train \
     --synthetic "${TRAIN_SYNTHETIC:-10000000,15,128}" --train-fraction "${TRAIN_FRACTION:-0.01}" \
     --layers 3 --hidden 256 --fan-out 15,10,5 --batch-size 1024 --epochs "${TRAIN_EPOCHS:-2}" \
     --warmup-epochs 1 --prefetch 2 --modes conventional,zero-copy,all-in-gpu --samplers cpu,gpu \
@@ -143,16 +168,24 @@ stage_train() {
 
 # gpu-tests: the unit tests that need a GPU, against the CPU oracle, each op synchronised.
 stage_gpu-tests() {
+  enough gpu-tests 15 || return
   make_filter "${gpu_test_patterns[@]}"
-  step "GPU unit tests" gpu-tests.log 90 env DIRECTGNN_DEBUG_SYNC=1 "$unit_tests" \
+  step "GPU unit tests" gpu-tests.log 50 env DIRECTGNN_DEBUG_SYNC=1 "$unit_tests" \
     --gtest_filter="$filter" || failed=1
   gtest_tail "$logs/gpu-tests.log"
   check_skips "$logs/gpu-tests.log"
 }
 
-# memcheck GROUP LOG CAP PATTERN...: the tests under compute-sanitizer memcheck, without
-# torch's caching allocator (it hides overruns inside its blocks); CUDA API errors the code
-# expects and handles (an already registered pin, the device-pointer probe) are not findings.
+# sanitizer_refused LOG: whether compute-sanitizer refused this machine (no test ran under it).
+sanitizer_refused() {
+  ! grep -q "^\[ RUN      \]" "$1" &&
+    grep -qE "Device not supported|error 999|Unable to find injection|not supported on this" "$1"
+}
+
+# memcheck NAME LOG CAP PATTERN...: the tests under compute-sanitizer memcheck, without torch's
+# caching allocator (it hides overruns inside its blocks); CUDA API errors the code expects and
+# handles (an already registered pin, the device-pointer probe) are not findings. Any failure
+# is one, unless compute-sanitizer refused the machine before a test ran.
 memcheck() {
   local name=$1 log=$2 cap=$3 sanitizer
   shift 3
@@ -161,13 +194,13 @@ memcheck() {
     say "$name: compute-sanitizer not available on this machine"
     return
   fi
+  enough "$name" 15 || return
   make_filter "$@"
   if ! step "$name" "$log" "$cap" env DIRECTGNN_GATHER_TEST_GRID=small \
     PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$sanitizer" --tool memcheck --report-api-errors no \
     --error-exitcode 1 "$unit_tests" --gtest_filter="$filter"; then
-    if grep -qE "Device not supported|Target application returned an error|error 999|Unable to find injection" "$logs/$log" &&
-      ! grep -q "Invalid __global__" "$logs/$log"; then
-      say "$name: not available (compute-sanitizer refused this machine: $(grep -m1 -oE 'Device not supported|error 999|Unable to find injection[^.]*' "$logs/$log"))"
+    if sanitizer_refused "$logs/$log"; then
+      say "$name: not available (compute-sanitizer refused this machine: $(grep -m1 -oE 'Device not supported|error 999|Unable to find injection[^.]*|[^.]*not supported on this[^.]*' "$logs/$log"))"
     else
       failed=1
     fi
@@ -178,32 +211,33 @@ memcheck() {
 }
 
 stage_memcheck() {
-  memcheck "memcheck (gather kernels)" memcheck.log 90 "${memcheck_gather_patterns[@]}"
-  memcheck "memcheck (sampler, dropout, pipeline)" memcheck-other.log 60 "${memcheck_other_patterns[@]}"
+  memcheck "memcheck (gather kernels)" memcheck.log 35 "${memcheck_gather_patterns[@]}"
+  memcheck "memcheck (sampler, dropout, pipeline)" memcheck-other.log 25 "${memcheck_other_patterns[@]}"
 }
 
 # unit-rest: every unit test call A's GPU tests left out.
 stage_unit-rest() {
+  enough unit-rest 20 || return
   make_filter "${gpu_test_patterns[@]}"
-  step "unit tests (the rest)" unit.log 200 "$unit_tests" --gtest_filter="-$filter" || failed=1
+  step "unit tests (the rest)" unit.log 60 "$unit_tests" --gtest_filter="-$filter" || failed=1
   gtest_tail "$logs/unit.log"
   check_skips "$logs/unit.log"
 }
 
-# nccl: Cora over seeds 0-2, two ranks sharing the GPU (--dist-backend auto: Gloo, as NCCL takes
-# one GPU per rank) against one CPU process: mean test accuracy within 0.02.
+# nccl: Cora over seeds NCCL_SEEDS (0 1), two ranks sharing the GPU (--dist-backend auto: Gloo,
+# as NCCL takes one GPU per rank) against one CPU process: mean test accuracy within 0.02.
 stage_nccl() {
   local cora=$DIRECTGNN_DATA/cora.npz ref=() run=() seed
-  for seed in 0 1 2; do
-    step "cora seed $seed, CPU" cora.log 40 "$dgnn" train --dataset "$cora" --device cpu \
+  for seed in ${NCCL_SEEDS:-0 1}; do
+    enough "cora seed $seed" 40 || break
+    step "cora seed $seed, CPU" cora.log 15 "$dgnn" train --dataset "$cora" --device cpu \
       --seed $seed --metrics "$logs/cpu-$seed.jsonl" && ref+=("$logs/cpu-$seed.jsonl")
-    step "cora seed $seed, 2 ranks on the GPU" cora.log 60 "$dgnn" launch -n 2 -- train \
+    step "cora seed $seed, 2 ranks on the GPU" cora.log 25 "$dgnn" launch -n 2 -- train \
       --dataset "$cora" --dist-backend auto --seed $seed --metrics "$logs/ranks-$seed.jsonl" &&
       run+=("$logs/ranks-$seed.jsonl")
   done
-  grep -E "ranks \(|^Device" "$logs/cora.log" | sort | uniq -c | tee -a "$summary"
+  [ -f "$logs/cora.log" ] && grep -E "ranks \(|^Device" "$logs/cora.log" | sort | uniq -c | tee -a "$summary"
   if ((${#ref[@]} == 0 || ${#run[@]} == 0)); then
-    ((rehearsal)) && say "cora accuracy: not compared here (no GPU runs)" && return
     say "cora accuracy: FAILED (no complete runs to compare)"
     failed=1
     return
@@ -223,7 +257,7 @@ stage_e2e() {
 stage_python() {
   step "python tests" python.log 300 env PYTHONPATH="$py_path" python3 -m pytest -q -rs \
     -p no:cacheprovider python/tests || failed=1
-  tail -4 "$logs/python.log" | tee -a "$summary"
+  [ -f "$logs/python.log" ] && tail -4 "$logs/python.log" | tee -a "$summary"
   check_skips "$logs/python.log"
 }
 

@@ -43,8 +43,10 @@ stage_link() {
       --eval-every 5 --fan-out 10,10 --batch-size 256 --metrics "$logs/link-cora-$seed.jsonl" ||
       failed=1
   done
-  ls "$logs"/link-cora-*.jsonl >/dev/null 2>&1 &&
+  if ls "$logs"/link-cora-*.jsonl >/dev/null 2>&1; then
     python3 bench/gpu/check.py link "$logs"/link-cora-*.jsonl 2>&1 | tee -a "$summary"
+    ((PIPESTATUS[0] == 0)) || failed=1
+  fi
   if [ ! -d "$dir" ]; then
     step "generate r-mat for link" link-gen.log 120 "$dgnn" generate rmat \
       --scale "${LINK_SCALE:-22}" --edge-factor 8 --feat-dim 128 --out "$dir.src" &&
@@ -87,8 +89,10 @@ stage_hetero() {
     python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${run[@]}" 2>&1 | tee -a "$summary"
     ((PIPESTATUS[0] == 0)) || failed=1
   fi
-  ((${#ref[@]} && ${#emb[@]})) &&
+  if ((${#ref[@]} && ${#emb[@]})); then
     python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${emb[@]}" 2>&1 | tee -a "$summary"
+    ((PIPESTATUS[0] == 0)) || failed=1
+  fi
   for device in cpu cuda; do
     step "$scale link author,writes,paper, $device" hetero-link.log 90 "$dgnn" train \
       --dataset "$scale" --task link --target-relation author,writes,paper --device $device \

@@ -175,8 +175,10 @@ void set_host_sync(HostSync sync) {
     c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(d));
     unsigned flags = 0;
     DGNN_CUDA_CHECK(cudaGetDeviceFlags(&flags));
-    // On a device already in use the flags are overwritten, the map-host flag kept.
-    DGNN_CUDA_CHECK(cudaSetDeviceFlags((flags & ~cudaDeviceScheduleMask) | flag));
+    if ((flags & cudaDeviceScheduleMask) == flag) continue;
+    // On a device already in use the flags are overwritten: keep the two that may be set.
+    DGNN_CUDA_CHECK(
+        cudaSetDeviceFlags((flags & (cudaDeviceMapHost | cudaDeviceLmemResizeToMax)) | flag));
   }
 }
 
