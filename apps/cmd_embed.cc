@@ -24,7 +24,8 @@ void embed(const Args& a) {
   DGNN_CHECK_ARG(a.dtype == "float32" || a.dtype == "float16", "dtype", "'", a.dtype,
                  "' is not float32 or float16");
   const nlohmann::json meta = read_checkpoint_meta(a.checkpoint);
-  DGNN_CHECK(meta.value("task", std::string("node")) != "hetero", a.checkpoint,
+  const RunKind kind = checkpoint_kind(meta);
+  DGNN_CHECK(!is_hetero(kind), a.checkpoint,
              ": is a heterogeneous model's checkpoint; embed writes homogeneous models' "
              "embeddings (a heterogeneous model's learnable tables are in ",
              a.checkpoint, "/embeddings/)");
@@ -36,7 +37,7 @@ void embed(const Args& a) {
              "; pass the dataset it was trained on");
   EmbedOptions o;
   o.dtype = a.dtype == "float16" ? at::kHalf : at::kFloat;
-  if (meta.value("task", std::string("node")) != "link") {
+  if (kind == RunKind::kNode) {
     GnnModel model(config);
     load_checkpoint(a.checkpoint, model, nullptr);
     write_embeddings(model, ds.graph, ds.features, a.out, o);

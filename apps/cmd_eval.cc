@@ -15,7 +15,9 @@ namespace {
 
 // A link checkpoint: the split it was trained on (its dataset's, or the seeded random one),
 // the metrics recomputed as training computed them, and whether they match.
-void eval_link(const nlohmann::json& meta, const Dataset& ds, const std::string& dir) {
+void eval_link(const nlohmann::json& meta, const std::string& dir, const std::string& dataset,
+               bool keep_self_loops) {
+  const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
   const LinkCheckpoint c = load_link_checkpoint(dir, meta, ds);
   const ChosenLinkSplit& split = c.split;
   const LinkEvalResult r =
@@ -37,6 +39,34 @@ void eval_link(const nlohmann::json& meta, const Dataset& ds, const std::string&
   }
 }
 
+// A node classification checkpoint on its split.
+void eval_node(const nlohmann::json& meta, const std::string& dir, const std::string& dataset,
+               bool keep_self_loops) {
+  const std::string where = dir + "/checkpoint.pt";
+  const Dataset ds = dataset_or_default(dataset, import_options(keep_self_loops));
+  ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
+  DGNN_CHECK(ds.feat_dim() == config.in_dim && ds.num_classes == config.num_classes, where,
+             ": the checkpoint was trained on ", config.in_dim, " features and ",
+             config.num_classes, " classes, but ", ds.source, " has ", ds.feat_dim(), " and ",
+             ds.num_classes, "; pass the dataset it was trained on");
+  GnnModel model(config);
+  load_checkpoint(dir, model, nullptr);
+  const ChosenSplit split =
+      choose_split(ds, meta.value("split", int64_t{0}), meta.value("seed", uint64_t{0}));
+  const EvalResult r = evaluate(model, ds, split.split);
+  std::printf("Split: %s\nCheckpoint epoch %lld | Val Acc %.4f | Test Acc %.4f",
+              split.description.c_str(), static_cast<long long>(meta.value("epoch", int64_t{-1})),
+              r.val_acc, r.test_acc);
+  if (ds.num_classes == 2) std::printf(" | Test ROC-AUC %.4f", r.test_roc_auc);
+  std::printf("\n");
+  const double recorded = meta.value("test_acc", -1.0);
+  if (std::abs(recorded - r.test_acc) < 1e-9) {
+    std::printf("Matches the test accuracy recorded at training time.\n");
+  } else {
+    std::printf("Training recorded Test Acc %.4f for this checkpoint.\n", recorded);
+  }
+}
+
 }  // namespace
 
 void register_eval(CLI::App& app) {
@@ -54,40 +84,15 @@ void register_eval(CLI::App& app) {
   add_threads_option(c, &args->threads);
   c->callback([args] {
     const nlohmann::json meta = read_checkpoint_meta(args->checkpoint);
-    const std::string where = args->checkpoint + "/checkpoint.pt";
-    if (meta.value("task", std::string("node")) == "hetero") {
-      eval_hetero_command(meta, args->checkpoint, args->dataset);
-      return;
-    }
-    if (meta.value("task", std::string("node")) == "hetero_link") {
-      eval_hetero_link_command(meta, args->checkpoint, args->dataset);
-      return;
-    }
-    const Dataset ds = dataset_or_default(args->dataset, import_options(args->keep_self_loops));
-    if (meta.value("task", std::string("node")) == "link") {
-      eval_link(meta, ds, args->checkpoint);
-      return;
-    }
-    ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
-    DGNN_CHECK(ds.feat_dim() == config.in_dim && ds.num_classes == config.num_classes, where,
-               ": the checkpoint was trained on ", config.in_dim, " features and ",
-               config.num_classes, " classes, but ", ds.source, " has ", ds.feat_dim(), " and ",
-               ds.num_classes, "; pass the dataset it was trained on");
-    GnnModel model(config);
-    load_checkpoint(args->checkpoint, model, nullptr);
-    const ChosenSplit split =
-        choose_split(ds, meta.value("split", int64_t{0}), meta.value("seed", uint64_t{0}));
-    const EvalResult r = evaluate(model, ds, split.split);
-    std::printf("Split: %s\nCheckpoint epoch %lld | Val Acc %.4f | Test Acc %.4f",
-                split.description.c_str(), static_cast<long long>(meta.value("epoch", int64_t{-1})),
-                r.val_acc, r.test_acc);
-    if (ds.num_classes == 2) std::printf(" | Test ROC-AUC %.4f", r.test_roc_auc);
-    std::printf("\n");
-    const double recorded = meta.value("test_acc", -1.0);
-    if (std::abs(recorded - r.test_acc) < 1e-9) {
-      std::printf("Matches the test accuracy recorded at training time.\n");
-    } else {
-      std::printf("Training recorded Test Acc %.4f for this checkpoint.\n", recorded);
+    switch (checkpoint_kind(meta)) {
+      case RunKind::kHetero:
+        return eval_hetero_command(meta, args->checkpoint, args->dataset);
+      case RunKind::kHeteroLink:
+        return eval_hetero_link_command(meta, args->checkpoint, args->dataset);
+      case RunKind::kLink:
+        return eval_link(meta, args->checkpoint, args->dataset, args->keep_self_loops);
+      case RunKind::kNode:
+        return eval_node(meta, args->checkpoint, args->dataset, args->keep_self_loops);
     }
   });
 }

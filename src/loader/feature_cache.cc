@@ -77,14 +77,15 @@ at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph) 
   return rank_by(counts * span + degree);
 }
 
-std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
-                               const at::Tensor& presample_seeds, uint64_t seed,
-                               const disk::CacheOptions& options, bool show_progress) {
+std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
+                               const Presample& presample, const disk::CacheOptions& options,
+                               bool show_progress) {
   const auto start = std::chrono::steady_clock::now();
-  const int64_t row_bytes = std::max<int64_t>(loader.store().row_bytes(), 1);
+  const int64_t row_bytes = std::max<int64_t>(store.row_bytes(), 1);
+  const int64_t num_rows = graph.num_nodes();
   // At most the whole table (a larger budget, even inf, caches every row).
   const double wanted = std::min(options.gib * static_cast<double>(int64_t{1} << 30),
-                                 static_cast<double>(ds.num_nodes()) * row_bytes);
+                                 static_cast<double>(num_rows) * row_bytes);
   const auto bytes = static_cast<int64_t>(wanted);
   const int64_t cache_bytes = bytes / row_bytes * row_bytes;
   const HostMemory memory = host_memory();
@@ -94,31 +95,48 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
   std::string how = "by in-degree";
   at::Tensor ranked;
   if (options.ranking == disk::CacheRanking::kDegree) {
-    ranked = rank_rows_by_degree(ds.graph);
+    ranked = rank_rows_by_degree(graph);
   } else {
-    const int64_t steps = loader.steps(presample_seeds.numel());
-    Progress bar("Pre-sampling for the feature cache", show_progress ? steps : -1);
-    const at::Tensor counts =
-        presample_counts(loader, ds.graph, presample_seeds, seed, progress_of(&bar));
+    Progress bar("Pre-sampling for the feature cache", show_progress ? presample.steps : -1);
+    at::Tensor counts = at::zeros({num_rows}, at::kLong);
+    for (int64_t step = 0; step < presample.steps; ++step) {
+      const at::Tensor inputs = presample.inputs_of(step).cpu().to(at::kLong).contiguous();
+      count_ids(inputs.data_ptr<int64_t>(), inputs.numel(), counts.data_ptr<int64_t>());
+      bar.update(step + 1);
+    }
     bar.finish();
-    ranked = rank_rows_by_counts(counts, ds.graph);
-    how = "by pre-sampling " + std::to_string(steps) + (steps == 1 ? " minibatch" : " minibatches");
+    ranked = rank_rows_by_counts(counts, graph);
+    how = "by pre-sampling " + std::to_string(presample.steps) +
+          (presample.steps == 1 ? " minibatch" : " minibatches");
   }
   Progress bar("Filling the feature cache (rows)", show_progress ? bytes / row_bytes : -1);
-  loader.cache_hot_rows(ranked, bytes, progress_of(&bar));
+  store.cache_hot_rows(ranked, bytes, progress_of(&bar));
   bar.finish();
-  const int64_t rows = loader.store().row_cache()->rows();
+  const int64_t rows = store.row_cache()->rows();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char line[256];
   std::snprintf(
       line, sizeof(line), "Feature cache: %s, %lld rows (%.1f%% of the table), ranked %s",
       size_text(rows * row_bytes).c_str(), static_cast<long long>(rows),
-      100.0 * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, ds.num_nodes())),
+      100.0 * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, num_rows)),
       how.c_str());
   std::string text = line;
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds);
   return text + line;
+}
+
+std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
+                               const at::Tensor& presample_seeds, uint64_t seed,
+                               const disk::CacheOptions& options, bool show_progress) {
+  const int64_t batch = loader.settings().batch_size;
+  const Presample presample{loader.steps(presample_seeds.numel()), [&](int64_t step) {
+                              const int64_t start = step * batch;
+                              const at::Tensor part = presample_seeds.narrow(
+                                  0, start, std::min(batch, presample_seeds.numel() - start));
+                              return loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes;
+                            }};
+  return fill_feature_cache(loader.mutable_store(), ds.graph, presample, options, show_progress);
 }
 
 DiskTally DiskTally::of(const FeatureStore& store) {

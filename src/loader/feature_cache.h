@@ -45,6 +45,16 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                                const at::Tensor& presample_seeds, uint64_t seed,
                                const disk::CacheOptions& options, bool show_progress);
 
+// The same for any loader: `store` is its table (rows of `graph`'s nodes); presampling takes
+// `steps` minibatches, `inputs_of(step)` giving the input nodes of one (int64, CPU).
+struct Presample {
+  int64_t steps = 0;
+  std::function<at::Tensor(int64_t step)> inputs_of;
+};
+std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
+                               const Presample& presample, const disk::CacheOptions& options,
+                               bool show_progress);
+
 // The disk placement's counters at one moment; differences give an epoch's figures.
 struct DiskTally {
   int64_t rows_gathered = 0;  // rows asked of the table (repeats counted)

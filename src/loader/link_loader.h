@@ -77,6 +77,8 @@ class LinkLoader {
 
   const LoaderSettings& settings() const { return settings_; }
   const FeatureStore& store() const { return store_; }
+  // The table, to fill a disk table's cache (loader/feature_cache.h). Not while an epoch runs.
+  FeatureStore& mutable_store() { return store_; }
   const LinkSampler& sampler() const { return sampler_; }
   // features/gather/sampler as run, e.g. "disk:pread/cpu/cpu" (MinibatchLoader::mode's form).
   std::string mode() const;

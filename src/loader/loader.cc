@@ -115,11 +115,6 @@ MiniBatch MinibatchLoader::sample(const at::Tensor& seeds, uint64_t sample_seed)
   return sampler_.sample(seeds, sample_seed);
 }
 
-void MinibatchLoader::cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
-                                     const std::function<void(int64_t, int64_t)>& progress) {
-  store_.cache_hot_rows(ranked, bytes, progress);
-}
-
 Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
   if (settings_.device.is_cuda()) return prepare_on_gpu(seeds, sample_seed);
   Minibatch m;

@@ -84,13 +84,10 @@ class MinibatchLoader {
   Minibatch prepare(const at::Tensor& seeds, uint64_t sample_seed) const;
   // Only samples minibatch `seeds`, on the calling thread (and on the GPU with the GPU sampler).
   MiniBatch sample(const at::Tensor& seeds, uint64_t sample_seed) const;
-  // A `disk` table: keeps the rows `ranked` puts first in RAM (FeatureStore::cache_hot_rows).
-  // Not while an epoch runs.
-  void cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
-                      const std::function<void(int64_t, int64_t)>& progress = {});
-
   const LoaderSettings& settings() const { return settings_; }
   const FeatureStore& store() const { return store_; }
+  // The table, to fill a disk table's cache (loader/feature_cache.h). Not while an epoch runs.
+  FeatureStore& mutable_store() { return store_; }
   // features/gather/sampler as run, e.g. "pinned/aligned/gpu" or "host/cpu/cpu".
   std::string mode() const;
 

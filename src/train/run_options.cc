@@ -349,6 +349,10 @@ void apply_options_json(const json& j, TrainOptions& options, RunKind kind,
   }
 }
 
+RunKind checkpoint_kind(const json& meta) {
+  return parse_run_kind(meta.value("task", std::string("node")));
+}
+
 TrainOptions checkpoint_options(const json& meta, RunKind kind, const std::string& where) {
   TrainOptions o = default_options(kind);
   if (meta.contains("options")) {

@@ -65,6 +65,9 @@ nlohmann::json options_json(const TrainOptions& options, RunKind kind);
 void apply_options_json(const nlohmann::json& json, TrainOptions& options, RunKind kind,
                         const std::string& where);
 
+// The kind of run that wrote a checkpoint (its description's task; node before there were
+// others): where eval and embed learn what they read.
+RunKind checkpoint_kind(const nlohmann::json& meta);
 // The options a checkpoint's description (`meta`, train/checkpoint.h) records: its "options",
 // or in a checkpoint written before the table, the fields the trainers wrote then (the seed,
 // the split, and a link run's "link" object). Throws naming `where`.

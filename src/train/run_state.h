@@ -108,28 +108,39 @@ struct TrainingState {
   static TrainingState from_json(const nlohmann::json& json, const std::string& where);
 };
 
-// An epoch's loss sum (over seeds) and correct predictions, accumulated on the training
-// device with the same arithmetic as adding them up on the host (float loss widened to
-// double). Reading them every step would wait for a GPU every step; they are read when the
-// epoch ends or its state is saved.
+// An epoch's loss and correct predictions, summed on the training device with the same
+// arithmetic as adding them up on the host (a float loss widened to double), and the seeds
+// they were counted over. Reading them every step would wait for a GPU every step; they are
+// read when the epoch ends or its state is saved.
 class StepSums {
  public:
   StepSums(const EpochProgress& start, const c10::Device& device)
       : loss_(at::full({}, start.loss_sum, at::TensorOptions(device).dtype(at::kDouble))),
-        correct_(at::full({}, start.correct, at::TensorOptions(device).dtype(at::kLong))) {}
+        correct_(at::full({}, start.correct, at::TensorOptions(device).dtype(at::kLong))),
+        seen_(start.seen) {}
 
+  // A classification's step: its mean loss over `labels`, and its correct predictions.
   void add(const at::Tensor& loss, const at::Tensor& logits, const at::Tensor& labels) {
     torch::NoGradGuard no_grad;
     loss_.add_(loss.detach().to(at::kDouble) * static_cast<double>(labels.numel()));
     correct_.add_(logits.argmax(1).eq(labels).sum());
+    seen_ += labels.numel();
+  }
+  // A step whose loss is the mean over its pairs (link prediction): it counts once.
+  void add_mean(const at::Tensor& loss) {
+    torch::NoGradGuard no_grad;
+    loss_.add_(loss.detach().to(at::kDouble));
+    seen_ += 1;
   }
   void read_into(EpochProgress& ep) const {
     ep.loss_sum = loss_.item<double>();
     ep.correct = correct_.item<int64_t>();
+    ep.seen = seen_;
   }
 
  private:
   at::Tensor loss_, correct_;
+  int64_t seen_ = 0;
 };
 
 }  // namespace directgnn

@@ -8,21 +8,6 @@
 #include "train/training_run.h"
 
 namespace directgnn {
-namespace {
-
-void check_options(const TrainOptions& o) {
-  DGNN_CHECK_ARG(o.epochs >= 1, "epochs", "must be at least 1, got ", o.epochs);
-  DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be positive, got ", o.eval_every);
-  DGNN_CHECK_ARG(o.lr > 0, "lr", "must be positive, got ", o.lr);
-  DGNN_CHECK_ARG(o.weight_decay >= 0, "weight_decay", "must not be negative, got ", o.weight_decay);
-  DGNN_CHECK_ARG(o.warmup_epochs >= 0 && o.warmup_epochs < o.epochs, "warmup_epochs",
-                 "must be in 0..epochs-1 (", o.epochs - 1, "), got ", o.warmup_epochs);
-  DGNN_CHECK_ARG(o.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
-                 o.checkpoint_every);
-}
-
-}  // namespace
-
 Optimizer parse_optimizer(const std::string& text) {
   if (text == "adam") return Optimizer::kAdam;
   if (text == "sgd") return Optimizer::kSgd;
@@ -82,13 +67,6 @@ nlohmann::json TrainReport::to_json() const {
     out["gpu_power_w"] = number_or_null(gpu_power_w);
   }
   return out;
-}
-
-TrainReport train(const Dataset& dataset, const TrainOptions& options, std::ostream& out) {
-  check_options(options);
-  TrainingRun run(dataset, options, out);
-  for (int64_t epoch = run.first_epoch(); epoch <= options.epochs; ++epoch) run.train_epoch(epoch);
-  return run.finish();
 }
 
 }  // namespace directgnn

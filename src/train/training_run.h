@@ -1,9 +1,10 @@
-// One training run as train() (train/trainer.h) drives it: the minibatch loader, the model and
-// its optimiser, the split, the checkpoints and the metrics, composed once; then one call per
-// epoch. Internal to train/.
+// What every kind of run shares beyond the loop (train/run_loop.h): the metrics log, the
+// agreed stop, the resumed run's checks, the training state's making, the optimiser, the
+// options' checks. Internal to train/.
 #pragma once
 
 #include <torch/optim/optimizer.h>
+#include <torch/utils.h>
 
 #include <cstdint>
 #include <fstream>
@@ -61,77 +62,42 @@ const char* signal_name(int signal);
 // module of the same structure on any device.
 void copy_parameters(torch::nn::Module& from, torch::nn::Module& to);
 
+// The checks of the options every kind of run shares (epochs, cadences, rates, warm-up);
+// throws InvalidArgument naming the option.
+void check_run_options(const TrainOptions& options);
+
+// The model a run trains on `device`, and on a GPU a CPU copy that evaluation runs: the copy
+// is made before seeding, so the random stream matches a CPU run's; every device starts from
+// the same initialisation, made on the CPU, and every rank of `group` from rank 0's.
+template <typename Model>
+struct RunModel {
+  std::unique_ptr<Model> model, cpu_copy;
+  std::vector<at::Tensor> params;
+};
+template <typename Model, typename Make>
+RunModel<Model> make_run_model(const Make& make, const c10::Device& device, uint64_t seed,
+                               ProcessGroup* group) {
+  RunModel<Model> m;
+  if (device.is_cuda()) m.cpu_copy = make();
+  torch::manual_seed(seed);
+  m.model = make();
+  if (device.is_cuda()) m.model->to(device);
+  m.params = m.model->parameters();
+  if (group != nullptr) {
+    torch::NoGradGuard no_grad;
+    group->broadcast(m.params, 0);
+  }
+  return m;
+}
+
+// A homogeneous run's checkpoint description: its kind, options, model, seed and split, the
+// epoch, and the dataset it was trained on (the kind adds its metrics).
+nlohmann::json checkpoint_description(RunKind kind, const TrainOptions& o,
+                                      const nlohmann::json& model, int64_t epoch, const Dataset& ds,
+                                      const std::string& split_description);
+
 // The run's optimiser over `params`: Adam (the fused CPU/GPU step) or plain SGD.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Tensor>& params,
                                                         const TrainOptions& options);
-
-class TrainingRun {
- public:
-  TrainingRun(const Dataset& dataset, const TrainOptions& options, std::ostream& out);
-  ~TrainingRun();
-
-  // 1, or the epoch a resumed run continues.
-  int64_t first_epoch() const { return start_epoch_; }
-  // Trains, evaluates and records one epoch. Throws Interrupted (core/signals.h) after saving
-  // the training state when a stop signal arrives.
-  void train_epoch(int64_t epoch);
-  // The report over all epochs; writes the final metrics record and prints the summary.
-  TrainReport finish();
-
- private:
-  // The clock of the epoch being trained, which may have started before a resume.
-  struct EpochClock {
-    std::chrono::steady_clock::time_point start;
-    double cpu_start = 0, elapsed_before = 0, cpu_before = 0;
-    double elapsed_s() const;
-    double cpu_s() const;
-  };
-
-  void init_model();
-  void adapt_threads();
-  void resume();
-  void print_header() const;
-  void save_state(int64_t epoch, const EpochProgress& progress);
-  // Steps of `epoch` from ep.next_step; returns the stop signal that ended them early, or 0.
-  int train_steps(int64_t epoch, MinibatchLoader::Epoch& batches, EpochProgress& ep,
-                  const EpochClock& clock);
-  Minibatch next_or_save(MinibatchLoader::Epoch& batches, int64_t epoch, EpochProgress& ep,
-                         const StepSums& sums, const EpochClock& clock);
-  void one_step(const Minibatch& batch, EpochProgress& ep, StepSums& sums);
-  // `timed`: the epoch counts towards the report's means (it is past the warm-up epochs).
-  nlohmann::json epoch_record(int64_t epoch, const EpochProgress& ep, double epoch_s, double cpu_s,
-                              double energy_start, bool timed);
-  void evaluate_epoch(int64_t epoch, nlohmann::json& record, std::string& line);
-  [[noreturn]] void interrupted(int signal, const std::string& where);
-
-  const Dataset& ds_;
-  const TrainOptions& o_;
-  std::ostream& out_;
-  ModelConfig config_;
-  std::unique_ptr<MinibatchLoader> loader_;
-  const LoaderSettings& run_;  // the loader's, resolved
-  std::unique_ptr<GpuEnergyMeter> energy_;
-  ChosenSplit chosen_;
-  ProcessGroup* group_;
-  int rank_, ranks_;
-  bool leader_;
-  int max_threads_;  // the team on an idle machine
-  std::unique_ptr<FreeCores> free_cores_;
-  std::unique_ptr<GnnModel> cpu_model_;  // GPU runs evaluate with a CPU copy
-  std::unique_ptr<GnnModel> model_;
-  std::vector<at::Tensor> params_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  TrainReport report_;
-  int64_t num_train_ = 0, steps_ = 0;
-  int64_t start_epoch_ = 1;
-  EpochProgress resumed_;
-  RunTotals totals_;
-  std::string state_dir_;
-  std::unique_ptr<MetricsLog> metrics_;
-  std::string cache_line_;  // the header's line on the feature cache (--feature-cache-gib)
-  DiskTally disk_start_;    // --features disk: the counters when training began
-  double energy_j_ = 0;
-  int64_t energy_epochs_ = 0;
-};
 
 }  // namespace directgnn

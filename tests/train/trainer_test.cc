@@ -19,6 +19,7 @@
 #include "nn/model.h"
 #include "test_util.h"
 #include "train/checkpoint.h"
+#include "train/run_loop.h"
 #include "train/run_options.h"
 #include "train/training_run.h"
 
@@ -159,7 +160,8 @@ TEST(Trainer, AReadErrorMidRunSavesTheStateToResumeFrom) {
   const auto full = static_cast<off_t>(std::filesystem::file_size(features));
   {
     std::ostringstream out;
-    TrainingRun run(ds, o, out);
+    const std::unique_ptr<RunTask> task = make_node_task(ds, o);
+    RunLoop run(*task, o, out);
     run.train_epoch(1);
     ASSERT_EQ(truncate(features.c_str(), 4096 + 10 * 24 * 4), 0);  // 10 rows of 24 floats left
     try {
