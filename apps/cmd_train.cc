@@ -119,17 +119,15 @@ RunKind resumed_run(const CLI::App& c, TrainArgs& a, const nlohmann::json& given
   return kind;
 }
 
-void train_homogeneous(RunKind kind, const TrainArgs& a, TrainOptions options) {
-  const std::unique_ptr<ProcessGroup> group = join_ranks(a.dist, options.loader.device);
-  options.group = group.get();
+void train_homogeneous(RunKind kind, const TrainArgs& a, const TrainOptions& options) {
   const Dataset ds = dataset_or_default(a.dataset, import_options(a.keep_self_loops));
   if (kind == RunKind::kLink) {
     train_links(ds, options, std::cout);
   } else {
     train(ds, options, std::cout);
   }
-  if (group != nullptr) group->barrier();
-  if (kind == RunKind::kNode && a.dataset.empty() && (group == nullptr || group->rank() == 0)) {
+  const bool leader = options.group == nullptr || options.group->rank() == 0;
+  if (kind == RunKind::kNode && a.dataset.empty() && leader) {
     std::cout << "\nThat was the built-in synthetic graph. To train on a real dataset:\n"
                  "  directgnn train --dataset PATH   (a dataset directory or an .npz file,\n"
                  "  e.g. cora.npz from the gnn-benchmark repository; see docs/formats.md)\n";
@@ -159,12 +157,15 @@ void run_train(const CLI::App& c, TrainArgs a) {
                       {"checkpoint_every", a.checkpoint_every},
                       {"threads", a.threads}};
   install_stop_handlers(StopAction::kSaveState);
+  options.adapt_threads = a.threads == 0;
+  const std::unique_ptr<ProcessGroup> group = join_ranks(a.dist, options.loader.device);
+  options.group = group.get();
   if (is_hetero(kind)) {
     train_hetero_command(kind, {a.dataset, a.keep_self_loops}, std::move(options));
-    return;
+  } else {
+    train_homogeneous(kind, a, options);
   }
-  options.adapt_threads = a.threads == 0;
-  train_homogeneous(kind, a, std::move(options));
+  if (group != nullptr) group->barrier();
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 
 #include "core/threads.h"
 #include "directgnn/error.h"
-#include "dist/process_group.h"
 #include "feature/embedding_table.h"
 #include "graph/mag_generator.h"
 #include "graph/splits.h"
@@ -21,19 +20,11 @@
 #include "options.h"
 #include "train/checkpoint.h"
 #include "train/hetero_link_trainer.h"
-#include "train/hetero_state.h"
 #include "train/hetero_trainer.h"
 #include "train/metrics.h"
 
 namespace directgnn::cli {
 namespace {
-
-// Ranks would each train alone: refused until heterogeneous training shares gradients.
-void refuse_ranks() {
-  DGNN_CHECK(dist_env_from_environment().world_size == 1,
-             "heterogeneous training runs in one process for now; it does not take data-parallel "
-             "ranks (torchrun, directgnn launch)");
-}
 
 bool is_mag_spec(const std::string& dataset) { return dataset.rfind("mag:", 0) == 0; }
 
@@ -89,84 +80,6 @@ HeteroDataset load_hetero(const std::string& dataset, int64_t split_index, uint6
   return generate_mag(mag);
 }
 
-std::string type_summary(const HeteroDataset& ds) {
-  std::string out;
-  for (const NodeType& t : ds.node_types) {
-    out += (out.empty() ? "" : ", ") + t.name + " " + std::to_string(t.count);
-    if (t.has_features()) out += " (" + std::to_string(t.feat_dim()) + "-d)";
-  }
-  return out;
-}
-
-void run_hetero(const HeteroDataset& ds, const TrainOptions& o) {
-  std::printf("dataset %s: %s; %zu relations, %lld edges; target %s, %lld classes\n",
-              ds.name.c_str(), type_summary(ds).c_str(), ds.relations.size(),
-              static_cast<long long>(ds.num_edges()), ds.target().name.c_str(),
-              static_cast<long long>(ds.num_classes));
-  const EmbeddingOptions& e = o.hetero.embeddings;
-  if (e.dim > 0) {
-    std::printf("learnable embeddings: %lld wide for every featureless type, %s, lr %g\n",
-                static_cast<long long>(e.dim), sparse_optimizer_name(e.optimizer), e.lr);
-  }
-  const std::string bases =
-      o.hetero.bases > 0 ? ", " + std::to_string(o.hetero.bases) + " bases" : "";
-  std::printf("model %s, %lld layers, hidden %lld%s; fan-outs %s; batch %lld\n",
-              hetero_model_kind_name(o.hetero.model), static_cast<long long>(o.model.layers),
-              static_cast<long long>(o.model.hidden), bases.c_str(),
-              hetero_fanout_text(ds, hetero_fanouts(ds, o)).c_str(),
-              static_cast<long long>(o.loader.batch_size));
-  std::fflush(stdout);
-  const HeteroTrainReport r = train_hetero(ds, o, std::cout);
-  std::printf("best epoch %lld: val %.4f, test %.4f; %.2f s per epoch, %.2f s per evaluation\n",
-              static_cast<long long>(r.best_epoch), r.best_val_acc, r.test_acc, r.epoch_time_s,
-              r.eval_s);
-}
-
-void run_hetero_link(const HeteroDataset& ds, const TrainOptions& o) {
-  const LinkOptions& link = o.link;
-  std::printf("dataset %s: %s; %zu relations, %lld edges\n", ds.name.c_str(),
-              type_summary(ds).c_str(), ds.relations.size(),
-              static_cast<long long>(ds.num_edges()));
-  const LinkSamplerOptions& s = link.sampling;
-  std::printf("link prediction on %s: split %g/%g/%g, %s negatives (%lld per positive, %s%s)%s\n",
-              ds.relations[ds.relation_index(link.relation, ds.source)].key().c_str(),
-              1 - link.split.val - link.split.test, link.split.val, link.split.test,
-              negative_mode_name(s.mode).c_str(), static_cast<long long>(s.neg_ratio),
-              negative_dist_name(s.dist).c_str(), s.exact_negatives ? ", exact" : "",
-              s.exclude_seed_edges ? "; seed edges left out of their neighbourhoods" : "");
-  std::printf("model %s, %lld layers, %lld-wide embeddings, %s decoder; fan-outs %s; batch %lld\n",
-              hetero_model_kind_name(o.hetero.model), static_cast<long long>(o.model.layers),
-              static_cast<long long>(o.model.hidden), decoder_kind_name(link.decoder),
-              hetero_fanout_text(ds, hetero_fanouts(ds, o)).c_str(),
-              static_cast<long long>(o.loader.batch_size));
-  const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
-  for (const int t : {target.src_type, target.dst_type}) {
-    const NodeType& type = ds.node_types[t];
-    if (o.hetero.model == HeteroModelKind::kMlp && !type.has_features() &&
-        o.hetero.embeddings.dim == 0) {
-      std::printf(
-          "note: node type '%s' has no features and the mlp reads no relation: its "
-          "embedding is one vector for every node (--node-embeddings D gives it a "
-          "table)\n",
-          type.name.c_str());
-    }
-  }
-  std::fflush(stdout);
-  const HeteroLinkReport r = train_hetero_links(ds, o, std::cout);
-  const bool mrr = r.primary_metric == "mrr";
-  std::printf("%lld training, %lld validation, %lld test edges; %lld steps per epoch\n",
-              static_cast<long long>(r.train_edges), static_cast<long long>(r.val_edges),
-              static_cast<long long>(r.test_edges), static_cast<long long>(r.steps_per_epoch));
-  if (r.best_epoch >= 0) {
-    std::printf("best epoch %lld: val %s %.4f, test %s %.4f, test Hits@%lld %.4f\n",
-                static_cast<long long>(r.best_epoch), r.primary_metric.c_str(),
-                mrr ? r.best_val.mrr : r.best_val.roc_auc, r.primary_metric.c_str(),
-                mrr ? r.test.mrr : r.test.roc_auc, static_cast<long long>(link.hits_k),
-                r.test.hits);
-  }
-  std::printf("%.2f s per epoch, %.2f s per evaluation\n", r.epoch_time_s, r.eval_s);
-}
-
 // Per type: the input a checkpoint's model reads, its learnable table (checked against the
 // type's count) where it kept one, else the type's features.
 std::vector<at::Tensor> checkpoint_inputs(const nlohmann::json& meta, const std::string& dir,
@@ -194,20 +107,19 @@ bool is_hetero_dataset(const std::string& dataset) {
 }
 
 void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions o) {
-  refuse_ranks();
   const bool homogeneous = !is_hetero_dataset(target.dataset);
   o.run_info["homogeneous_split"] = homogeneous ? o.split : -1;
   const HeteroDataset ds = load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero);
   if (homogeneous) o.split = 0;  // the split chosen above is the only one
-  if (kind == RunKind::kHeteroLink) {
-    if (o.link.relation.empty() && homogeneous) o.link.relation = "node,to,node";
-    DGNN_CHECK(!o.link.relation.empty(),
-               "--task link on a heterogeneous dataset needs --target-relation SRC,REL,DST: the "
-               "relation whose edges are predicted");
-    run_hetero_link(ds, o);
+  if (kind == RunKind::kHetero) {
+    train_hetero(ds, o, std::cout);
     return;
   }
-  run_hetero(ds, o);
+  if (o.link.relation.empty() && homogeneous) o.link.relation = "node,to,node";
+  DGNN_CHECK(!o.link.relation.empty(),
+             "--task link on a heterogeneous dataset needs --target-relation SRC,REL,DST: the "
+             "relation whose edges are predicted");
+  train_hetero_links(ds, o, std::cout);
 }
 
 void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,

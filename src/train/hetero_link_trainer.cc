@@ -2,34 +2,22 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
-#include <torch/optim/optimizer.h>
-#include <torch/utils.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
+#include <optional>
 #include <utility>
 
-#include "core/clock.h"
 #include "core/random.h"
-#include "core/signals.h"
-#include "core/threads.h"
 #include "directgnn/error.h"
 #include "loader/hetero_link_loader.h"
 #include "train/checkpoint.h"
-#include "train/hetero_state.h"
 #include "train/run_options.h"
-#include "train/training_run.h"
 
 namespace directgnn {
 namespace {
-
-// One epoch's loader timings (the sums that shape results live in EpochProgress).
-struct EpochTimes {
-  double sample_s = 0, gather_s = 0, wait_s = 0;
-};
 
 // Decoder scores of pairs (src[i], dst[i]): rows of h_src and h_dst, `chunk` pairs at a time.
 at::Tensor score_pairs(LinkDecoder& decoder, const at::Tensor& h_src, const at::Tensor& h_dst,
@@ -65,287 +53,190 @@ at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
   return rows.index_select(0, order);
 }
 
-class HeteroLinkRun {
- public:
-  HeteroLinkRun(const HeteroDataset& ds, const TrainOptions& o, std::ostream& log);
-  HeteroLinkReport run();
-
- private:
-  void step(HeteroLinkMinibatch& m);
-  EpochTimes train_epoch(int64_t epoch);
-  LinkEvalResult evaluate();
-  void log_epoch(int64_t epoch, const EpochTimes& t, double seconds, const LinkEvalResult* r);
-  void save_best(int64_t epoch, const LinkEvalResult& r);
-  void save_state();
-  [[noreturn]] void stopped(int signal);
-  void finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t, int64_t epochs);
-
-  const TrainOptions& o_;
-  const LinkOptions& link_;
-  std::ostream& log_;
-  HeteroLinkTarget target_;
-  HeteroLinkSplit split_;
-  LoaderSettings settings_;
-  std::shared_ptr<HeteroLinkModel> model_, cpu_model_;  // GPU runs evaluate a CPU copy
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  std::unique_ptr<HeteroLinkLoader> loader_;
-  std::vector<std::unique_ptr<EmbeddingTable>> tables_;
-  std::vector<std::string> type_names_;
-  std::unique_ptr<MetricsLog> metrics_;
-  int64_t epoch_ = 1;       // the epoch being trained
-  EpochProgress progress_;  // within it
-  RunTotals totals_;        // the best evaluation so far
-  HeteroLinkReport report_;
-};
-
-HeteroLinkRun::HeteroLinkRun(const HeteroDataset& ds, const TrainOptions& o, std::ostream& log)
-    : o_(o),
-      link_(o.link),
-      log_(log),
-      target_(find_link_target(ds, o.link.relation, ds.source)),
-      settings_(resolve_hetero_loader(o.loader)) {
-  LinkSplitOptions split = link_.split;
-  split.seed = o.seed;
-  split_ = random_hetero_link_split(ds, target_, split);
-  DGNN_CHECK_ARG(!o.evaluate || (split_.split.val.size(0) > 0 && split_.split.test.size(0) > 0),
+HeteroLinkSplit checked_split(const HeteroDataset& ds, const HeteroLinkTarget& target,
+                              const TrainOptions& o) {
+  LinkSplitOptions options = o.link.split;
+  options.seed = o.seed;
+  HeteroLinkSplit split = random_hetero_link_split(ds, target, options);
+  DGNN_CHECK_ARG(!o.evaluate || (split.split.val.size(0) > 0 && split.split.test.size(0) > 0),
                  "link_split",
                  "leaves no validation or test edges to evaluate; give both a fraction (or train "
                  "without evaluation)");
-  HeteroModelConfig config = hetero_link_encoder(ds, target_, hetero_model_config(ds, o));
-  tables_ = make_embedding_tables(ds, o.hetero.embeddings, o.seed, config.in_dims);
-  torch::manual_seed(o.seed);
-  model_ = std::make_shared<HeteroLinkModel>(config, link_.decoder, link_.decoder_layers);
-  if (settings_.gpu()) {
-    cpu_model_ = std::make_shared<HeteroLinkModel>(config, link_.decoder, link_.decoder_layers);
-    model_->to(settings_.device);
-  }
-  optimizer_ = make_optimizer(model_->parameters(), o);
-  loader_ = std::make_unique<HeteroLinkLoader>(split_.graph, target_, hetero_fanouts(ds, o),
-                                               link_.sampling, settings_);
-  const int64_t all = loader_->steps(split_.split.train.size(0));
-  report_.steps_per_epoch = link_.steps_per_epoch > 0 ? std::min(all, link_.steps_per_epoch) : all;
-  report_.train_edges = split_.split.train.size(0);
-  report_.val_edges = split_.split.val.size(0);
-  report_.test_edges = split_.split.test.size(0);
-  report_.primary_metric = primary_link_metric(split_.split.negatives);
-  for (const NodeType& t : ds.node_types) type_names_.push_back(t.name);
-  if (!o.resume_dir.empty()) {
-    const TrainingState state =
-        load_hetero_state(o, RunKind::kHeteroLink, ds.num_nodes(), report_.steps_per_epoch, *model_,
-                          *optimizer_, tables_, type_names_);
-    epoch_ = state.epoch;
-    progress_ = state.progress;
-    totals_ = state.totals;
-  }
-  if (!o.metrics_path.empty()) {
-    metrics_ = std::make_unique<MetricsLog>(o.metrics_path, !o.resume_dir.empty());
-  }
+  return split;
 }
 
-void HeteroLinkRun::step(HeteroLinkMinibatch& m) {
-  HeteroLinkBatch& b = m.batch;
-  const c10::Device device = settings_.device;
-  hetero_batch_to_device(b.sample.blocks, m.x, device);
-  read_embedding_rows(tables_, b.sample.input_nodes, device, m.x);
-  optimizer_->zero_grad();
-  const std::vector<at::Tensor> h = model_->encoder().forward_outputs(b.sample.blocks, m.x);
-  const at::Tensor& h_src = h[target_.src_type];
-  const at::Tensor& h_dst = h[target_.dst_type];
-  at::Tensor src, dst, labels;
-  if (link_.sampling.mode == NegativeMode::kBinary) {
-    src = b.edge_label_index[0];
-    dst = b.edge_label_index[1];
-    labels = b.edge_label;
-  } else {
-    const int64_t k = b.dst_neg_index.size(1);
-    src = at::cat({b.src_index, b.src_index.repeat_interleave(k)});
-    dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
-    labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
+class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
+ public:
+  HeteroLinkTask(const HeteroDataset& ds, const TrainOptions& o, const HeteroLinkTarget& target,
+                 HeteroModelConfig config)
+      : HeteroTask(ds, o, config),
+        link_(o.link),
+        target_(target),
+        split_(checked_split(ds, target, o)),
+        config_(std::move(config)),
+        loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
+                resolve_hetero_loader(o.loader)) {
+    init_model(
+        [this] {
+          return std::make_unique<HeteroLinkModel>(config_, link_.decoder, link_.decoder_layers);
+        },
+        loader_.settings().device);
+    // Each rank trains on its own equal shard of every epoch's shuffled positives.
+    num_train_ = split_.split.train.size(0) / ranks_;
+    DGNN_CHECK(num_train_ > 0, "the link split has ", split_.split.train.size(0),
+               " training edges, fewer than the ", ranks_, " ranks");
+    steps_ = loader_.steps(num_train_);
+    if (link_.steps_per_epoch > 0) steps_ = std::min(steps_, link_.steps_per_epoch);
   }
-  const at::Tensor scores = model_->decoder().forward(h_src.index_select(0, src.to(device)),
-                                                      h_dst.index_select(0, dst.to(device)));
-  const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels.to(device));
-  loss.backward();
-  optimizer_->step();
-  update_embedding_rows(tables_, b.sample.input_nodes, m.x);
-  progress_.loss_sum += loss.item<double>();
-  ++progress_.next_step;
-}
 
-EpochTimes HeteroLinkRun::train_epoch(int64_t epoch) {
-  model_->train();
-  const at::Tensor order = shuffled_rows(split_.split.train, mix64(o_.seed, 0x5eed, epoch));
-  const uint64_t seed = o_.seed;
-  HeteroLinkLoader::Epoch batches = loader_->epoch(
-      order, [seed, epoch](int64_t step) { return mix64(seed, epoch, step); }, progress_.next_step,
-      report_.steps_per_epoch);
-  EpochTimes times;
-  while (!batches.done()) {
-    const auto t0 = Clock::now();
-    HeteroLinkMinibatch b = batches.next();
-    times.wait_s += seconds_since(t0);
-    times.sample_s += b.sample_s;
-    times.gather_s += b.gather_s;
-    step(b);
-    const int64_t global = (epoch - 1) * report_.steps_per_epoch + progress_.next_step;
-    if (o_.checkpoint_every > 0 && global % o_.checkpoint_every == 0) save_state();
-    if (const int signal = stop_signal()) stopped(signal);
+  RunKind kind() const override { return RunKind::kHeteroLink; }
+  const LoaderSettings& settings() const override { return loader_.settings(); }
+  int64_t steps_per_epoch() const override { return steps_; }
+  int64_t num_nodes() const override { return split_.graph.num_nodes(); }
+  bool classifies() const override { return false; }
+
+  void start_epoch(int64_t epoch, int64_t first_step) override {
+    const at::Tensor mine = shuffled_rows(split_.split.train, mix64(o_.seed, 0x5eed, epoch))
+                                .narrow(0, rank_ * num_train_, num_train_);
+    // Rank r's step s draws from stream s·ranks + r: one stream per rank, a single process's
+    // streams unchanged.
+    const uint64_t seed = o_.seed;
+    const int64_t rank = rank_, ranks = ranks_;
+    batches_.emplace(loader_.epoch(
+        mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); }, first_step,
+        steps_));
   }
-  return times;
-}
 
-LinkEvalResult HeteroLinkRun::evaluate() {
-  if (cpu_model_) copy_parameters(*model_, *cpu_model_);
-  return evaluate_hetero_links(cpu_model_ ? *cpu_model_ : *model_, split_.graph, target_,
-                               hetero_inputs(split_.graph, tables_), split_.split, link_.hits_k);
-}
+  BatchTimes next_batch() override {
+    batch_ = batches_->next();
+    return {batch_.sample_s, batch_.gather_s};
+  }
 
-void HeteroLinkRun::log_epoch(int64_t epoch, const EpochTimes& t, double seconds,
-                              const LinkEvalResult* r) {
-  const double loss =
-      progress_.loss_sum / static_cast<double>(std::max<int64_t>(1, progress_.next_step));
-  const LinkNegatives layout = split_.split.negatives;
-  if (!o_.quiet) {
-    char scores[96] = "(not evaluated)", line[256];
-    if (r != nullptr) {
-      std::snprintf(scores, sizeof scores, "val %s %.4f  test %.4f", report_.primary_metric.c_str(),
-                    primary_value(r->val, layout), primary_value(r->test, layout));
+  void forward_backward(StepSums& sums) override {
+    HeteroLinkBatch& b = batch_.batch;
+    const c10::Device device = loader_.settings().device;
+    hetero_batch_to_device(b.sample.blocks, batch_.x, device);
+    tables_.read_rows(b.sample.input_nodes, device, batch_.x);
+    const std::vector<at::Tensor> h =
+        model_->encoder().forward_outputs(b.sample.blocks, batch_.x);
+    at::Tensor src, dst, labels;
+    if (link_.sampling.mode == NegativeMode::kBinary) {
+      src = b.edge_label_index[0];
+      dst = b.edge_label_index[1];
+      labels = b.edge_label;
+    } else {
+      const int64_t k = b.dst_neg_index.size(1);
+      src = at::cat({b.src_index, b.src_index.repeat_interleave(k)});
+      dst = at::cat({b.dst_pos_index, b.dst_neg_index.reshape(-1)});
+      labels = at::cat({at::ones({b.src_index.numel()}), at::zeros({b.dst_neg_index.numel()})});
     }
-    std::snprintf(line, sizeof line,
-                  "epoch %3lld  loss %.4f  %s  %.2f s (sample %.2f, gather %.2f, waited %.2f)",
-                  static_cast<long long>(epoch), loss, scores, seconds, t.sample_s, t.gather_s,
-                  t.wait_s);
-    log_ << line << std::endl;
+    const at::Tensor scores =
+        model_->decoder().forward(h[target_.src_type].index_select(0, src.to(device)),
+                                  h[target_.dst_type].index_select(0, dst.to(device)));
+    const at::Tensor loss = at::binary_cross_entropy_with_logits(scores, labels.to(device));
+    loss.backward();
+    sums.add_mean(loss);
   }
-  if (!metrics_) return;
-  nlohmann::json record = {{"event", "epoch"},       {"epoch", epoch},
-                           {"loss", loss},           {"epoch_time_s", seconds},
-                           {"sample_s", t.sample_s}, {"gather_s", t.gather_s},
-                           {"wait_s", t.wait_s}};
-  if (r != nullptr) {
-    record["val"] = metrics_json(r->val);
-    record["test"] = metrics_json(r->test);
+
+  void after_step() override {
+    tables_.update(batch_.batch.sample.input_nodes, batch_.x, o_.group);
   }
-  metrics_->write(record);
-}
 
-void HeteroLinkRun::save_best(int64_t epoch, const LinkEvalResult& r) {
-  nlohmann::json meta = {{"task", run_kind_name(RunKind::kHeteroLink)},
-                         {"options", options_json(o_, RunKind::kHeteroLink)},
-                         {"model", model_->encoder().config().to_json()},
-                         {"epoch", epoch},
-                         {"seed", o_.seed},
-                         {"val", metrics_json(r.val)},
-                         {"test", metrics_json(r.test)},
-                         {"run", o_.run_info}};
-  nlohmann::json tables = nlohmann::json::object();
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (!tables_[t]) continue;
-    const std::string& name = split_.graph.node_types[t].name;
-    std::filesystem::create_directories(o_.checkpoint_dir + "/embeddings");
-    tables_[t]->save(o_.checkpoint_dir + "/embeddings", name);
-    tables[name] = {{"dim", tables_[t]->dim()}, {"file", "embeddings/" + name + ".npy"}};
+  Evaluation evaluate(ProcessGroup*) override {
+    const LinkEvalResult r = evaluate_hetero_links(host_model(), split_.graph, target_,
+                                                   tables_.inputs(split_.graph), split_.split,
+                                                   link_.hits_k);
+    Evaluation e;
+    e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
+    e.record = e.metrics;
+    e.value = primary_value(r.val, split_.split.negatives);
+    e.text =
+        link_metrics_text("Val", r.val, link_.hits_k) + link_metrics_text("Test", r.test, link_.hits_k);
+    return e;
   }
-  if (!tables.empty()) meta["embeddings"] = tables;
-  // The tables first: checkpoint.pt, written last, names them. A GPU model is saved from its
-  // CPU copy, brought up to date here (a run without evaluation has not copied it).
-  if (cpu_model_) copy_parameters(*model_, *cpu_model_);
-  save_checkpoint(o_.checkpoint_dir, cpu_model_ ? *cpu_model_ : *model_, *optimizer_, meta);
-  totals_.best_dir = o_.checkpoint_dir;
-}
 
-void HeteroLinkRun::save_state() {
-  save_hetero_state(hetero_state_dir(o_), *model_, *optimizer_, tables_, type_names_,
-                    training_state(RunKind::kHeteroLink, o_,
-                                   {1, split_.graph.num_nodes(), report_.steps_per_epoch}, epoch_,
-                                   progress_, totals_));
-}
+  void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {
+    nlohmann::json meta = {{"task", run_kind_name(RunKind::kHeteroLink)},
+                           {"options", options_json(o_, RunKind::kHeteroLink)},
+                           {"model", config_.to_json()},
+                           {"epoch", epoch},
+                           {"seed", o_.seed},
+                           {"primary_metric", primary_link_metric(split_.split.negatives)},
+                           {"run", o_.run_info}};
+    if (e != nullptr) meta.update(e->metrics);
+    // The tables first: checkpoint.pt, written last, names them.
+    tables_.save_checkpoint(dir, meta);
+    directgnn::save_checkpoint(dir, host_model(), *optimizer_, meta);
+  }
 
-void HeteroLinkRun::stopped(int signal) {
-  save_state();
-  throw Interrupted(signal,
-                    std::string("Interrupted by ") + signal_name(signal) + " at epoch " +
-                        std::to_string(epoch_) + ", step " + std::to_string(progress_.next_step) +
-                        ". Training state saved in " + hetero_state_dir(o_),
-                    hetero_state_dir(o_));
-}
+  void print_header(std::ostream& out) const override;
 
-HeteroLinkReport HeteroLinkRun::run() {
-  double train_s = 0, eval_s = 0;
-  int64_t evals = 0, epochs_run = 0;
-  EpochTimes totals;
-  for (; epoch_ <= o_.epochs; ++epoch_) {
-    const int64_t epoch = epoch_;
-    const auto t0 = Clock::now();
-    const EpochTimes t = train_epoch(epoch);
-    const double seconds = seconds_since(t0);
-    train_s += seconds;
-    totals.sample_s += t.sample_s;
-    totals.gather_s += t.gather_s;
-    totals.wait_s += t.wait_s;
-    ++epochs_run;
-    const bool evaluated = o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs);
-    LinkEvalResult r;
-    if (evaluated) {
-      const auto e0 = Clock::now();
-      r = evaluate();
-      eval_s += seconds_since(e0);
-      ++evals;
-      const double value = primary_value(r.val, split_.split.negatives);
-      if (totals_.best_epoch < 0 || value > totals_.best_value) {
-        totals_.best_epoch = epoch;
-        totals_.best_value = value;
-        totals_.best_metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
-        if (!o_.checkpoint_dir.empty()) save_best(epoch, r);
-      }
+  std::string best_text(const RunReport& r) const override {
+    if (r.totals.best_epoch < 0) return "No evaluation";
+    return "Best validation epoch " + std::to_string(r.totals.best_epoch) + " (by " +
+           primary_link_metric(split_.split.negatives) + ")" +
+           link_metrics_text("Val", metrics_from_json(r.totals.best_metrics["val"]), link_.hits_k) +
+           link_metrics_text("Test", metrics_from_json(r.totals.best_metrics["test"]),
+                             link_.hits_k);
+  }
+
+  nlohmann::json final_record(const RunReport& r) const override {
+    nlohmann::json out = {{"task", run_kind_name(RunKind::kHeteroLink)},
+                          {"relation", split_.graph.relations[target_.relation].key()},
+                          {"model", hetero_model_kind_name(config_.kind)},
+                          {"best_epoch", r.totals.best_epoch},
+                          {"primary_metric", primary_link_metric(split_.split.negatives)},
+                          {"train_edges", split_.split.train.size(0)},
+                          {"val_edges", split_.split.val.size(0)},
+                          {"test_edges", split_.split.test.size(0)}};
+    if (r.totals.best_epoch >= 0) {
+      out["val"] = r.totals.best_metrics["val"];
+      out["test"] = r.totals.best_metrics["test"];
     }
-    log_epoch(epoch, t, seconds, evaluated ? &r : nullptr);
-    progress_ = EpochProgress{};
+    return out;
   }
-  // Without evaluation the last epoch's model is kept, for eval or later use.
-  if (!o_.evaluate && !o_.checkpoint_dir.empty()) save_best(o_.epochs, LinkEvalResult());
-  // A run that keeps a state dir leaves the finished state there, so --epochs can extend it.
-  if (!o_.checkpoint_dir.empty() || !o_.resume_dir.empty()) save_state();
-  finish(train_s, eval_s, evals, totals, epochs_run);
-  return report_;
-}
 
-void HeteroLinkRun::finish(double train_s, double eval_s, int64_t evals, const EpochTimes& t,
-                           int64_t epochs_run) {
-  const auto epochs = static_cast<double>(std::max<int64_t>(1, epochs_run));
-  report_.epochs = o_.epochs;
-  report_.epoch_time_s = train_s / epochs;
-  report_.sample_s = t.sample_s / epochs;
-  report_.gather_s = t.gather_s / epochs;
-  report_.wait_s = t.wait_s / epochs;
-  report_.eval_s = evals > 0 ? eval_s / static_cast<double>(evals) : 0;
-  report_.best_epoch = totals_.best_epoch;
-  if (totals_.best_epoch >= 0) {
-    report_.best_val = metrics_from_json(totals_.best_metrics.at("val"));
-    report_.test = metrics_from_json(totals_.best_metrics.at("test"));
+ private:
+  const LinkOptions& link_;
+  HeteroLinkTarget target_;
+  HeteroLinkSplit split_;
+  HeteroModelConfig config_;
+  HeteroLinkLoader loader_;
+  int64_t num_train_ = 0, steps_ = 0;
+  std::optional<HeteroLinkLoader::Epoch> batches_;
+  HeteroLinkMinibatch batch_;
+};
+
+void HeteroLinkTask::print_header(std::ostream& out) const {
+  const HeteroDataset& ds = split_.graph;
+  const LinkSamplerOptions& s = link_.sampling;
+  const LinkSplit& split = split_.split;
+  out << "Dataset " << ds.name << ": " << hetero_type_summary(ds) << "; " << ds.relations.size()
+      << " relations, " << ds.num_edges() << " message-passing edges\n"
+      << "Link split of " << ds.relations[target_.relation].key() << ": " << split.train.size(0)
+      << " training, " << split.val.size(0) << " validation, " << split.test.size(0)
+      << " test edges; negatives " << negative_mode_name(s.mode) << " x" << s.neg_ratio << " ("
+      << negative_dist_name(s.dist) << (s.exact_negatives ? ", exact" : "") << "), seed edges "
+      << (s.exclude_seed_edges ? "excluded" : "kept") << "\n";
+  const EmbeddingOptions& e = o_.hetero.embeddings;
+  if (e.dim > 0) {
+    out << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
+        << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr << "\n";
   }
-  std::vector<at::Tensor> all = model_->parameters();
-  for (const auto& table : tables_) {
-    if (table) all.push_back(table->weight());
+  out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
+      << " layers, hidden " << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder)
+      << ", fan-out " << hetero_fanout_text(ds, hetero_fanouts(ds, o_)) << ", batch "
+      << loader_.settings().batch_size << " positive edges" << (ranks_ > 1 ? " per rank" : "")
+      << "\n"
+      << hetero_run_line(loader_.settings(), o_.group) << "\n";
+  for (const int t : {target_.src_type, target_.dst_type}) {
+    const NodeType& type = ds.node_types[t];
+    if (config_.kind == HeteroModelKind::kMlp && !type.has_features() && e.dim == 0) {
+      out << "note: node type '" << type.name
+          << "' has no features and the mlp reads no relation: its embedding is one vector for "
+             "every node (learnable embeddings, node_embeddings > 0, give it a table)\n";
+    }
   }
-  report_.param_digest = parameter_digest(all);
-  if (!metrics_) return;
-  metrics_->write({{"event", "final"},
-                   {"task", "hetero_link"},
-                   {"relation", split_.graph.relations[target_.relation].key()},
-                   {"model", hetero_model_kind_name(model_->encoder().config().kind)},
-                   {"best_epoch", report_.best_epoch},
-                   {"primary_metric", report_.primary_metric},
-                   {"val", metrics_json(report_.best_val)},
-                   {"test", metrics_json(report_.test)},
-                   {"epoch_time_s", report_.epoch_time_s},
-                   {"sample_s", report_.sample_s},
-                   {"gather_s", report_.gather_s},
-                   {"wait_s", report_.wait_s},
-                   {"eval_s", report_.eval_s},
-                   {"steps_per_epoch", report_.steps_per_epoch},
-                   {"threads", num_threads()},
-                   {"param_digest", report_.param_digest}});
 }
 
 }  // namespace
@@ -384,17 +275,16 @@ LinkEvalResult evaluate_hetero_links(HeteroLinkModel& model, const HeteroDataset
   return r;
 }
 
-HeteroLinkReport train_hetero_links(const HeteroDataset& dataset, const TrainOptions& o,
-                                    std::ostream& log) {
-  DGNN_CHECK_ARG(o.epochs >= 1, "epochs", "must be at least 1, got ", o.epochs);
-  DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be at least 1, got ", o.eval_every);
-  DGNN_CHECK_ARG(o.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",
-                 o.checkpoint_every);
+RunReport train_hetero_links(const HeteroDataset& dataset, const TrainOptions& o,
+                             std::ostream& out) {
+  check_run_options(o);
   DGNN_CHECK_ARG(!o.link.use_val_edges, "use_val_edges",
                  "is not offered for heterogeneous link prediction: its test split is scored "
                  "over the training edges");
-  HeteroLinkRun run(dataset, o, log);
-  return run.run();
+  const HeteroLinkTarget target = find_link_target(dataset, o.link.relation, dataset.source);
+  HeteroLinkTask task(dataset, o, target,
+                      hetero_link_encoder(dataset, target, hetero_model_config(dataset, o)));
+  return run_loop(task, o, out);
 }
 
 }  // namespace directgnn

@@ -1,70 +1,94 @@
-// Node classification on a heterogeneous graph: each epoch shuffles the target type's training
-// nodes, samples typed blocks (HeteroLoader), gathers every featured type's input rows and
-// takes an Adam step on the seeds' cross-entropy. Evaluation runs layer by layer over the whole
-// graph (HeteroModel::infer) every `eval_every` epochs; the test accuracy reported is the one
-// at the epoch with the best validation accuracy, where the model is checkpointed.
+// Heterogeneous graphs as kinds of run on the one loop (train/run_loop.h). Node classification:
+// each epoch shuffles the target type's training nodes (each rank takes its equal shard),
+// samples typed blocks (HeteroLoader), gathers every featured type's input rows and steps on
+// the seeds' cross-entropy; evaluation runs layer by layer over the whole graph
+// (HeteroModel::infer). Link prediction is train/hetero_link_trainer.h. Featureless types may
+// read learnable tables (train/hetero_tables.h), kept equal on every rank.
 #pragma once
 
-#include <c10/core/Device.h>
-
-#include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "feature/embedding_table.h"
 #include "graph/hetero_graph.h"
-#include "loader/hetero_loader.h"
+#include "loader/options.h"
 #include "nn/hetero_model.h"
 #include "sampling/hetero_sampler.h"
-#include "train/trainer.h"
+#include "train/hetero_tables.h"
+#include "train/run_loop.h"
+#include "train/training_run.h"
 
 namespace directgnn {
 
-struct HeteroTrainReport {
-  int64_t epochs = 0, best_epoch = -1, steps_per_epoch = 0;
-  double best_val_acc = 0, test_acc = 0;
-  // Means per epoch, training only: the epoch, and the loader's sample and gather time (on the
-  // workers, overlapping with the step) and the time the loop waited for batches.
-  double epoch_time_s = 0, sample_s = 0, gather_s = 0, wait_s = 0;
-  double eval_s = 0;  // mean per evaluation
-  std::string param_digest;
-};
-
 // Trains with options.hetero's model and embeddings and options.loader's fan-outs (those of
-// options.loader.relation_fanouts per relation). On a GPU (options.loader.device) the loader
-// still samples and gathers on the CPU and each batch is copied over (the conventional path);
-// embedding rows go over and their gradients come back to the host tables; evaluation runs on
-// a CPU copy of the model.
-HeteroTrainReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
-                               std::ostream& log);
+// options.loader.relation_fanouts per relation). On a GPU the loader still samples and gathers
+// on the CPU and each batch is copied over (the conventional path); embedding rows go over and
+// their gradients come back to the host tables; evaluation runs on a CPU copy of the model.
+// With ranks every rank evaluates the whole graph itself (the same result on each).
+RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
+                       std::ostream& out);
 
-// Shared with heterogeneous link prediction (train/hetero_link_trainer.h):
 // The model's configuration for `dataset` from the run's options.
 HeteroModelConfig hetero_model_config(const HeteroDataset& dataset, const TrainOptions& options);
 // The sampler's fan-outs for `dataset` from the run's options.
 HeteroSamplerOptions hetero_fanouts(const HeteroDataset& dataset, const TrainOptions& options);
-// A learnable table per featureless type when options.dim > 0 (null for the others), seeded from
-// `seed`; in_dims[t] becomes the table's width.
-std::vector<std::unique_ptr<EmbeddingTable>> make_embedding_tables(const HeteroDataset& dataset,
-                                                                   const EmbeddingOptions& options,
-                                                                   uint64_t seed,
-                                                                   std::vector<int64_t>& in_dims);
-// x[t] for each table: its rows of input_nodes[t], read now, on `device`, as leaves whose
-// gradient update_embedding_rows gives back to the table.
-void read_embedding_rows(const std::vector<std::unique_ptr<EmbeddingTable>>& tables,
-                         const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
-                         std::vector<at::Tensor>& x);
-void update_embedding_rows(std::vector<std::unique_ptr<EmbeddingTable>>& tables,
-                           const std::vector<at::Tensor>& input_nodes,
-                           const std::vector<at::Tensor>& x);
 // The blocks' tensors and the inputs moved to `device` (nothing on the CPU).
 void hetero_batch_to_device(std::vector<HeteroBlock>& blocks, std::vector<at::Tensor>& x,
                             const c10::Device& device);
-// Per type: the evaluation's input, its table's weight where it has one, else its features.
-std::vector<at::Tensor> hetero_inputs(const HeteroDataset& dataset,
-                                      const std::vector<std::unique_ptr<EmbeddingTable>>& tables);
+// "paper 736389 (128-d), author 1134649, ..."
+std::string hetero_type_summary(const HeteroDataset& dataset);
+// The header's line on a run's threads, ranks, prefetch and device.
+std::string hetero_run_line(const LoaderSettings& settings, ProcessGroup* group);
+
+// What both heterogeneous kinds hold: the tables, the model (and a GPU run's CPU copy for
+// evaluation and checkpoints), the optimiser, the ranks.
+template <typename Model>
+class HeteroTask : public RunTask {
+ public:
+  torch::nn::Module& model() override { return *model_; }
+  const std::vector<at::Tensor>& parameters() const override { return params_; }
+  torch::optim::Optimizer& optimizer() override { return *optimizer_; }
+  std::vector<at::Tensor> digest_extras() const override { return tables_.weights(); }
+  const FeatureStore* store() const override { return nullptr; }
+  void save_extras(const std::string& dir, TrainingState& state) override {
+    tables_.save_state(dir, state);
+  }
+  void extras_saved(const std::string& dir, const TrainingState& state) override {
+    tables_.saved(dir, state);
+  }
+  void load_extras(const std::string& dir, const TrainingState& state) override {
+    tables_.load_state(dir, state);
+  }
+
+ protected:
+  HeteroTask(const HeteroDataset& ds, const TrainOptions& o, HeteroModelConfig& config)
+      : o_(o),
+        tables_(ds, o.hetero.embeddings, o.seed, config.in_dims),
+        rank_(o.group != nullptr ? o.group->rank() : 0),
+        ranks_(o.group != nullptr ? o.group->size() : 1) {}
+
+  template <typename Make>
+  void init_model(const Make& make, const c10::Device& device) {
+    RunModel<Model> m = make_run_model<Model>(make, device, o_.seed, o_.group);
+    model_ = std::move(m.model);
+    cpu_model_ = std::move(m.cpu_copy);
+    params_ = std::move(m.params);
+    optimizer_ = make_optimizer(params_, o_);
+  }
+  // The model evaluation and checkpoints read: a GPU model's CPU copy, brought up to date.
+  Model& host_model() {
+    if (cpu_model_ == nullptr) return *model_;
+    copy_parameters(*model_, *cpu_model_);
+    return *cpu_model_;
+  }
+  const TrainOptions& o_;
+  HeteroTables tables_;
+  int rank_, ranks_;
+  std::unique_ptr<Model> model_, cpu_model_;
+  std::vector<at::Tensor> params_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
 
 }  // namespace directgnn

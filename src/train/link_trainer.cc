@@ -39,21 +39,6 @@ at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
   return rows.index_select(0, order);
 }
 
-// " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120" (the metrics the layout gives).
-std::string metrics_text(const char* split, const LinkMetrics& m, int64_t k) {
-  std::string out;
-  char part[64];
-  for (const auto& [name, value] : {std::pair<std::string, double>{"AUC", m.roc_auc},
-                                    {"AP", m.ap},
-                                    {"MRR", m.mrr},
-                                    {"Hits@" + std::to_string(k), m.hits}}) {
-    if (std::isnan(value)) continue;
-    std::snprintf(part, sizeof(part), " | %s %s %.4f", split, name.c_str(), value);
-    out += part;
-  }
-  return out;
-}
-
 class LinkTask final : public RunTask {
  public:
   LinkTask(const Dataset& ds, const TrainOptions& o)
@@ -152,7 +137,7 @@ class LinkTask final : public RunTask {
     e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
     e.record = e.metrics;
     e.value = primary_value(r.val, chosen_.split.negatives);
-    e.text = metrics_text("Val", r.val, link_.hits_k) + metrics_text("Test", r.test, link_.hits_k);
+    e.text = link_metrics_text("Val", r.val, link_.hits_k) + link_metrics_text("Test", r.test, link_.hits_k);
     return e;
   }
 
@@ -221,8 +206,8 @@ class LinkTask final : public RunTask {
   std::string best_text(const RunReport& r) const override {
     const LinkTrainReport t = report(r);
     return "Best validation epoch " + std::to_string(t.best_epoch) + " (by " + t.primary_metric +
-           ")" + metrics_text("Val", t.best_val, link_.hits_k) +
-           metrics_text("Test", t.test, link_.hits_k);
+           ")" + link_metrics_text("Val", t.best_val, link_.hits_k) +
+           link_metrics_text("Test", t.test, link_.hits_k);
   }
 
  private:

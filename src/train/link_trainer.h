@@ -86,5 +86,8 @@ double primary_value(const LinkMetrics& metrics, LinkNegatives layout);
 // The metrics as JSON (those a layout does not give are left out), and back (missing: NaN).
 nlohmann::json metrics_json(const LinkMetrics& metrics);
 LinkMetrics metrics_from_json(const nlohmann::json& json);
+// " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120": `split`'s metrics that the layout
+// gives, for the epoch line.
+std::string link_metrics_text(const char* split, const LinkMetrics& metrics, int64_t hits_k);
 
 }  // namespace directgnn

@@ -99,15 +99,7 @@ class NodeTask final : public RunTask {
   void start_epoch(int64_t epoch, int64_t first_step) override {
     const at::Tensor order = shuffled(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
                                  .narrow(0, rank_ * num_train_, num_train_);
-    const uint64_t seed = o_.seed;
-    const int rank = rank_, ranks = ranks_;
-    batches_.emplace(loader_.epoch(
-        order,
-        [seed, epoch, rank, ranks](int64_t step) {
-          const uint64_t stream = mix64(seed, epoch, step);
-          return ranks > 1 ? mix64(stream, rank) : stream;
-        },
-        first_step));
+    batches_.emplace(loader_.epoch(order, node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
   }
 
   BatchTimes next_batch() override {

@@ -43,6 +43,7 @@ class RunLoop::Impl {
  private:
   void resume();
   void save_state(int64_t epoch, const EpochProgress& progress);
+  void write_state(int64_t epoch, const EpochProgress& progress);
   void adapt_threads();
   int train_steps(int64_t epoch, EpochProgress& ep, StepSums& sums, const EpochClock& clock);
   BatchTimes next_or_save(int64_t epoch, const EpochProgress& ep, const StepSums& sums,
@@ -129,11 +130,16 @@ void RunLoop::Impl::save_state(int64_t epoch, const EpochProgress& progress) {
     p.correct = static_cast<int64_t>(sums[0][1].item<double>());
     p.seen = static_cast<int64_t>(sums[0][2].item<double>());
   }
-  if (!leader_) return;
-  TrainingState state =
-      training_state(task_.kind(), o_, {ranks_, task_.num_nodes(), steps_}, epoch, p, totals_);
+  if (leader_) write_state(epoch, p);
+}
+
+// The leader's writing of the state: the kind's extras, then state.pt naming them.
+void RunLoop::Impl::write_state(int64_t epoch, const EpochProgress& progress) {
+  TrainingState state = training_state(task_.kind(), o_, {ranks_, task_.num_nodes(), steps_},
+                                       epoch, progress, totals_);
   task_.save_extras(state_dir_, state);
   save_training_state(state_dir_, task_.model(), task_.optimizer(), state.to_json());
+  task_.extras_saved(state_dir_, state);
 }
 
 // Sizes the thread team to the cores other processes left free during the last epoch.
@@ -169,10 +175,7 @@ BatchTimes RunLoop::Impl::next_or_save(int64_t epoch, const EpochProgress& ep, c
     std::ostringstream message;
     message << e.what() << "\n";
     try {
-      TrainingState state = training_state(task_.kind(), o_, {ranks_, task_.num_nodes(), steps_},
-                                           epoch, progress_now(ep, sums, clock), totals_);
-      task_.save_extras(state_dir_, state);
-      save_training_state(state_dir_, task_.model(), task_.optimizer(), state.to_json());
+      write_state(epoch, progress_now(ep, sums, clock));
       message << "Training state saved in " << state_dir_ << " (epoch " << epoch << ", step "
               << ep.next_step << " of " << steps_ << "); once the input is mended, resume from it";
     } catch (const std::exception& save_error) {
@@ -199,8 +202,13 @@ int RunLoop::Impl::train_steps(int64_t epoch, EpochProgress& ep, StepSums& sums,
     task_.optimizer().zero_grad();
     task_.forward_backward(sums);
     if (group_ != nullptr) {
+      // A parameter this rank's batch did not reach (a relation absent from it) takes part
+      // with a zero gradient, so that every rank steps every parameter alike.
       std::vector<at::Tensor> grads;
-      for (const at::Tensor& param : params) grads.push_back(param.grad());
+      for (at::Tensor param : params) {
+        if (!param.grad().defined()) param.mutable_grad() = at::zeros_like(param);
+        grads.push_back(param.grad());
+      }
       group_->all_reduce_mean(grads);
     }
     task_.optimizer().step();
@@ -273,7 +281,9 @@ void RunLoop::Impl::train_epoch(int64_t epoch) {
   metrics_->write(record);
   // The epoch is complete; a stop now resumes at the next one.
   const int stop_now = agreed_stop(group_);
-  const bool keep_state = o_.checkpoint_every > 0 || !o_.resume_dir.empty();
+  // A run that keeps a state leaves its finished state, so that --epochs can extend it.
+  const bool keep_state =
+      o_.checkpoint_every > 0 || !o_.resume_dir.empty() || !o_.checkpoint_dir.empty();
   if ((stop_now != 0 && o_.save_state_on_stop) || (keep_state && epoch == o_.epochs))
     save_state(epoch + 1, EpochProgress{});
   if (stop_now != 0 && epoch < o_.epochs)
@@ -390,6 +400,21 @@ RunReport RunLoop::Impl::finish() {
   r.device = report_device(task_.settings());
   nlohmann::json final_record = task_.final_record(r);
   final_record["event"] = "final";
+  // What every kind reports, where the kind's record does not already say it.
+  const nlohmann::json common = {{"epochs", r.epochs},
+                                 {"steps_per_epoch", r.steps_per_epoch},
+                                 {"epoch_time_s", r.epoch_time_s},
+                                 {"sample_s", r.sample_s},
+                                 {"gather_s", r.gather_s},
+                                 {"compute_s", r.compute_s},
+                                 {"wait_s", r.wait_s},
+                                 {"cpu_s", r.cpu_s},
+                                 {"eval_s", r.eval_s},
+                                 {"device", r.device},
+                                 {"param_digest", r.param_digest}};
+  for (const auto& [key, value] : common.items()) {
+    if (!final_record.contains(key)) final_record[key] = value;
+  }
   final_record["threads"] = num_threads();
   final_record["ranks"] = ranks_;
   metrics_->write(final_record);

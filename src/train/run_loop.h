@@ -91,11 +91,16 @@ class RunTask {
   // The kind's own part of the training state (learnable tables: written under `dir`, named
   // in `state.extras`), and its restoring.
   virtual void save_extras(const std::string& dir, TrainingState& state) { (void)dir, (void)state; }
+  // After state.pt has been written (older copies of the extras may go).
+  virtual void extras_saved(const std::string& dir, const TrainingState& state) {
+    (void)dir, (void)state;
+  }
   virtual void load_extras(const std::string& dir, const TrainingState& state) {
     (void)dir, (void)state;
   }
 
-  // The header's lines; the best epoch's words in the summary; the final metrics record.
+  // The header's lines; the best epoch's words in the summary; the kind's fields of the final
+  // metrics record (the loop adds the times, the digest and what every kind reports).
   virtual void print_header(std::ostream& out) const = 0;
   virtual std::string best_text(const RunReport& report) const = 0;
   virtual nlohmann::json final_record(const RunReport& report) const = 0;

@@ -51,6 +51,14 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::vector<at::Te
       params, torch::optim::SGDOptions(o.lr).weight_decay(o.weight_decay));
 }
 
+std::function<uint64_t(int64_t)> node_step_streams(uint64_t seed, int64_t epoch, int rank,
+                                                   int ranks) {
+  return [seed, epoch, rank, ranks](int64_t step) {
+    const uint64_t stream = mix64(seed, epoch, step);
+    return ranks > 1 ? mix64(stream, static_cast<uint64_t>(rank)) : stream;
+  };
+}
+
 void copy_parameters(torch::nn::Module& from, torch::nn::Module& to) {
   torch::NoGradGuard no_grad;
   const std::vector<at::Tensor> a = from.parameters(), b = to.parameters();

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -57,6 +58,11 @@ TrainingState training_state(RunKind kind, const TrainOptions& o, const StateSha
                              int64_t epoch, const EpochProgress& progress, const RunTotals& totals);
 // "SIGINT", "SIGTERM" or "a signal".
 const char* signal_name(int signal);
+
+// The random seed of each step of a node-seeded epoch: mix64(seed, epoch, step), mixed with the
+// rank when there are several (a single process's streams do not depend on ranks).
+std::function<uint64_t(int64_t)> node_step_streams(uint64_t seed, int64_t epoch, int rank,
+                                                   int ranks);
 
 // Copies `from`'s parameters and buffers (batch norm's running statistics) into `to`, a
 // module of the same structure on any device.

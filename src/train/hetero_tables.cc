@@ -1,0 +1,151 @@
+#include "train/hetero_tables.h"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "core/random.h"
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kTablesPrefix = "state-embeddings-";
+
+// The serial of the newest tables directory in `dir` (0 when none).
+int64_t newest_serial(const std::string& dir) {
+  int64_t newest = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kTablesPrefix, 0) != 0) continue;
+    try {
+      newest =
+          std::max<int64_t>(newest, std::stoll(name.substr(std::string(kTablesPrefix).size())));
+    } catch (const std::exception&) {
+    }
+  }
+  return newest;
+}
+
+// Every rank's `ids` and `rows` one after another in rank order, the same on every rank: each
+// rank fills its own part of zeroed buffers and they are summed (x + 0 is exact).
+std::pair<at::Tensor, at::Tensor> all_ranks_rows(ProcessGroup& group, const at::Tensor& ids,
+                                                 const at::Tensor& rows) {
+  const int64_t n = ids.numel();
+  std::vector<at::Tensor> counts{at::zeros({group.size()}, at::kLong)};
+  counts[0][group.rank()] = n;
+  group.all_reduce_sum(counts);
+  const at::Tensor ends = counts[0].cumsum(0);
+  const int64_t total = ends[-1].item<int64_t>();
+  const int64_t start = ends[group.rank()].item<int64_t>() - n;
+  std::vector<at::Tensor> all{at::zeros({total}, at::kLong),
+                              at::zeros({total, rows.size(1)}, rows.options())};
+  all[0].narrow(0, start, n).copy_(ids);
+  all[1].narrow(0, start, n).copy_(rows);
+  group.all_reduce_sum(all);
+  return {all[0], all[1]};
+}
+
+}  // namespace
+
+HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& options, uint64_t seed,
+                           std::vector<int64_t>& in_dims)
+    : tables_(ds.node_types.size()) {
+  for (const NodeType& t : ds.node_types) names_.push_back(t.name);
+  if (options.dim <= 0) return;
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    if (ds.node_types[t].has_features()) continue;
+    tables_[t] =
+        std::make_unique<EmbeddingTable>(ds.node_types[t].count, options, mix64(seed, 0xe3b0, t));
+    in_dims[t] = options.dim;
+  }
+}
+
+void HeteroTables::read_rows(const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
+                             std::vector<at::Tensor>& x) const {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t]) x[t] = tables_[t]->gather(input_nodes[t]).to(device).requires_grad_(true);
+  }
+}
+
+void HeteroTables::update(const std::vector<at::Tensor>& input_nodes,
+                          const std::vector<at::Tensor>& x, ProcessGroup* group) {
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (!tables_[t]) continue;
+    const at::Tensor ids = input_nodes[t].to(at::kLong);
+    const at::Tensor grad =
+        x[t].grad().defined() ? x[t].grad().cpu() : at::zeros({ids.numel(), tables_[t]->dim()});
+    if (group == nullptr) {
+      if (x[t].grad().defined()) tables_[t]->update(ids, grad);
+      continue;
+    }
+    const auto [all_ids, all_rows] = all_ranks_rows(*group, ids, grad);
+    if (all_ids.numel() == 0) continue;
+    const auto [distinct, inverse, counts] = at::_unique2(all_ids, true, true, false);
+    at::Tensor summed = at::zeros({distinct.numel(), grad.size(1)}, grad.options());
+    summed.index_add_(0, inverse, all_rows);
+    tables_[t]->update(distinct, summed.div_(static_cast<double>(group->size())));
+  }
+}
+
+std::vector<at::Tensor> HeteroTables::inputs(const HeteroDataset& ds) const {
+  std::vector<at::Tensor> out;
+  for (size_t t = 0; t < ds.node_types.size(); ++t)
+    out.push_back(tables_[t] ? tables_[t]->weight() : ds.node_types[t].features);
+  return out;
+}
+
+std::vector<at::Tensor> HeteroTables::weights() const {
+  std::vector<at::Tensor> out;
+  for (const auto& table : tables_) {
+    if (table) out.push_back(table->weight());
+  }
+  return out;
+}
+
+void HeteroTables::save_checkpoint(const std::string& dir, nlohmann::json& meta) const {
+  nlohmann::json named = nlohmann::json::object();
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (!tables_[t]) continue;
+    fs::create_directories(dir + "/embeddings");
+    tables_[t]->save(dir + "/embeddings", names_[t]);
+    named[names_[t]] = {{"dim", tables_[t]->dim()}, {"file", "embeddings/" + names_[t] + ".npy"}};
+  }
+  if (!named.empty()) meta["embeddings"] = named;
+}
+
+void HeteroTables::save_state(const std::string& dir, TrainingState& state) const {
+  fs::create_directories(dir);
+  const std::string tables_dir = kTablesPrefix + std::to_string(newest_serial(dir) + 1);
+  state.extras["embeddings_dir"] = tables_dir;
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (!tables_[t]) continue;
+    fs::create_directories(dir + "/" + tables_dir);
+    tables_[t]->save(dir + "/" + tables_dir, names_[t]);
+  }
+}
+
+void HeteroTables::saved(const std::string& dir, const TrainingState& state) const {
+  const std::string keep = state.extras.value("embeddings_dir", std::string());
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kTablesPrefix, 0) == 0 && name != keep) fs::remove_all(entry.path(), ec);
+  }
+}
+
+void HeteroTables::load_state(const std::string& dir, const TrainingState& state) const {
+  const nlohmann::json& named = state.extras;
+  DGNN_CHECK(named.contains("embeddings_dir") && named["embeddings_dir"].is_string(), dir,
+             "/state.pt: the training state names no embedding tables' directory (written by "
+             "another version?)");
+  const std::string tables_dir = dir + "/" + named["embeddings_dir"].get<std::string>();
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t]) tables_[t]->load(tables_dir, names_[t]);
+  }
+}
+
+}  // namespace directgnn
