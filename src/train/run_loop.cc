@@ -401,7 +401,8 @@ RunReport RunLoop::Impl::finish() {
   nlohmann::json final_record = task_.final_record(r);
   final_record["event"] = "final";
   // What every kind reports, where the kind's record does not already say it.
-  const nlohmann::json common = {{"epochs", r.epochs},
+  const nlohmann::json common = {{"task", run_kind_name(task_.kind())},
+                                 {"epochs", r.epochs},
                                  {"steps_per_epoch", r.steps_per_epoch},
                                  {"epoch_time_s", r.epoch_time_s},
                                  {"sample_s", r.sample_s},

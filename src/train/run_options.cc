@@ -273,8 +273,9 @@ TrainOptions default_options(RunKind kind) {
   TrainOptions o;
   for (const KindRegistration& k : kKindRegistrations) {
     if (k.kind != kind) continue;
-    for (const auto& [name, value] : json::parse(k.defaults).items())
-      set_option(o, kind, name, value);
+    // The parsed defaults must outlive the loop: items() refers to them.
+    const json defaults = json::parse(k.defaults);
+    for (const auto& [name, value] : defaults.items()) set_option(o, kind, name, value);
   }
   return o;
 }

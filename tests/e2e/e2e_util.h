@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace directgnn::e2e {
 
@@ -100,6 +101,13 @@ inline CommandResult stopped_and_resumed(const std::string& args, const std::str
   CommandResult resumed = run("train --resume " + ck);
   resumed.output = stopped + resumed.output;
   return resumed;
+}
+
+inline std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
 }
 
 inline nlohmann::json final_record(const std::string& metrics_path) {

@@ -113,6 +113,37 @@ TEST(HeteroTraining, TwoRanksOfLinkPredictionExtendedByResumeEndLikeTheirStraigh
   expect_two_ranks_resume_like_straight("--task link --target-relation author,writes,paper");
 }
 
+// Every kind of run goes through one loop: the same epoch line and the same fields in every
+// epoch's record and in the final one (each kind adds its metrics).
+TEST(AllKinds, PrintTheSameEpochLineAndMetricsFields) {
+  TempDirectory dir;
+  const std::pair<std::string, std::string> kinds[] = {
+      {"node", ""},
+      {"link", "--task link"},
+      {"hetero", "--dataset mag:0.005"},
+      {"hetero_link", "--dataset mag:0.005 --task link --target-relation author,writes,paper "
+                      "--steps-per-epoch 3"},
+  };
+  for (const auto& [kind, args] : kinds) {
+    const std::string metrics = dir.file(kind + ".jsonl");
+    const CommandResult r =
+        run("train --epochs 1 --hidden 16 --threads 1 " + args + " --metrics " + metrics);
+    ASSERT_EQ(r.status, 0) << kind << "\n" << r.output;
+    EXPECT_NE(r.output.find("Epoch 00001 | Loss "), std::string::npos) << kind << "\n" << r.output;
+    EXPECT_NE(r.output.find("Average epoch time "), std::string::npos) << kind << "\n" << r.output;
+    const std::vector<nlohmann::json> records = e2e::read_jsonl(metrics);
+    ASSERT_EQ(records.size(), 2u) << kind;
+    for (const char* field : {"loss", "epoch_time_s", "sample_s", "gather_s", "compute_s", "wait_s",
+                              "cpu_s", "threads"}) {
+      EXPECT_TRUE(records[0].contains(field)) << kind << " epoch record lacks " << field;
+    }
+    for (const char* field : {"task", "steps_per_epoch", "epoch_time_s", "eval_s", "device",
+                              "param_digest", "ranks", "threads"}) {
+      EXPECT_TRUE(records[1].contains(field)) << kind << " final record lacks " << field;
+    }
+  }
+}
+
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"--dataset mag:0.005 --features pinned", "--features does not apply to heterogeneous"},
