@@ -103,8 +103,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
     const uint64_t seed = o_.seed;
     const int64_t rank = rank_, ranks = ranks_;
     batches_.emplace(loader_.epoch(
-        mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); }, first_step,
-        steps_));
+        mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); }, first_step, steps_));
   }
 
   BatchTimes next_batch() override {
@@ -117,8 +116,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
     const c10::Device device = loader_.settings().device;
     hetero_batch_to_device(b.sample.blocks, batch_.x, device);
     tables_.read_rows(b.sample.input_nodes, device, batch_.x);
-    const std::vector<at::Tensor> h =
-        model_->encoder().forward_outputs(b.sample.blocks, batch_.x);
+    const std::vector<at::Tensor> h = model_->encoder().forward_outputs(b.sample.blocks, batch_.x);
     at::Tensor src, dst, labels;
     if (link_.sampling.mode == NegativeMode::kBinary) {
       src = b.edge_label_index[0];
@@ -143,15 +141,15 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
   }
 
   Evaluation evaluate(ProcessGroup*) override {
-    const LinkEvalResult r = evaluate_hetero_links(host_model(), split_.graph, target_,
-                                                   tables_.inputs(split_.graph), split_.split,
-                                                   link_.hits_k);
+    const LinkEvalResult r =
+        evaluate_hetero_links(host_model(), split_.graph, target_, tables_.inputs(split_.graph),
+                              split_.split, link_.hits_k);
     Evaluation e;
     e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
     e.record = e.metrics;
     e.value = primary_value(r.val, split_.split.negatives);
-    e.text =
-        link_metrics_text("Val", r.val, link_.hits_k) + link_metrics_text("Test", r.test, link_.hits_k);
+    e.text = link_metrics_text("Val", r.val, link_.hits_k) +
+             link_metrics_text("Test", r.test, link_.hits_k);
     return e;
   }
 

@@ -75,13 +75,15 @@ void HeteroTables::update(const std::vector<at::Tensor>& input_nodes,
                           const std::vector<at::Tensor>& x, ProcessGroup* group) {
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (!tables_[t]) continue;
-    const at::Tensor ids = input_nodes[t].to(at::kLong);
-    const at::Tensor grad =
-        x[t].grad().defined() ? x[t].grad().cpu() : at::zeros({ids.numel(), tables_[t]->dim()});
+    const bool has_grad = x[t].grad().defined();
     if (group == nullptr) {
-      if (x[t].grad().defined()) tables_[t]->update(ids, grad);
+      if (has_grad) tables_[t]->update(input_nodes[t], x[t].grad().cpu());
       continue;
     }
+    // Every rank takes part, also one whose batch gave this table no gradient.
+    const at::Tensor ids = input_nodes[t].to(at::kLong);
+    const at::Tensor grad =
+        has_grad ? x[t].grad().cpu() : at::zeros({ids.numel(), tables_[t]->dim()});
     const auto [all_ids, all_rows] = all_ranks_rows(*group, ids, grad);
     if (all_ids.numel() == 0) continue;
     const auto [distinct, inverse, counts] = at::_unique2(all_ids, true, true, false);

@@ -137,7 +137,8 @@ class LinkTask final : public RunTask {
     e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
     e.record = e.metrics;
     e.value = primary_value(r.val, chosen_.split.negatives);
-    e.text = link_metrics_text("Val", r.val, link_.hits_k) + link_metrics_text("Test", r.test, link_.hits_k);
+    e.text = link_metrics_text("Val", r.val, link_.hits_k) +
+             link_metrics_text("Test", r.test, link_.hits_k);
     return e;
   }
 

@@ -99,7 +99,8 @@ class NodeTask final : public RunTask {
   void start_epoch(int64_t epoch, int64_t first_step) override {
     const at::Tensor order = shuffled(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
                                  .narrow(0, rank_ * num_train_, num_train_);
-    batches_.emplace(loader_.epoch(order, node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
+    batches_.emplace(
+        loader_.epoch(order, node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
   }
 
   BatchTimes next_batch() override {

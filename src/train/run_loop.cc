@@ -135,8 +135,8 @@ void RunLoop::Impl::save_state(int64_t epoch, const EpochProgress& progress) {
 
 // The leader's writing of the state: the kind's extras, then state.pt naming them.
 void RunLoop::Impl::write_state(int64_t epoch, const EpochProgress& progress) {
-  TrainingState state = training_state(task_.kind(), o_, {ranks_, task_.num_nodes(), steps_},
-                                       epoch, progress, totals_);
+  TrainingState state = training_state(task_.kind(), o_, {ranks_, task_.num_nodes(), steps_}, epoch,
+                                       progress, totals_);
   task_.save_extras(state_dir_, state);
   save_training_state(state_dir_, task_.model(), task_.optimizer(), state.to_json());
   task_.extras_saved(state_dir_, state);

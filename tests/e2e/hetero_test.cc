@@ -87,9 +87,10 @@ TEST(HeteroTraining, ResumedAfterSigtermEndsBitwiseLikeAnUninterruptedRun) {
 // 0's tables, so a rank whose tables had drifted from rank 0's would end elsewhere.
 void expect_two_ranks_resume_like_straight(const std::string& task_args) {
   TempDirectory dir;
-  const std::string args = "launch -n 2 -- train --dataset mag:0.005 --hidden 16 --batch-size 256 "
-                           "--node-embeddings 8 --threads 1 " +
-                           task_args;
+  const std::string args =
+      "launch -n 2 -- train --dataset mag:0.005 --hidden 16 --batch-size 256 "
+      "--node-embeddings 8 --threads 1 " +
+      task_args;
   const CommandResult straight = run(args + " --epochs 3 --metrics " + dir.file("a.jsonl"));
   ASSERT_EQ(straight.status, 0) << straight.output;
   EXPECT_NE(straight.output.find("2 ranks (gloo)"), std::string::npos) << straight.output;
@@ -121,8 +122,9 @@ TEST(AllKinds, PrintTheSameEpochLineAndMetricsFields) {
       {"node", ""},
       {"link", "--task link"},
       {"hetero", "--dataset mag:0.005"},
-      {"hetero_link", "--dataset mag:0.005 --task link --target-relation author,writes,paper "
-                      "--steps-per-epoch 3"},
+      {"hetero_link",
+       "--dataset mag:0.005 --task link --target-relation author,writes,paper "
+       "--steps-per-epoch 3"},
   };
   for (const auto& [kind, args] : kinds) {
     const std::string metrics = dir.file(kind + ".jsonl");

@@ -38,7 +38,8 @@ FakeBatch fake_batch(const HeteroDataset& ds, const HeteroTables& tables, int64_
   FakeBatch b;
   at::manual_seed(step);
   for (const NodeType& t : ds.node_types)
-    b.input_nodes.push_back(at::randperm(t.count, at::kLong).narrow(0, 0, std::min<int64_t>(t.count, 7)));
+    b.input_nodes.push_back(
+        at::randperm(t.count, at::kLong).narrow(0, 0, std::min<int64_t>(t.count, 7)));
   b.x.resize(ds.node_types.size());
   tables.read_rows(b.input_nodes, at::kCPU, b.x);
   for (at::Tensor& rows : b.x) {
@@ -83,9 +84,11 @@ TEST(HeteroTables, AStateComesBackAndOnlyItsTablesAreKept) {
   tables.save_state(state_dir, second);
   EXPECT_NE(first.extras["embeddings_dir"], second.extras["embeddings_dir"]);
   // Until state.pt names the second copy, the first stays.
-  EXPECT_TRUE(std::filesystem::exists(state_dir + "/" + first.extras["embeddings_dir"].get<std::string>()));
+  EXPECT_TRUE(
+      std::filesystem::exists(state_dir + "/" + first.extras["embeddings_dir"].get<std::string>()));
   tables.saved(state_dir, second);
-  EXPECT_FALSE(std::filesystem::exists(state_dir + "/" + first.extras["embeddings_dir"].get<std::string>()));
+  EXPECT_FALSE(
+      std::filesystem::exists(state_dir + "/" + first.extras["embeddings_dir"].get<std::string>()));
   other.load_state(state_dir, second);
   const std::vector<at::Tensor> wa = tables.weights(), wb = other.weights();
   for (size_t i = 0; i < wa.size(); ++i) EXPECT_TRUE(wa[i].equal(wb[i])) << i;
