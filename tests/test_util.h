@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "directgnn/error.h"
@@ -46,6 +49,21 @@ inline std::string dataset_file(const std::string& name) {
   }
   const std::string path = source_dir() + "/../shared/datasets/" + name;
   return std::filesystem::exists(path) ? std::filesystem::canonical(path).string() : "";
+}
+
+// Writes `text` to `path`, making its directory first.
+inline void write_text(const std::string& path, const std::string& text) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Rewrites the meta.json of the dataset directory `path` through `edit`.
+inline void edit_meta(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json meta;
+  std::ifstream(path + "/meta.json") >> meta;
+  edit(meta);
+  std::ofstream(path + "/meta.json") << meta.dump();
 }
 
 }  // namespace directgnn::testing

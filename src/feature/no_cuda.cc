@@ -7,7 +7,7 @@
 namespace directgnn::gpu {
 namespace {
 
-[[noreturn]] void no_cuda(const char* what) {
+[[noreturn]] void no_cuda_gather(const char* what) {
   fail(what, " needs a GPU, but ", unavailable_reason(),
        ". Set features to host (CPU gather), or rebuild against a CUDA build of PyTorch "
        "(see bench/gpu/run.sh)");
@@ -16,7 +16,7 @@ namespace {
 }  // namespace
 
 at::Tensor gather(const GatherSource&, const at::Tensor&, int, GatherMethod, const GatherOptions&) {
-  no_cuda("gathering features onto a CUDA device");
+  no_cuda_gather("gathering features onto a CUDA device");
 }
 
 }  // namespace directgnn::gpu

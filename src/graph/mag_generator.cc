@@ -36,7 +36,7 @@ enum Purpose : uint64_t {
 // institutions concentrate more than authors, as in ogbn-mag.
 constexpr double kAuthorSkew = 0.6, kPaperSkew = 0.7, kFieldSkew = 0.9, kInstitutionSkew = 0.9;
 // Each slot of a node's neighbour list redraws this often when it hits a duplicate or itself.
-constexpr int kTries = 8;
+constexpr int kRedraws = 8;
 
 int64_t scaled(int64_t count, double scale) {
   return std::max<int64_t>(1, std::llround(static_cast<double>(count) * scale));
@@ -144,7 +144,7 @@ void fill_neighbours(const RelationDraw& d, const MagOptions& o, const int64_t* 
       const int64_t own = d.owners->of(e);
       for (int64_t i = 0; i < degree; ++i) {
         int64_t t = -1;
-        for (int attempt = 0; attempt < kTries; ++attempt) {
+        for (int attempt = 0; attempt < kRedraws; ++attempt) {
           const bool mixed = r.uniform() < o.mixing;
           const int64_t c = mixed ? static_cast<int64_t>(r.below(o.num_classes)) : own;
           t = d.targets->draw(c, r);

@@ -40,6 +40,9 @@ class CsvReader {
   size_t width_ = 0;  // fields per record, fixed by the first record
 };
 
+// `s` without the spaces, tabs and line ends around it.
+std::string_view trimmed(std::string_view s);
+
 // Whether `text` is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
 bool is_valid_utf8(std::string_view text);
 

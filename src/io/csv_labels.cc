@@ -11,12 +11,6 @@
 namespace directgnn {
 namespace {
 
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string column_list(const std::vector<std::string>& header) {
   std::string out;
   for (const std::string& name : header) out += (out.empty() ? "" : ", ") + name;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "directgnn/error.h"
+#include "io/csv.h"
 #include "io/hetero_dir.h"
 #include "io/npy.h"
 #include "io/text_import.h"
@@ -20,16 +21,9 @@ namespace {
 
 constexpr const char* kEdgeSuffixes[] = {".csv.gz", ".txt.gz", ".tsv.gz", ".csv", ".txt", ".tsv"};
 
-std::string_view trimmed(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // nodes.csv: "type,count" per line, in the order the types are to be kept; '#' comments, blank
 // lines and a header line ("type,count") before the first type are skipped.
-std::vector<NodeType> read_node_types(const std::string& path) {
+std::vector<NodeType> read_nodes_csv(const std::string& path) {
   DGNN_CHECK(fs::exists(path), path,
              ": missing; list each node type and its count, one "
              "\"type,count\" per line");
@@ -135,7 +129,7 @@ HeteroDataset import_hetero_csv(const std::string& dir, const HeteroImportOption
   if (root.filename().empty()) root = root.parent_path();
   ds.name = root.filename().string();
   ds.source = dir;
-  ds.node_types = read_node_types(dir + "/nodes.csv");
+  ds.node_types = read_nodes_csv(dir + "/nodes.csv");
   for (NodeType& t : ds.node_types) {
     const std::string file = dir + "/" + t.name + ".features.npy";
     if (!fs::exists(file)) continue;

@@ -144,27 +144,13 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
     const LinkEvalResult r =
         evaluate_hetero_links(host_model(), split_.graph, target_, tables_.inputs(split_.graph),
                               split_.split, link_.hits_k);
-    Evaluation e;
-    e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
-    e.record = e.metrics;
-    e.value = primary_value(r.val, split_.split.negatives);
-    e.text = link_metrics_text("Val", r.val, link_.hits_k) +
-             link_metrics_text("Test", r.test, link_.hits_k);
-    return e;
+    return link_evaluation(r, split_.split.negatives, link_.hits_k);
   }
 
   void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {
-    nlohmann::json meta = {{"task", run_kind_name(RunKind::kHeteroLink)},
-                           {"options", options_json(o_, RunKind::kHeteroLink)},
-                           {"model", config_.to_json()},
-                           {"epoch", epoch},
-                           {"seed", o_.seed},
-                           {"primary_metric", primary_link_metric(split_.split.negatives)},
-                           {"run", o_.run_info}};
+    nlohmann::json meta = {{"primary_metric", primary_link_metric(split_.split.negatives)}};
     if (e != nullptr) meta.update(e->metrics);
-    // The tables first: checkpoint.pt, written last, names them.
-    tables_.save_checkpoint(dir, meta);
-    directgnn::save_checkpoint(dir, host_model(), *optimizer_, meta);
+    write_checkpoint(dir, epoch, config_.to_json(), std::move(meta));
   }
 
   void print_header(std::ostream& out) const override;

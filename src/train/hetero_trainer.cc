@@ -90,17 +90,9 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   }
 
   void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {
-    nlohmann::json meta = {{"task", run_kind_name(RunKind::kHetero)},
-                           {"options", options_json(o_, RunKind::kHetero)},
-                           {"model", config_.to_json()},
-                           {"epoch", epoch},
-                           {"seed", o_.seed},
-                           {"split", o_.split},
-                           {"run", o_.run_info}};
+    nlohmann::json meta = {{"split", o_.split}};
     if (e != nullptr) meta.update(e->record);
-    // The tables first: checkpoint.pt, written last, names the tables its model was trained with.
-    tables_.save_checkpoint(dir, meta);
-    directgnn::save_checkpoint(dir, host_model(), *optimizer_, meta);
+    write_checkpoint(dir, epoch, config_.to_json(), std::move(meta));
   }
 
   void print_header(std::ostream& out) const override {

@@ -16,8 +16,10 @@
 #include "loader/options.h"
 #include "nn/hetero_model.h"
 #include "sampling/hetero_sampler.h"
+#include "train/checkpoint.h"
 #include "train/hetero_tables.h"
 #include "train/run_loop.h"
+#include "train/run_options.h"
 #include "train/training_run.h"
 
 namespace directgnn {
@@ -82,6 +84,20 @@ class HeteroTask : public RunTask {
     if (cpu_model_ == nullptr) return *model_;
     copy_parameters(*model_, *cpu_model_);
     return *cpu_model_;
+  }
+  // Writes the best model's checkpoint: `meta` with what every heterogeneous checkpoint
+  // records; the tables first, as checkpoint.pt, written last, names the tables its model
+  // was trained with.
+  void write_checkpoint(const std::string& dir, int64_t epoch, const nlohmann::json& config,
+                        nlohmann::json meta) {
+    meta.update(nlohmann::json{{"task", run_kind_name(this->kind())},
+                               {"options", options_json(o_, this->kind())},
+                               {"model", config},
+                               {"epoch", epoch},
+                               {"seed", o_.seed},
+                               {"run", o_.run_info}});
+    tables_.save_checkpoint(dir, meta);
+    directgnn::save_checkpoint(dir, host_model(), *optimizer_, meta);
   }
   const TrainOptions& o_;
   HeteroTables tables_;

@@ -24,6 +24,15 @@ std::string link_metrics_text(const char* split, const LinkMetrics& m, int64_t k
   return out;
 }
 
+Evaluation link_evaluation(const LinkEvalResult& r, LinkNegatives layout, int64_t hits_k) {
+  Evaluation e;
+  e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
+  e.record = e.metrics;
+  e.value = primary_value(r.val, layout);
+  e.text = link_metrics_text("Val", r.val, hits_k) + link_metrics_text("Test", r.test, hits_k);
+  return e;
+}
+
 std::string primary_link_metric(LinkNegatives layout) {
   return layout == LinkNegatives::kPerSource ? "mrr" : "roc_auc";
 }

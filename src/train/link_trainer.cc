@@ -133,13 +133,7 @@ class LinkTask final : public RunTask {
     LinkModel& model = cpu_model_ != nullptr ? *cpu_model_ : *model_;
     const LinkEvalResult r =
         evaluate_link_model(model, ds_.features, chosen_.split, graphs_, link_.hits_k, group);
-    Evaluation e;
-    e.metrics = {{"val", metrics_json(r.val)}, {"test", metrics_json(r.test)}};
-    e.record = e.metrics;
-    e.value = primary_value(r.val, chosen_.split.negatives);
-    e.text = link_metrics_text("Val", r.val, link_.hits_k) +
-             link_metrics_text("Test", r.test, link_.hits_k);
-    return e;
+    return link_evaluation(r, chosen_.split.negatives, link_.hits_k);
   }
 
   void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {

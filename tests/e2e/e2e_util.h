@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -71,34 +72,44 @@ inline std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Waits until `path` holds at least `lines` lines (or the process has ended, or 60 s passed).
+inline bool wait_for_lines(const std::string& path, int lines, const Background& b) {
+  for (int i = 0; i < 6000; ++i) {
+    const std::string text = read_text(path);
+    if (std::count(text.begin(), text.end(), '\n') >= lines) return true;
+    if (waitpid(b.pid, nullptr, WNOHANG) != 0) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // Runs `args` (which write their metrics to `metrics`) in the background and sends SIGTERM once
 // the first epoch's record is there. The exit status: 143 when stopped, 0 when the run had
 // already ended (its status is then reaped by the wait and reads 0).
 inline int sigterm_after_first_epoch(const std::string& args, const std::string& metrics,
                                      const std::string& log) {
   const Background b = spawn(args, log);
-  for (int i = 0; i < 6000; ++i) {
-    if (read_text(metrics).find('\n') != std::string::npos) break;
-    if (waitpid(b.pid, nullptr, WNOHANG) != 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  wait_for_lines(metrics, 1, b);
   kill(b.pid, SIGTERM);
   return wait_exit(b);
 }
 
 // Runs `args` with --checkpoint `ck` and --metrics `metrics`, stops it by SIGTERM after its
-// first epoch, then resumes it from `ck` to its end. The resumed run's result; its output
-// follows the stopped run's log, which must say where the state was saved. A run that ended
-// before the signal is not resumed (a finished run is extended by more epochs only).
+// first epoch, then gives the same command again with --resume `ck`, as people rerun a job. The
+// resumed run's result; its output follows the stopped run's log, which must say where the
+// state was saved and how to resume. A run that ended before the signal is not resumed.
 inline CommandResult stopped_and_resumed(const std::string& args, const std::string& ck,
                                          const std::string& metrics, const std::string& log) {
-  const int status = sigterm_after_first_epoch(
-      args + " --checkpoint " + ck + " --metrics " + metrics, metrics, log);
+  const std::string command = args + " --checkpoint " + ck + " --metrics " + metrics;
+  const int status = sigterm_after_first_epoch(command, metrics, log);
   const std::string stopped = read_text(log);
   EXPECT_TRUE(status == 143 || status == 0) << stopped;
   if (status == 0) return {0, stopped + "(the run ended before the signal: nothing to resume)"};
+  EXPECT_NE(stopped.find("Interrupted by SIGTERM"), std::string::npos) << stopped;
   EXPECT_NE(stopped.find("Training state saved in"), std::string::npos) << stopped;
-  CommandResult resumed = run("train --resume " + ck);
+  EXPECT_NE(stopped.find("directgnn train --resume " + ck), std::string::npos) << stopped;
+  CommandResult resumed = run(command + " --resume " + ck);
+  EXPECT_NE(resumed.output.find("Resuming from " + ck), std::string::npos) << resumed.output;
   resumed.output = stopped + resumed.output;
   return resumed;
 }

@@ -2,8 +2,8 @@
 // (`train --task link --target-relation`): RGCN learns the relation far above chance and above
 // an MLP on paper features, `eval` reproduces a checkpoint's test metric from the seed, triplet
 // negatives give MRR, a homogeneous graph with learnable embeddings trains through the same
-// path, a run stopped by SIGTERM or extended by --epochs resumes bitwise, and what this path
-// does not take is refused by flag.
+// path, and what this path does not take is refused by flag (stops, resumes and ranks:
+// kinds_test.cc).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -83,42 +83,6 @@ TEST(HeteroLink, SameSeedSameModelWhateverThePrefetch) {
   const nlohmann::json prefetched = link_run(args + "--prefetch 2 --sampler-workers 2", dir, "p2");
   ASSERT_TRUE(inline_batches.contains("param_digest") && prefetched.contains("param_digest"));
   EXPECT_EQ(inline_batches["param_digest"], prefetched["param_digest"]);
-}
-
-std::string digest(const std::string& metrics) {
-  return final_record(metrics).value("param_digest", std::string("(none)"));
-}
-
-TEST(HeteroLink, ResumedAfterSigtermOrExtendedEndsBitwiseLikeAnUninterruptedRun) {
-  TempDirectory dir;
-  const std::string args =
-      "train --dataset mag:0.01 --task link --target-relation author,writes,paper "
-      "--node-embeddings 16 --embedding-optimizer adam --hidden 16 --batch-size 64 "
-      "--steps-per-epoch 200 --threads 1 --seed 4 ";
-  const CommandResult a = run(args + "--epochs 3 --metrics " + dir.file("a.jsonl"));
-  ASSERT_EQ(a.status, 0) << a.output;
-  // Stopped mid-run (after the first epoch's record), then resumed from its state.
-  const CommandResult resumed = e2e::stopped_and_resumed(args + "--epochs 3", dir.file("ck"),
-                                                         dir.file("b.jsonl"), dir.file("b.log"));
-  ASSERT_EQ(resumed.status, 0) << resumed.output;
-  EXPECT_EQ(digest(dir.file("a.jsonl")), digest(dir.file("b.jsonl"))) << resumed.output;
-  EXPECT_EQ(final_record(dir.file("a.jsonl"))["test"], final_record(dir.file("b.jsonl"))["test"]);
-  // A finished run of 2 epochs extended to 3.
-  const CommandResult c = run(args + "--epochs 2 --checkpoint " + dir.file("ck2") + " --metrics " +
-                              dir.file("c.jsonl"));
-  ASSERT_EQ(c.status, 0) << c.output;
-  const CommandResult extended = run("train --resume " + dir.file("ck2") + " --epochs 3");
-  ASSERT_EQ(extended.status, 0) << extended.output;
-  EXPECT_EQ(digest(dir.file("a.jsonl")), digest(dir.file("c.jsonl"))) << extended.output;
-  const CommandResult again = run("train --resume " + dir.file("ck2"));
-  EXPECT_NE(again.status, 0);
-  EXPECT_NE(again.output.find("the run finished all 3 epochs; set epochs above 3"),
-            std::string::npos)
-      << again.output;
-  const CommandResult changed = run("train --resume " + dir.file("ck2") + " --neg-ratio 3");
-  EXPECT_NE(changed.status, 0);
-  EXPECT_NE(changed.output.find("--neg-ratio: saved 1, given 3"), std::string::npos)
-      << changed.output;
 }
 
 TEST(HeteroLink, WhatIsNotSupportedIsRefusedByFlag) {

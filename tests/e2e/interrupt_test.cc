@@ -1,5 +1,6 @@
-// Interrupting real `directgnn train` runs: SIGTERM mid-epoch then --resume, a second signal,
-// and SIGKILL at random moments while checkpoints are being written.
+// Interrupting real `directgnn train` runs: SIGTERM then --resume on a GPU, SIGINT, a second
+// signal, and SIGKILL at random moments while checkpoints are being written (SIGTERM then
+// --resume on the CPU, for every kind of run, is kinds_test.cc).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -19,17 +20,6 @@ namespace directgnn {
 namespace {
 
 using e2e::Background;
-
-// Waits until `path` holds at least `lines` lines (or the process has ended).
-bool wait_for_lines(const std::string& path, int lines, const Background& b) {
-  for (int i = 0; i < 3000; ++i) {
-    const std::string text = e2e::read_text(path);
-    if (std::count(text.begin(), text.end(), '\n') >= lines) return true;
-    if (waitpid(b.pid, nullptr, WNOHANG) != 0) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
 
 // Waits (up to 3 minutes) until `path` exists, or the process has ended.
 bool wait_for_file(const std::string& path, const Background& b) {
@@ -51,89 +41,22 @@ bool has_temporary(const std::string& dir, pid_t pid = -1) {
   return false;
 }
 
-// The built-in synthetic graph, small batches: ~150 steps an epoch. On the CPU, where a resumed
-// run must end bitwise like an uninterrupted one (on a GPU index_add's atomics reorder sums).
-const std::string kOptions = " --device cpu --threads 1 --batch-size 32 --eval-every 2 --seed 11";
-const std::string kRun = "train --epochs 4" + kOptions;
-
-// Runs `run` straight through (metrics in a.jsonl), then again with SIGTERM in its second epoch
-// and the same command given again with --resume (metrics in b.jsonl, state in ck/).
-void stop_and_resume(const std::string& run, testing::TempDirectory& dir) {
-  const auto straight = e2e::run(run + " --metrics " + dir.file("a.jsonl"));
-  ASSERT_EQ(straight.status, 0) << straight.output;
-
-  const std::string metrics = dir.file("b.jsonl"), ckpt = dir.file("ck");
-  const Background b =
-      e2e::spawn(run + " --metrics " + metrics + " --checkpoint " + ckpt, dir.file("b.log"));
-  // After the first epoch's record, the signal lands in epoch 2.
-  ASSERT_TRUE(wait_for_lines(metrics, 1, b)) << e2e::read_text(dir.file("b.log"));
-  kill(b.pid, SIGTERM);
-  EXPECT_EQ(e2e::wait_exit(b), 143);
-  const std::string log = e2e::read_text(dir.file("b.log"));
-  EXPECT_NE(log.find("Interrupted by SIGTERM"), std::string::npos) << log;
-  EXPECT_NE(log.find("directgnn train --resume " + ckpt), std::string::npos) << log;
-
-  // The command that started the run, given again with --resume, as people rerun a job.
-  const auto resumed =
-      e2e::run(run + " --metrics " + metrics + " --checkpoint " + ckpt + " --resume " + ckpt);
-  ASSERT_EQ(resumed.status, 0) << resumed.output;
-  EXPECT_NE(resumed.output.find("Resuming from " + ckpt), std::string::npos) << resumed.output;
-  // Every epoch has exactly one record across the two runs.
-  const std::string text = e2e::read_text(metrics);
-  for (int epoch = 1; epoch <= 4; ++epoch) {
-    const std::string key = "\"epoch\":" + std::to_string(epoch) + ",";
-    EXPECT_EQ(text.find(key), text.rfind(key)) << "epoch " << epoch << " twice:\n" << text;
-    EXPECT_NE(text.find(key), std::string::npos) << "epoch " << epoch << " missing:\n" << text;
-  }
-}
-
-TEST(Interrupt, SigtermMidEpochThenResumeEndsWithTheSameParameters) {
-  testing::TempDirectory dir;
-  stop_and_resume(kRun, dir);
-  if (HasFatalFailure()) return;
-  const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(dir.file("b.jsonl"));
-  EXPECT_EQ(a["param_digest"], r["param_digest"]) << "resumed parameters differ bitwise";
-  EXPECT_EQ(a["test_acc"], r["test_acc"]);
-  // The resumed run refuses options that would change the result.
-  // Options given with other values are refused, each named with its saved and given value.
-  const std::string ckpt = dir.file("ck");
-  const auto changed = e2e::run(kRun + " --resume " + ckpt + " --lr 0.1 --hidden 64");
-  EXPECT_EQ(changed.status, 1);
-  for (const char* line : {"--lr: saved 0.005, given 0.1", "--hidden: saved 256, given 64"}) {
-    EXPECT_NE(changed.output.find(line), std::string::npos) << changed.output;
-  }
-  EXPECT_EQ(changed.output.find("--seed:"), std::string::npos) << changed.output;
-}
-
-// On a GPU the same stop and resume: index_add's atomics add in another order each run, so the
-// resumed model is compared with the straight one by its accuracies, within a tolerance.
+// The SIGTERM-then-resume matrix of every kind on the CPU is kinds_test.cc. On a GPU the same
+// stop and resume: index_add's atomics add in another order each run, so the resumed model is
+// compared with the straight one by its accuracies, within a tolerance.
 TEST(Interrupt, SigtermThenResumeOnTheGpuEndsNearTheSameModel) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
   testing::TempDirectory dir;
-  stop_and_resume("train --epochs 4 --device cuda --batch-size 32 --eval-every 2 --seed 11", dir);
-  if (HasFatalFailure()) return;
+  const std::string run = "train --epochs 4 --device cuda --batch-size 32 --eval-every 2 --seed 11";
+  const auto straight = e2e::run(run + " --metrics " + dir.file("a.jsonl"));
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  const auto resumed =
+      e2e::stopped_and_resumed(run, dir.file("ck"), dir.file("b.jsonl"), dir.file("b.log"));
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
   const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(dir.file("b.jsonl"));
   EXPECT_NEAR(a["test_acc"].get<double>(), r["test_acc"].get<double>(), 0.03);
   EXPECT_NEAR(a["val_acc"].get<double>(), r["val_acc"].get<double>(), 0.03);
   EXPECT_GT(r["test_acc"].get<double>(), 0.5);
-}
-
-// Link training on a homogeneous graph: the same stop and resume, to the same parameters and
-// test metrics (the built-in graph, 30 batches an epoch).
-TEST(Interrupt, SigtermMidEpochThenResumedLinkTrainingEndsWithTheSameParameters) {
-  testing::TempDirectory dir;
-  stop_and_resume("train --task link --epochs 4 --steps-per-epoch 30 --neg-ratio 2" + kOptions,
-                  dir);
-  if (HasFatalFailure()) return;
-  const auto a = e2e::final_record(dir.file("a.jsonl")), r = e2e::final_record(dir.file("b.jsonl"));
-  EXPECT_EQ(a["param_digest"], r["param_digest"]) << "resumed parameters differ bitwise";
-  EXPECT_EQ(a["test"], r["test"]);
-  EXPECT_EQ(a["best_epoch"], r["best_epoch"]);
-  // A link flag given again with another value is refused, naming both values.
-  const auto changed = e2e::run("train --resume " + dir.file("ck") + " --neg-ratio 3");
-  EXPECT_EQ(changed.status, 1);
-  EXPECT_NE(changed.output.find("--neg-ratio: saved 2, given 3"), std::string::npos)
-      << changed.output;
 }
 
 // SIGINT ends link training at the next step with its state saved, naming the best-validation
@@ -146,7 +69,7 @@ TEST(Interrupt, SigintStopsLinkTrainingAtTheNextStep) {
       e2e::spawn("train --task link --dataset " + cora + " --epochs 100000 --threads 1 --metrics " +
                      metrics + " --checkpoint " + ckpt,
                  dir.file("b.log"));
-  ASSERT_TRUE(wait_for_lines(metrics, 2, b)) << e2e::read_text(dir.file("b.log"));
+  ASSERT_TRUE(e2e::wait_for_lines(metrics, 2, b)) << e2e::read_text(dir.file("b.log"));
   kill(b.pid, SIGINT);
   EXPECT_EQ(e2e::wait_exit(b), 130);
   const std::string log = e2e::read_text(dir.file("b.log"));
@@ -160,10 +83,11 @@ TEST(Interrupt, SigintStopsLinkTrainingAtTheNextStep) {
 TEST(Interrupt, ASecondSignalExitsAtOnce) {
   testing::TempDirectory dir;
   const std::string metrics = dir.file("m.jsonl");
-  const Background b = e2e::spawn(
-      "train --epochs 50" + kOptions + " --metrics " + metrics + " --checkpoint " + dir.file("ck"),
-      dir.file("log"));
-  ASSERT_TRUE(wait_for_lines(metrics, 1, b)) << e2e::read_text(dir.file("log"));
+  const Background b =
+      e2e::spawn("train --epochs 50 --device cpu --threads 1 --batch-size 32 --seed 11 --metrics " +
+                     metrics + " --checkpoint " + dir.file("ck"),
+                 dir.file("log"));
+  ASSERT_TRUE(e2e::wait_for_lines(metrics, 1, b)) << e2e::read_text(dir.file("log"));
   // Two different signals, so the kernel cannot merge them: the second is handled while the
   // first still is, and exits without saving (130 or 143, whichever handler runs last).
   kill(b.pid, SIGINT);
@@ -232,7 +156,7 @@ TEST(Interrupt, SigkillDuringCheckpointWritesNeverLeavesATornCheckpoint) {
   EXPECT_EQ(eval.status, 0) << eval.output;
   const Background last =
       e2e::spawn("train --device cpu --threads 1 --resume " + ckpt, dir.file("last"));
-  ASSERT_TRUE(wait_for_lines(dir.file("last"), 4, last)) << e2e::read_text(dir.file("last"));
+  ASSERT_TRUE(e2e::wait_for_lines(dir.file("last"), 4, last)) << e2e::read_text(dir.file("last"));
   kill(last.pid, SIGTERM);
   EXPECT_EQ(e2e::wait_exit(last), 143) << e2e::read_text(dir.file("last"));
 }

@@ -139,28 +139,5 @@ TEST(LinkTraining, TwoRanksTrainAndTheirMetricsAreOneProcesss) {
       << e.output;
 }
 
-// Data-parallel link training keeps its state too: two ranks' run of 2 epochs, resumed by two
-// ranks for a third, ends bitwise like their straight run of 3.
-TEST(LinkTraining, TwoRanksExtendedByResumeEndLikeTheirStraightRun) {
-  REQUIRE_DATASET(cora, "cora.npz");
-  TempDirectory dir;
-  const std::string args = "launch -n 2 -- train --task link --dataset " + cora +
-                           " --hidden 64 --batch-size 128 --threads 1 ";
-  const CommandResult straight = run(args + "--epochs 3 --metrics " + dir.file("a.jsonl"));
-  ASSERT_EQ(straight.status, 0) << straight.output;
-  const CommandResult first = run(args + "--epochs 2 --checkpoint " + dir.file("ck") +
-                                  " --checkpoint-every 1000 --metrics " + dir.file("b.jsonl"));
-  ASSERT_EQ(first.status, 0) << first.output;
-  const CommandResult more = run("launch -n 2 -- train --resume " + dir.file("ck") +
-                                 " --epochs 3 --threads 1 --metrics " + dir.file("b.jsonl"));
-  ASSERT_EQ(more.status, 0) << more.output;
-  EXPECT_NE(more.output.find("Resuming from " + dir.file("ck") + " at epoch 3, step 0"),
-            std::string::npos)
-      << more.output;
-  const nlohmann::json a = final_record(dir.file("a.jsonl")), b = final_record(dir.file("b.jsonl"));
-  EXPECT_EQ(a["param_digest"], b["param_digest"]) << more.output;
-  EXPECT_EQ(a["test"], b["test"]);
-}
-
 }  // namespace
 }  // namespace directgnn

@@ -4,17 +4,14 @@
 
 #include <vector>
 
+#include "tensor_util.h"
 #include "test_util.h"
 
 namespace directgnn {
 namespace {
 
-at::Tensor ids(std::vector<int64_t> v) { return at::tensor(at::ArrayRef<int64_t>(v), at::kLong); }
-
-std::vector<int64_t> values(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kLong).contiguous();
-  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
-}
+using testing::ids;
+using testing::values;
 
 // Authors write papers, papers cite papers; papers are labelled, authors have no features.
 HeteroDataset small_hetero() {

@@ -147,9 +147,7 @@ TEST(CsvLabels, ErrorsNameTheLineAndTheFix) {
   EXPECT_ERROR_CONTAINS(labels("id,label\n0,a\n1,b,c\n", 5, c), "line 3: has 3 fields");
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
+using testing::write_text;
 
 TEST(EdgeListImport, CsvLabelsGiveClassNames) {
   testing::TempDirectory tmp;

@@ -67,12 +67,7 @@ void expect_load_error(Mutate mutate, const std::string& needle) {
   EXPECT_ERROR_CONTAINS(load_dataset(path), needle);
 }
 
-void edit_meta(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json meta;
-  std::ifstream(path + "/meta.json") >> meta;
-  edit(meta);
-  std::ofstream(path + "/meta.json") << meta.dump();
-}
+using testing::edit_meta;
 
 // A table checked finite as it was written is not scanned again on open, unless the file
 // has changed since (another modification time, size or inode).

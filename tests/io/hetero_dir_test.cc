@@ -12,6 +12,7 @@
 
 #include "io/dataset.h"
 #include "io/npy.h"
+#include "tensor_util.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -20,17 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDirectory;
 
-at::Tensor ids(std::vector<int64_t> v) { return at::tensor(at::ArrayRef<int64_t>(v), at::kLong); }
-
-std::vector<int64_t> values(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kLong).contiguous();
-  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
+using testing::ids;
+using testing::values;
+using testing::write_text;
 
 void write_gz(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
@@ -48,7 +41,7 @@ std::string read_text(const std::string& path) {
 }
 
 // Authors (no features) write papers (float32 features), papers cite papers; papers labelled.
-HeteroDataset small_hetero() {
+HeteroDataset labelled_hetero() {
   HeteroDataset ds;
   ds.name = "tiny";
   ds.source = "tiny";
@@ -109,7 +102,7 @@ void expect_same(const HeteroDataset& a, const HeteroDataset& b) {
 
 TEST(HeteroDir, SaveThenLoadGivesTheSameDataset) {
   TempDirectory tmp;
-  const HeteroDataset a = small_hetero();
+  const HeteroDataset a = labelled_hetero();
   save_hetero_dir(a, tmp.file("ds"));
   EXPECT_TRUE(is_hetero_dir(tmp.file("ds")));
   const HeteroDataset b = load_hetero_dir(tmp.file("ds"));
@@ -124,7 +117,7 @@ TEST(HeteroDir, SaveThenLoadGivesTheSameDataset) {
   EXPECT_FALSE(meta["node_types"][0].contains("features_checked"));
   EXPECT_EQ(meta["node_types"][0]["feat_dim"], 0);
   // float16 tables and an unlabelled dataset round-trip too.
-  HeteroDataset half = small_hetero();
+  HeteroDataset half = labelled_hetero();
   half.node_types[1].features = half.node_types[1].features.to(at::kHalf);
   half.target_type = -1;
   half.labels = at::Tensor();
@@ -137,10 +130,10 @@ TEST(HeteroDir, SaveThenLoadGivesTheSameDataset) {
 
 TEST(HeteroDir, SaveRefusesAnExistingOutputAndNamesWhatOverflowsFloat16) {
   TempDirectory tmp;
-  const HeteroDataset a = small_hetero();
+  const HeteroDataset a = labelled_hetero();
   save_hetero_dir(a, tmp.file("ds"));
   EXPECT_ERROR_CONTAINS(save_hetero_dir(a, tmp.file("ds")), "already exists");
-  HeteroDataset big = small_hetero();
+  HeteroDataset big = labelled_hetero();
   big.node_types[1].features[1][2] = 1e6f;
   big.node_types[1].features = big.node_types[1].features.to(at::kHalf);
   EXPECT_ERROR_CONTAINS(save_hetero_dir(big, tmp.file("big")),
@@ -153,7 +146,7 @@ TEST(HeteroDir, SaveRefusesAnExistingOutputAndNamesWhatOverflowsFloat16) {
 TEST(HeteroDir, LoadNamesTheFileAndFieldOfAMismatch) {
   TempDirectory tmp;
   const std::string dir = tmp.file("ds");
-  save_hetero_dir(small_hetero(), dir);
+  save_hetero_dir(labelled_hetero(), dir);
   const std::string indptr = dir + "/relations/author___writes___paper/indptr.npy";
   save_npy(indptr, ids({0, 0, 2, 3}));
   EXPECT_ERROR_CONTAINS(load_hetero_dir(dir),
@@ -181,7 +174,7 @@ TEST(HeteroDir, LoadNamesTheFileAndFieldOfAMismatch) {
 TEST(HeteroDir, LoadChecksMetaJson) {
   TempDirectory tmp;
   const std::string dir = tmp.file("ds");
-  save_hetero_dir(small_hetero(), dir);
+  save_hetero_dir(labelled_hetero(), dir);
   const std::string text = read_text(dir + "/meta.json");
   auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
     auto meta = nlohmann::json::parse(text);

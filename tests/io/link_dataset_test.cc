@@ -52,16 +52,11 @@ TEST(LinkDatasetDir, SaveThenLoadKeepsTheSplitWithoutLabels) {
   }
 }
 
-void edit_meta(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
-  nlohmann::json meta;
-  std::ifstream(path + "/meta.json") >> meta;
-  edit(meta);
-  std::ofstream(path + "/meta.json") << meta.dump();
-}
+using testing::edit_meta;
 
 // Writes a valid link dataset, lets `mutate` break it, and expects `needle` in the error.
 template <typename Mutate>
-void expect_load_error(Mutate mutate, const std::string& needle) {
+void expect_link_load_error(Mutate mutate, const std::string& needle) {
   TempDirectory dir;
   const std::string path = dir.file("ds");
   save_dataset_dir(link_dataset(0), path);
@@ -70,18 +65,18 @@ void expect_load_error(Mutate mutate, const std::string& needle) {
 }
 
 TEST(LinkDatasetDir, BadSplitsNameTheFileAndTheFix) {
-  expect_load_error([](const std::string& p) { std::filesystem::remove(p + "/link/val.npy"); },
-                    "missing val.npy");
-  expect_load_error(
+  expect_link_load_error([](const std::string& p) { std::filesystem::remove(p + "/link/val.npy"); },
+                         "missing val.npy");
+  expect_link_load_error(
       [](const std::string& p) {
         edit_meta(p, [](nlohmann::json& m) { m["link"]["negatives"] = "pairs"; });
       },
       "'shared'");
-  expect_load_error(
+  expect_link_load_error(
       [](const std::string& p) { edit_meta(p, [](nlohmann::json& m) { m["num_classes"] = 1; }); },
       "num_classes >= 2");
   // A test edge also in the message-passing graph: the training edges' file given as tests.
-  expect_load_error(
+  expect_link_load_error(
       [](const std::string& p) {
         std::filesystem::copy_file(p + "/link/train.npy", p + "/link/test.npy",
                                    std::filesystem::copy_options::overwrite_existing);
@@ -91,13 +86,13 @@ TEST(LinkDatasetDir, BadSplitsNameTheFileAndTheFix) {
       },
       "link/test.npy: positive 0");
   // Training edges the graph lacks: the test edges given as training edges.
-  expect_load_error(
+  expect_link_load_error(
       [](const std::string& p) {
         std::filesystem::copy_file(p + "/link/test.npy", p + "/link/train.npy",
                                    std::filesystem::copy_options::overwrite_existing);
       },
       "is no edge of the message-passing graph");
-  expect_load_error(
+  expect_link_load_error(
       [](const std::string& p) {
         std::filesystem::remove(p + "/link/val_neg.npy");
         save_npy(p + "/link/val_neg.npy", at::zeros({4, 3}, at::kInt));

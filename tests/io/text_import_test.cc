@@ -20,7 +20,7 @@ void write_gz(const std::string& path, const std::string& text) {
   gzclose(f);
 }
 
-void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+using testing::write_text;
 
 // A 5-node OGB raw directory: a path 0-1-2-3-4, 3 features, node 4 unlabelled.
 void write_ogb(const std::string& dir) {

@@ -10,7 +10,7 @@
 namespace directgnn {
 namespace {
 
-Dataset small_graph() {
+Dataset small_link_graph() {
   RmatDatasetOptions o;
   o.graph.num_nodes = 2000;
   o.graph.edge_factor = 6;
@@ -36,7 +36,7 @@ at::Tensor some_edges(const CsrGraph& graph, int64_t count) {
 }
 
 TEST(LinkLoader, YieldsTheSamplersBatchesInOrderWithTheirRows) {
-  const Dataset ds = small_graph();
+  const Dataset ds = small_link_graph();
   const at::Tensor positives = some_edges(ds.graph, 300);
   LinkSamplerOptions link;
   link.neg_ratio = 2;
@@ -64,7 +64,7 @@ TEST(LinkLoader, YieldsTheSamplersBatchesInOrderWithTheirRows) {
 }
 
 TEST(LinkLoader, RefusesWhatItCannotDoByName) {
-  const Dataset ds = small_graph();
+  const Dataset ds = small_link_graph();
   LoaderSettings gpu_sampler = cpu_settings(0, 1);
   gpu_sampler.gpu_sampler = true;
   EXPECT_ERROR_CONTAINS(LinkLoader(ds, ds.graph, gpu_sampler, {}), "sampler: gpu samples on a GPU");

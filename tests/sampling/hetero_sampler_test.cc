@@ -14,6 +14,7 @@
 
 #include "graph/hetero_test_graph.h"
 #include "sampling/uniform_pick.h"
+#include "tensor_util.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -156,10 +157,7 @@ TEST(HeteroSampler, SeedsOfSeveralTypesAndExcludedPairs) {
   }
 }
 
-std::vector<int64_t> values(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kLong).contiguous();
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
+using testing::values;
 
 // Checks PyG's hop semantics: per-hop counts, edges against the graph and the fan-outs, and
 // that the nodes first reached at hop h + 1 are the new sources of hop h's picks, in order.
