@@ -25,6 +25,25 @@ struct TrainArgs {
   DistArgs dist;
 };
 
+// An option of link prediction on heterogeneous datasets given for a homogeneous one: refused,
+// saying how a homogeneous dataset gets its split and negatives.
+[[noreturn]] void refuse_heterogeneous_link_option(const std::string& name,
+                                                   const nlohmann::json& value) {
+  const std::string flag = flag_of(name);
+  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  const std::string convert = name == "eval_negatives"
+                                  ? "--link-split 0.85,0.05,0.1 --eval-negatives " + text
+                              : name == "link_split" ? "--link-split " + text
+                                                     : "";
+  if (convert.empty()) {
+    fail(flag, " applies to link prediction on heterogeneous datasets; leave it out");
+  }
+  fail(flag,
+       " applies to link prediction on heterogeneous datasets; a homogeneous dataset stores its "
+       "link split and negatives: make them with `directgnn convert IN OUT ",
+       convert, "`, train on OUT and leave ", flag, " out");
+}
+
 // A run option given on the command line that `kind` does not take: refused, saying to which
 // runs it belongs.
 void refuse_other_kinds(const nlohmann::json& given, RunKind kind) {
@@ -42,11 +61,7 @@ void refuse_other_kinds(const nlohmann::json& given, RunKind kind) {
            " is not offered on heterogeneous datasets (the test split is scored over the "
            "training edges); leave it out");
     }
-    if (!node && !homogeneous) {
-      fail(flag,
-           " applies to link prediction on heterogeneous datasets; a homogeneous dataset "
-           "carries its split (directgnn convert IN OUT --link-split ...); leave it out");
-    }
+    if (!node && !homogeneous) refuse_heterogeneous_link_option(name, value);
     if (is_hetero(kind)) fail(flag, " does not apply to heterogeneous datasets yet; leave it out");
     fail(flag,
          " applies to heterogeneous datasets (a heterogeneous dataset directory, or mag:SCALE) "

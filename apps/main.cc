@@ -27,6 +27,9 @@ __attribute__((section(".preinit_array"),
                used)) static void (*const g_preinit)() = prefer_passive_openmp_wait;
 
 int main(int argc, char** argv) {
+  // Line-buffered even into a pipe or file: a run's header and epoch lines come out before an
+  // error that stops it (stderr is unbuffered), in the order they happened.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   directgnn::configure_allocator();
   directgnn::configure_threads(0);
   CLI::App app{"directgnn: train graph neural networks whose features live in host memory"};

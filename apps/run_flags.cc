@@ -55,7 +55,8 @@ constexpr RunFlag kRunFlags[] = {
      "neighbours sampled per hop, seed hop first, -1 = all (default 10 per layer)"},
     {"fan_out_rel", false,
      "heterogeneous: fan-outs per relation, e.g. "
-     "\"paper,cites,paper=15,10;author,writes,paper=5,5\" (others take --fan-out)"},
+     "\"paper,cites,paper=15,10;author,writes,paper=5,0\" (0: none at that hop; others take "
+     "--fan-out)"},
     {"device", false, "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N"},
     {"features", false,
      "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, pinned "
@@ -106,11 +107,13 @@ constexpr RunFlag kRunFlags[] = {
      "link, heterogeneous: the relation whose edges are predicted, src,rel,dst (held-out edges "
      "leave it and its reverse rev_REL)"},
     {"link_split", false,
-     "link, heterogeneous: TRAIN,VAL,TEST fractions of the target relation's edges, a seeded "
-     "random split"},
+     "link: TRAIN,VAL,TEST fractions of the target relation's edges, a seeded random split (on "
+     "a heterogeneous dataset; a homogeneous one stores its split: directgnn convert IN OUT "
+     "--link-split)"},
     {"eval_negatives", false,
-     "link, heterogeneous: 0 scores one shared random pair per validation/test positive "
-     "(ROC-AUC); K scores K destinations per positive's source (MRR)"},
+     "link: 0 scores one shared random pair per validation/test positive (ROC-AUC); K scores K "
+     "destinations per positive's source (MRR) (on a heterogeneous dataset; a homogeneous one "
+     "stores its negatives: directgnn convert IN OUT --link-split ... --eval-negatives K)"},
 };
 
 // The help's heading of the run options, which also tells them from a command's own flags.

@@ -5,4 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+cmake --build build --parallel "$(nproc)"  # the tests and benchmarks too
 ctest --test-dir build --output-on-failure --timeout 1500 -j "$(nproc)"

@@ -11,12 +11,29 @@
 // Other parameters a message mentions are named plainly ("set features to host").
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+namespace c10 {
+enum class ScalarType : int8_t;
+}  // namespace c10
+
 namespace directgnn {
+
+// A dtype as users write it in torch and numpy (float64, int64), not c10's Double and Long;
+// messages print dtypes so.
+std::string dtype_name(c10::ScalarType type);
+
+namespace detail {
+template <typename T>
+const T& message_part(const T& value) {
+  return value;
+}
+inline std::string message_part(c10::ScalarType type) { return dtype_name(type); }
+}  // namespace detail
 
 class Error : public std::runtime_error {
  public:
@@ -54,7 +71,7 @@ class IoError : public Error {
 template <typename... Args>
 std::string message_of(Args&&... args) {
   std::ostringstream message;
-  (message << ... << std::forward<Args>(args));
+  (message << ... << detail::message_part(args));
   return message.str();
 }
 

@@ -141,8 +141,8 @@ class HeteroSamplerHolder : public torch::CustomClassHolder {
   HeteroSamplerHolder(c10::intrusive_ptr<HeteroGraphHolder> graph,
                       std::vector<std::vector<int64_t>> fanouts)
       : graph_(std::move(graph)),
-        sampler_(graph_->dataset(), {checked_hetero_fanouts(graph_->dataset(), fanouts, false,
-                                                            "directgnn.HeteroSampler")}) {}
+        sampler_(graph_->dataset(),
+                 {checked_hetero_fanouts(graph_->dataset(), fanouts, "directgnn.HeteroSampler")}) {}
 
   HeteroSampleResult sample(int64_t seed_type, const at::Tensor& seeds, int64_t seed) const {
     const int type = type_arg(graph_->dataset(), seed_type);
@@ -176,7 +176,7 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
                                                             {"device", "cpu"}})
                                 .loader;
     loader_ = std::make_unique<HeteroLoader>(
-        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, false, "fanouts")},
+        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, "fanouts")},
         resolve_hetero_loader(o));
   }
   ~HeteroLoaderHolder() override { passes_.clear(); }
@@ -275,7 +275,7 @@ HeteroFields as_fields(const HeteroDataset& ds) {
 }
 
 std::vector<std::vector<int64_t>> checked_hetero_fanouts(
-    const HeteroDataset& ds, const std::vector<std::vector<int64_t>>& fanouts, bool zero_ok,
+    const HeteroDataset& ds, const std::vector<std::vector<int64_t>>& fanouts,
     const std::string& where) {
   DGNN_CHECK_ARG(fanouts.size() == ds.relations.size(), "fanouts", where, " needs fan-outs for ",
                  ds.relations.size(), " relations, got ", fanouts.size());
@@ -285,9 +285,9 @@ std::vector<std::vector<int64_t>> checked_hetero_fanouts(
                    ds.relations[r].key(), " has ", f.size(),
                    " fan-outs; give every relation one per hop (", fanouts[0].size(), ")");
     for (const int64_t k : f) {
-      DGNN_CHECK_ARG(k > 0 || k == -1 || (zero_ok && k == 0), "fanouts", where, ": relation ",
-                     ds.relations[r].key(), " has fan-out ", k, "; use a positive count or -1 ",
-                     "(every neighbour)", zero_ok ? " or 0 (none)" : "");
+      DGNN_CHECK_ARG(k >= -1, "fanouts", where, ": relation ", ds.relations[r].key(),
+                     " has fan-out ", k,
+                     "; use a positive count, -1 (every neighbour) or 0 (none)");
     }
   }
   return fanouts;

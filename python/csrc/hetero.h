@@ -53,10 +53,10 @@ class HeteroGraphHolder : public torch::CustomClassHolder {
 };
 
 // Per-relation fan-outs from Python (fanouts[r][h], relations in the dataset's order), checked
-// against the dataset: one list per relation, every list as long. `zero_ok`: 0 (draw none at
-// that hop, as PyG allows) is accepted.
+// against the dataset: one list per relation, every list as long, each fan-out positive, -1
+// (every neighbour) or 0 (none at that hop, as PyG allows).
 std::vector<std::vector<int64_t>> checked_hetero_fanouts(
-    const HeteroDataset& dataset, const std::vector<std::vector<int64_t>>& fanouts, bool zero_ok,
+    const HeteroDataset& dataset, const std::vector<std::vector<int64_t>>& fanouts,
     const std::string& where);
 
 void define_hetero_pyg(torch::Library& m);

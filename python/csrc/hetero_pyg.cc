@@ -31,8 +31,7 @@ PygHeteroResult as_result(HeteroHops hops) {
 HeteroSamplerOptions pyg_options(const HeteroDataset& ds,
                                  const std::vector<std::vector<int64_t>>& fanouts) {
   HeteroSamplerOptions options;
-  options.fanouts = checked_hetero_fanouts(ds, fanouts, true, "directgnn.pyg.NeighborSampler");
-  options.zero_ok = true;
+  options.fanouts = checked_hetero_fanouts(ds, fanouts, "directgnn.pyg.NeighborSampler");
   return options;
 }
 

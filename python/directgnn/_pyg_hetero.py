@@ -46,15 +46,32 @@ def _pair_graph(feature_store, graph_store):
     return node_types, counts, edge_types, graphs
 
 
+def _hetero_data_counts(data):
+    """The node types of a ``HeteroData`` (its node stores, then types met only in edge types)
+    and their node counts; a type whose count PyG cannot tell is named with the fix."""
+    stored = list(data.node_types)
+    node_types = stored + sorted({t for et in data.edge_types for t in (et[0], et[2])}
+                                 - set(stored))
+    counts = {}
+    for t in node_types:
+        n = data[t].num_nodes if t in stored else None
+        if n is None:
+            raise ValueError(f"directgnn.pyg: node type '{t}' has no number of nodes (no 'x' "
+                             f"and no 'num_nodes' to tell it by); set "
+                             f"data['{t}'].num_nodes = N")
+        counts[t] = int(n)
+    return node_types, counts
+
+
 def typed_graph(data):
     """``(node_types, counts, edge_types, {edge_type: (indptr, indices, perm)})`` of ``data``:
     each relation's CSR by destination as the C++ sampler reads it (its edge ids are CSR
     positions); ``perm`` maps a CSR position to the edge's id in ``data`` (None: the same)."""
     if isinstance(data, HeteroData):
-        node_types, edge_types = data.metadata()
-        counts = {t: int(data[t].num_nodes) for t in node_types}
-        graphs = {et: csc(data[et].edge_index, counts[et[0]], counts[et[2]])
-                  for et in edge_types}
+        node_types, counts = _hetero_data_counts(data)
+        edge_types = data.edge_types
+        graphs = {et: csc(data[et].edge_index, counts[et[0]], counts[et[2]],
+                          f"data[{et}].edge_index") for et in edge_types}
         return node_types, counts, edge_types, graphs
     if isinstance(data, HeteroDataset):
         node_types, edge_types, counts = data.node_types, data.edge_types, data.num_nodes
@@ -249,7 +266,7 @@ def put_hetero_data(feature_store, graph_store, data: HeteroData):
         feature_store.put_tensor(value, group_name=t, attr_name=name, index=None)
     for et in data.edge_types:
         n_src, n_dst = data[et[0]].num_nodes, data[et[2]].num_nodes
-        indptr, indices, perm = csc(data[et].edge_index, n_src, n_dst)
+        indptr, indices, perm = csc(data[et].edge_index, n_src, n_dst, f"data[{et}].edge_index")
         graph_store.put_edge_index((indices, indptr), edge_type=et, layout="csc",
                                    size=(n_src, n_dst))
         graph_store.edge_permutations[et] = perm

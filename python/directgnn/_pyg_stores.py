@@ -13,7 +13,7 @@ from torch_geometric.data import GraphStore as _GraphStore
 from torch_geometric.data.graph_store import EdgeLayout
 
 from .data import Dataset
-from .hetero import HeteroDataset
+from .hetero import HeteroDataset, check_edge_index
 from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor, _ids
 
 HETERO = ("directgnn.pyg: this graph store holds typed edges (a heterogeneous graph), which "
@@ -261,6 +261,7 @@ def coo_to_csc(edge_index, num_nodes):
     so that edge ids need no mapping."""
     edge_index = edge_index.cpu()
     row, col = edge_index[0].long(), edge_index[1].long()
+    check_edge_index(row, col, num_nodes, num_nodes)
     perm = None
     if col.numel() > 1 and not bool((col[1:] >= col[:-1]).all()):
         col, perm = torch.sort(col, stable=True)

@@ -35,15 +35,26 @@ def _edge_type(key) -> EdgeType:
     return parts
 
 
-def csc(edge_index: torch.Tensor, num_src: int, num_dst: int):
+def check_edge_index(src: torch.Tensor, dst: torch.Tensor, num_src: int, num_dst: int,
+                     where: str = "edge_index"):
+    """Raises ``IndexError`` naming the first column of an edge index (``where``) whose source
+    or destination is out of range."""
+    bad = (src < 0) | (src >= num_src) | (dst < 0) | (dst >= num_dst)
+    if bool(bad.any()):
+        col = int(bad.nonzero()[0, 0])
+        nodes = (f"a graph of {num_src} nodes" if num_src == num_dst and where == "edge_index"
+                 else f"{num_src} source and {num_dst} destination nodes")
+        raise IndexError(f"directgnn: {where}[:, {col}] = ({int(src[col])}, {int(dst[col])}) "
+                         f"names a node out of range for {nodes}")
+
+
+def csc(edge_index: torch.Tensor, num_src: int, num_dst: int, where: str = "edge_index"):
     """``(indptr, indices, perm)`` of one relation's COO ``edge_index`` ([2, E]: sources, then
     destinations): a CSR by destination whose rows list their sources in order (repeats kept),
-    and ``perm`` (position to edge id), None when the edges come in that order already."""
+    and ``perm`` (position to edge id), None when the edges come in that order already.
+    An id out of range raises ``IndexError`` naming its column (``where`` names the index)."""
     src, dst = edge_index[0].cpu().long(), edge_index[1].cpu().long()
-    if src.numel() and (int(src.min()) < 0 or int(src.max()) >= num_src or int(dst.min()) < 0
-                        or int(dst.max()) >= num_dst):
-        raise IndexError(f"directgnn: an edge index names a node out of range ({num_src} "
-                         f"sources, {num_dst} destinations)")
+    check_edge_index(src, dst, num_src, num_dst, where)
     key = dst * max(num_src, 1) + src
     perm = None
     if key.numel() > 1 and not bool((key[1:] >= key[:-1]).all()):
@@ -187,7 +198,8 @@ class HeteroDataset:
         x = {t: _features(data[t].x, t) for t in data.node_types if "x" in data[t]}
         indptr, indices = {}, {}
         for et in data.edge_types:
-            indptr[et], indices[et], _ = csc(data[et].edge_index, counts[et[0]], counts[et[2]])
+            indptr[et], indices[et], _ = csc(data[et].edge_index, counts[et[0]], counts[et[2]],
+                                             f"data[{et}].edge_index")
         out = HeteroDataset(name, counts, x, indptr, indices)
         target = target if target is not None else _labelled_type(data)
         if target is not None:

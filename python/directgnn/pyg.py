@@ -427,6 +427,11 @@ class NeighborLoader(_Batches, _NeighborLoader):
                                          kwargs)
         if input_nodes is None and isinstance(data, tuple) and not node_sampler.is_hetero:
             input_nodes = torch.arange(node_sampler.num_nodes)
+        if node_sampler.is_hetero and not isinstance(input_nodes, (str, tuple, list)):
+            raise ValueError("directgnn.pyg.NeighborLoader: a heterogeneous graph needs the "
+                             "seeds' node type: input_nodes=(node_type, ids), e.g. "
+                             "input_nodes=('paper', data['paper'].train_mask), or "
+                             "input_nodes='paper' for every node of the type")
         super().__init__(data, num_neighbors, input_nodes=input_nodes,
                          neighbor_sampler=node_sampler, **kwargs)
 

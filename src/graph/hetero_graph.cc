@@ -110,6 +110,15 @@ void validate_target(HeteroDataset& ds, const std::string& where) {
 
 }  // namespace
 
+const NodeType& HeteroDataset::target() const {
+  DGNN_CHECK(target_type >= 0 && static_cast<size_t>(target_type) < node_types.size(), source,
+             ": no node type is labelled, so there is nothing to classify; name the labelled type "
+             "in meta.json (\"target\": {\"type\": T, \"num_classes\": C}, with labels.npy "
+             "beside it), or train link prediction on one relation (task link, target_relation "
+             "SRC,REL,DST)");
+  return node_types[static_cast<size_t>(target_type)];
+}
+
 int HeteroDataset::type_index(const std::string& name, const std::string& where) const {
   for (size_t t = 0; t < node_types.size(); ++t) {
     if (node_types[t].name == name) return static_cast<int>(t);

@@ -60,7 +60,8 @@ struct HeteroDataset {
   int relation_index(const std::string& key, const std::string& where) const;
   int64_t num_nodes() const;  // over all types
   int64_t num_edges() const;  // over all relations
-  const NodeType& target() const { return node_types.at(static_cast<size_t>(target_type)); }
+  // The labelled type; throws naming the dataset and the fix when no type is labelled.
+  const NodeType& target() const;
 };
 
 // Checks every invariant above, naming `where`, the type or relation and the fix: type names

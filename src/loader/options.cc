@@ -132,8 +132,9 @@ c10::Device resolve_device(const DeviceChoice& choice, const ProcessGroup* group
   if (device.kind == DeviceChoice::Kind::kAuto) {
     if (!gpu::available()) {
       if (note != nullptr) {
-        *note =
-            "note: training on the CPU: " + gpu::unavailable_reason() + " (device cuda needs one)";
+        // Brief: every run on a machine without a GPU prints it. Why there is none is said
+        // where a GPU was asked for (device cuda) and by `directgnn info`.
+        *note = "note: training on the CPU (no usable GPU)";
       }
       return c10::Device(c10::kCPU);
     }

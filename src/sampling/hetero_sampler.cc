@@ -214,7 +214,8 @@ std::vector<RelationFanouts> parse_relation_fanouts(const std::string& text) {
     RelationFanouts r{trim(item.substr(0, eq)), {}};
     const std::string list = trim(item.substr(eq + 1));
     try {
-      r.fanouts = parse_fanouts(list, std::count(list.begin(), list.end(), ',') + 1);
+      r.fanouts = parse_fanouts(list, std::count(list.begin(), list.end(), ',') + 1,
+                                /*zero_draws_none=*/true);
     } catch (const Error& e) {
       fail("per-relation fan-outs of ", r.relation, ": ", e.what());
     }
@@ -244,7 +245,7 @@ HeteroSamplerOptions hetero_sampler_options(const HeteroDataset& ds,
                " is given twice");
     named[r] = true;
     try {
-      check_fanouts(given.fanouts, layers);
+      check_fanouts(given.fanouts, layers, /*zero_draws_none=*/true);
     } catch (const Error& e) {
       fail("per-relation fan-outs of ", ds.relations[r].key(), ": ", e.what());
     }
@@ -284,10 +285,7 @@ HeteroSampler::HeteroSampler(const HeteroDataset& dataset, HeteroSamplerOptions 
   for (const std::vector<int64_t>& f : options_.fanouts) {
     DGNN_CHECK(f.size() == options_.fanouts[0].size(),
                "every relation needs the same number of fan-outs (one per layer)");
-    std::vector<int64_t> checked = f;
-    // An allowed 0 passes the check as -1 (both are valid there).
-    if (options_.zero_ok) std::replace(checked.begin(), checked.end(), int64_t{0}, int64_t{-1});
-    check_fanouts(checked, static_cast<int64_t>(f.size()));
+    check_fanouts(f, static_cast<int64_t>(f.size()), /*zero_draws_none=*/true);
   }
 }
 

@@ -54,11 +54,9 @@ struct HeteroMiniBatch {
 
 struct HeteroSamplerOptions {
   // fanouts[r][h]: relation r's fan-out at hop h, seed hop first; every relation has one per
-  // hop, each positive or -1 (all).
+  // hop, each positive, -1 (all) or 0 (none: that relation draws nothing at that hop, an empty
+  // block, as PyG's num_neighbors allows).
   std::vector<std::vector<int64_t>> fanouts;
-  // Whether a fan-out may be 0 (that relation draws nothing at that hop, as PyG's
-  // num_neighbors allows); sample_hops reads it, `sample` then draws empty blocks.
-  bool zero_ok = false;
 };
 
 // PyG's sample (sample_hops) of one seed batch.

@@ -76,7 +76,7 @@ void check_seeds(const at::Tensor& seeds, int64_t num_nodes) {
                  " appears twice; seeds must be distinct");
 }
 
-std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
+std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers, bool zero_draws_none) {
   std::vector<int64_t> out;
   std::stringstream in(text);
   std::string item;
@@ -92,15 +92,16 @@ std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers) {
                    "' is not an integer; give a comma-separated list such as 10,10");
     out.push_back(value);
   }
-  check_fanouts(out, layers);
+  check_fanouts(out, layers, zero_draws_none);
   return out;
 }
 
-void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers) {
+void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers, bool zero_draws_none) {
   const std::string text = fanout_text(fanouts);
   for (const int64_t value : fanouts) {
-    DGNN_CHECK_ARG(value > 0 || value == -1, "fanouts", "'", text, "': ", value,
-                   " is invalid; each fan-out must be positive, or -1 for all neighbours");
+    DGNN_CHECK_ARG(value > 0 || value == -1 || (zero_draws_none && value == 0), "fanouts", "'",
+                   text, "': ", value, " is invalid; each fan-out must be positive, or -1 for all ",
+                   "neighbours", zero_draws_none ? ", or 0 for none" : "");
   }
   DGNN_CHECK_ARG(static_cast<int64_t>(fanouts.size()) == layers, "fanouts", "'", text, "' has ",
                  fanouts.size(), " value(s) but layers is ", layers,

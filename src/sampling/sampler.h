@@ -85,10 +85,14 @@ class Sampler {
 // (InvalidArgument); `seeds` is 1-D int32 or int64, on any device.
 void check_seeds(const at::Tensor& seeds, int64_t num_nodes);
 
-// Parses "15,10,5" into fan-outs, checking the count against `layers` and every value.
-std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers);
+// Parses "15,10,5" into fan-outs, checking the count against `layers` and every value: each
+// positive or -1 (every neighbour); with `zero_draws_none` (one relation of a heterogeneous
+// graph) also 0, no neighbour at that hop, as PyG's num_neighbors allows.
+std::vector<int64_t> parse_fanouts(const std::string& text, int64_t layers,
+                                   bool zero_draws_none = false);
 // The same checks on fan-outs given as numbers, and the fan-outs as text ("15,10,5").
-void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers);
+void check_fanouts(const std::vector<int64_t>& fanouts, int64_t layers,
+                   bool zero_draws_none = false);
 std::string fanout_text(const std::vector<int64_t>& fanouts);
 
 }  // namespace directgnn

@@ -202,11 +202,7 @@ void HeteroLinkTask::print_header(std::ostream& out) const {
       << " test edges; negatives " << negative_mode_name(s.mode) << " x" << s.neg_ratio << " ("
       << negative_dist_name(s.dist) << (s.exact_negatives ? ", exact" : "") << "), seed edges "
       << (s.exclude_seed_edges ? "excluded" : "kept") << "\n";
-  const EmbeddingOptions& e = o_.hetero.embeddings;
-  if (e.dim > 0) {
-    out << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
-        << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr << "\n";
-  }
+  print_hetero_inputs(ds, config_, o_.hetero.embeddings, out);
   out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
       << " layers, hidden " << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder)
       << ", fan-out " << hetero_fanout_text(ds, hetero_fanouts(ds, o_)) << ", batch "
@@ -215,7 +211,8 @@ void HeteroLinkTask::print_header(std::ostream& out) const {
       << hetero_run_line(loader_.settings(), o_.group) << "\n";
   for (const int t : {target_.src_type, target_.dst_type}) {
     const NodeType& type = ds.node_types[t];
-    if (config_.kind == HeteroModelKind::kMlp && !type.has_features() && e.dim == 0) {
+    if (config_.kind == HeteroModelKind::kMlp && !type.has_features() &&
+        o_.hetero.embeddings.dim == 0) {
       out << "note: node type '" << type.name
           << "' has no features and the mlp reads no relation: its embedding is one vector for "
              "every node (learnable embeddings, node_embeddings > 0, give it a table)\n";

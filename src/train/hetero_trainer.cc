@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -17,9 +18,8 @@ namespace directgnn {
 namespace {
 
 Split pick_split(const HeteroDataset& ds, int64_t split) {
-  DGNN_CHECK(ds.target_type >= 0, ds.source,
-             ": has no labelled node type; node classification needs labels and a split");
-  DGNN_CHECK(!ds.splits.empty(), ds.source, ": stores no split of node type '", ds.target().name,
+  const NodeType& target = ds.target();  // throws naming the fix when no type is labelled
+  DGNN_CHECK(!ds.splits.empty(), ds.source, ": stores no split of node type '", target.name,
              "'; give train, validation and test ids");
   DGNN_CHECK(split >= 0 && split < static_cast<int64_t>(ds.splits.size()), ds.source, ": has ",
              ds.splits.size(), " split(s); split ", split, " does not exist");
@@ -96,16 +96,12 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   }
 
   void print_header(std::ostream& out) const override {
-    const EmbeddingOptions& e = o_.hetero.embeddings;
     out << "Dataset " << ds_.name << ": " << hetero_type_summary(ds_) << "; "
         << ds_.relations.size() << " relations, " << ds_.num_edges() << " edges; target "
         << ds_.target().name << ", " << ds_.num_classes << " classes\n"
         << "Split: " << split_.train.numel() << " training, " << split_.val.numel()
         << " validation, " << split_.test.numel() << " test nodes\n";
-    if (e.dim > 0) {
-      out << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
-          << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr << "\n";
-    }
+    print_hetero_inputs(ds_, config_, o_.hetero.embeddings, out);
     out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.num_bases > 0 ? ", " + std::to_string(config_.num_bases) + " bases" : "")
@@ -191,6 +187,26 @@ std::string hetero_run_line(const LoaderSettings& s, ProcessGroup* group) {
             to_string(group->backend()) + ")";
   }
   return line + ", prefetch " + std::to_string(s.prefetch) + "; device " + report_device(s);
+}
+
+void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
+                         const EmbeddingOptions& e, std::ostream& out) {
+  if (e.dim > 0) {
+    out << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
+        << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr << "\n";
+  }
+  if (config.kind == HeteroModelKind::kMlp) return;  // it reads the target's features only
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    if (config.in_dims[t] > 0) continue;
+    const bool reached =
+        std::any_of(ds.relations.begin(), ds.relations.end(),
+                    [&](const Relation& r) { return r.dst_type == static_cast<int>(t); });
+    if (reached) continue;
+    const std::string& name = ds.node_types[t].name;
+    out << "warning: node type '" << name << "' has no features and no relation ends at it, so "
+        << "the model sees every '" << name << "' node alike; add the reverse relations (convert "
+        << "with add_inverse_edges) or learnable embeddings (node_embeddings D)\n";
+  }
 }
 
 RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,

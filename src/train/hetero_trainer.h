@@ -29,6 +29,12 @@ namespace directgnn {
 // on the CPU and each batch is copied over (the conventional path); embedding rows go over and
 // their gradients come back to the host tables; evaluation runs on a CPU copy of the model.
 // With ranks every rank evaluates the whole graph itself (the same result on each).
+// The header's lines on the model's inputs: the learnable tables, and a warning, naming the
+// type and the fix, for each node type whose nodes all look alike to the model (no input of
+// its own: no features, no learnable table; and no relation ending at it).
+void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
+                         const EmbeddingOptions& e, std::ostream& out);
+
 RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
                        std::ostream& out);
 

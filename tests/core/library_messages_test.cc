@@ -1,5 +1,6 @@
 // Library messages name parameters, never a front end's flags (include/directgnn/error.h): a
 // Python user never typed "--batch-size". Every string literal under src/ is checked.
+#include <c10/core/ScalarType.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "directgnn/error.h"
 #include "test_util.h"
 
 namespace {
@@ -53,6 +55,16 @@ TEST(LibraryMessages, NameNoCommandLineFlag) {
     }
   }
   EXPECT_GT(files, 50) << "the sources were not found under " << src;
+}
+
+// Dtypes read as users write them in torch and numpy, not as c10 names them (Double, Long).
+TEST(LibraryMessages, DtypesReadAsUsersWriteThem) {
+  EXPECT_EQ(directgnn::message_of("has dtype ", c10::ScalarType::Double, "; use ",
+                                  c10::ScalarType::Float),
+            "has dtype float64; use float32");
+  EXPECT_EQ(directgnn::message_of(c10::ScalarType::Long, " ", c10::ScalarType::Half, " ",
+                                  c10::ScalarType::Byte),
+            "int64 float16 uint8");
 }
 
 }  // namespace

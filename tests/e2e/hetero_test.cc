@@ -64,6 +64,36 @@ TEST(HeteroTraining, SameSeedSameModelWhateverThePrefetch) {
             final_record(dir.file("b.jsonl"))["param_digest"]);
 }
 
+// A recommender's export as typed edge lists, users rating items, with no labels or features:
+// node classification says there is nothing to classify and how to name a labelled type or
+// train links; link prediction warns that users, which no relation reaches, all look alike.
+TEST(HeteroTraining, AGraphWithoutLabelsOrReverseRelationsSaysWhatItLacks) {
+  TempDirectory dir;
+  testing::write_text(dir.file("csv/nodes.csv"), "user,60\nitem,40\n");
+  std::string edges;
+  for (int u = 0; u < 60; ++u) {
+    for (int k = 0; k < 4; ++k)
+      edges += std::to_string(u) + "," + std::to_string((u * 7 + k * 5) % 40) + "\n";
+  }
+  testing::write_text(dir.file("csv/user___rates___item.csv"), edges);
+  const CommandResult c = run("convert " + dir.file("csv") + " " + dir.file("ds"));
+  ASSERT_EQ(c.status, 0) << c.output;
+  const std::string train = "train --epochs 1 --hidden 8 --dataset " + dir.file("ds");
+  const CommandResult node = run(train);
+  EXPECT_EQ(node.status, 1) << node.output;
+  for (const char* needle : {"no node type is labelled", "task link, target_relation"}) {
+    EXPECT_NE(node.output.find(needle), std::string::npos) << needle << "\n" << node.output;
+  }
+  const CommandResult link = run(train + " --task link --target-relation user,rates,item");
+  EXPECT_EQ(link.status, 0) << link.output;
+  EXPECT_NE(link.output.find("warning: node type 'user' has no features and no relation ends at "
+                             "it"),
+            std::string::npos)
+      << link.output;
+  EXPECT_NE(link.output.find("add_inverse_edges"), std::string::npos) << link.output;
+  EXPECT_EQ(link.output.find("warning: node type 'item'"), std::string::npos) << link.output;
+}
+
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"--dataset mag:0.005 --features pinned", "--features does not apply to heterogeneous"},

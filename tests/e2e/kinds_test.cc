@@ -166,6 +166,8 @@ TEST_P(EveryKind, AFailedFeatureReadSavesTheStateAndTheMendedRunResumes) {
   EXPECT_NE(log.find(features + ": short read at offset "), std::string::npos) << log;
   EXPECT_NE(log.find("Training state saved in " + ck), std::string::npos) << log;
   EXPECT_NE(log.find("directgnn train --resume " + ck), std::string::npos) << log;
+  // Into a file or a pipe, the run's lines come out in order: the header, then the error.
+  EXPECT_LT(log.find("Epoch 00001 |"), log.find("error: ")) << log;
 
   ASSERT_EQ(truncate(features.c_str(), full), 0);  // mended (with zeros)
   const CommandResult resumed = run("train --resume " + ck + " --epochs 3");

@@ -82,6 +82,10 @@ TEST(LinkTraining, WhatIsNotSupportedYetIsRefusedByFlag) {
       {"--weighted-sampling", "--weighted-sampling: link batches do not use edge weights"},
       {"--sampler gpu --device cpu", "--sampler: "},
       {"--steps-per-epoch -1", "--steps-per-epoch: must be 0"},
+      {"--eval-negatives 100",
+       "make them with `directgnn convert IN OUT --link-split 0.85,0.05,0.1 --eval-negatives "
+       "100`, train on OUT and leave --eval-negatives out"},
+      {"--link-split 0.8,0.1,0.1", "`directgnn convert IN OUT --link-split 0.8,0.1,0.1`"},
   };
   for (const auto& [flags, message] : cases) {
     const CommandResult r = run("train --task link --dataset " + cora + " " + flags);

@@ -155,6 +155,14 @@ TEST(HeteroGraph, ValidateWantsLabelsForTheTargetType) {
   EXPECT_ERROR_CONTAINS(validate_hetero(split, "tiny"), "labels of node type 'paper'");
 }
 
+TEST(HeteroGraph, WithoutALabelledTypeTheTargetSaysHowToNameOne) {
+  HeteroDataset ds = small_hetero();
+  ds.target_type = -1;
+  ds.source = "recsys/";
+  EXPECT_ERROR_CONTAINS(ds.target(), "recsys/: no node type is labelled");
+  EXPECT_ERROR_CONTAINS(ds.target(), "(task link, target_relation SRC,REL,DST)");
+}
+
 TEST(HeteroGraph, ValidateRefusesADuplicateType) {
   HeteroDataset ds = small_hetero();
   ds.node_types.push_back(ds.node_types[0]);

@@ -218,7 +218,6 @@ TEST(HeteroSampler, HopsDrawEachNodeOnceAtTheHopAfterItIsReached) {
   HeteroSamplerOptions o =
       parse_hetero_fanouts(ds, "3,2,2", "paper,cites,paper=2,-1,1;rev_writes=1,4,2", 3);
   o.fanouts[ds.relation_index("author,writes,paper", "test")] = {0, 2, -1};
-  o.zero_ok = true;
   const HeteroSampler sampler(ds, o);
   const at::Tensor seeds = at::arange(0, 60, 7, at::kLong);
   const HeteroHops b = sampler.sample_hops(0, seeds, 11);
@@ -262,6 +261,24 @@ TEST(HeteroSampler, FanOutsNameTheRelationAndTheFix) {
   EXPECT_ERROR_CONTAINS(parse_hetero_fanouts(ds, "2,2", "cites", 2), "src,rel,dst=F1,F2");
   const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "2", "", 1));
   EXPECT_ERROR_CONTAINS(sampler.sample(0, at::tensor(std::vector<int64_t>{0, 60}), 0), "60");
+}
+
+// One rule with PyG's num_neighbors: a relation's fan-out may be 0, none at that hop; the
+// fan-outs of every relation at once may not.
+TEST(HeteroSampler, ARelationsFanOutMayBeZeroAndItsHopDrawsNothing) {
+  const HeteroDataset ds = testing::random_hetero(1);
+  const HeteroSamplerOptions o = parse_hetero_fanouts(ds, "2,2", "paper,cites,paper=0,3", 2);
+  const int cites = ds.relation_index("paper,cites,paper", "test");
+  EXPECT_EQ(o.fanouts[cites], (std::vector<int64_t>{0, 3}));
+  const HeteroSampler sampler(ds, o);
+  const HeteroMiniBatch b = sampler.sample(0, at::arange(0, 40, 3, at::kLong), 5);
+  ASSERT_EQ(b.blocks.size(), 2u);
+  EXPECT_EQ(b.blocks.back().relations[cites].num_edges(), 0) << "the seed hop draws no citation";
+  EXPECT_GT(b.blocks.front().relations[cites].num_edges(), 0);
+  EXPECT_ERROR_CONTAINS(parse_hetero_fanouts(ds, "2,2", "paper,cites,paper=-2,3", 2),
+                        "must be positive, or -1 for all neighbours, or 0 for none");
+  EXPECT_ERROR_CONTAINS(parse_hetero_fanouts(ds, "2,0", "", 2),
+                        "'2,0': 0 is invalid; each fan-out must be positive, or -1 for all");
 }
 
 }  // namespace
