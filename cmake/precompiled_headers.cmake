@@ -34,7 +34,10 @@ option(DIRECTGNN_UNITY_TESTS "Compile the test binaries' sources in batches" ON)
 option(DIRECTGNN_UNITY_LIBRARY
   "Compile the library's sources in batches (the sanitizer preset; not the release build, whose results are pinned per file)" OFF)
 
-# Batches `target`'s sources, `size` files to a translation unit, when `enabled`.
+# Batches `target`'s sources, `size` files to a translation unit, when `enabled`. A batch is
+# one translation unit, so the helpers of a target's anonymous namespaces must not share a
+# name and signature across its files (the batches shift as files are added: a collision shows
+# up as a redefinition in one build and not another).
 function(directgnn_unity_build target enabled size)
   if(enabled)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${size})

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -56,6 +57,16 @@ inline void write_text(const std::string& path, const std::string& text) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream(path, std::ios::binary) << text;
+}
+
+// Writes `text` gzip-compressed to `path`, making its directory first.
+inline void write_gz(const std::string& path, const std::string& text) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
 }
 
 // Rewrites the meta.json of the dataset directory `path` through `edit`.

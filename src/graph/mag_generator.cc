@@ -126,7 +126,7 @@ int64_t affiliation_count(SplitRng& r) {
 // How one relation is drawn: every owner node takes degree(stream) distinct neighbours among
 // `targets`, each from the owner's community with chance 1 - mixing (else from a uniformly
 // random one) and within that community by popularity.
-struct RelationDraw {
+struct EdgeDraw {
   const Communities* owners;
   const Communities* targets;
   std::function<int64_t(SplitRng&)> degree;
@@ -135,8 +135,8 @@ struct RelationDraw {
 };
 
 // Neighbours of owners [begin, end) into their slots; each owner replays its own stream.
-void fill_neighbours(const RelationDraw& d, const MagOptions& o, const int64_t* offsets,
-                     int64_t begin, int64_t end, int64_t* owner, int64_t* target) {
+void fill_neighbours(const EdgeDraw& d, const MagOptions& o, const int64_t* offsets, int64_t begin,
+                     int64_t end, int64_t* owner, int64_t* target) {
   at::parallel_for(begin, end, 1 << 10, [&](int64_t lo, int64_t hi) {
     for (int64_t e = lo; e < hi; ++e) {
       SplitRng r(mix64(o.seed, d.purpose, static_cast<uint64_t>(e)));
@@ -163,7 +163,7 @@ void fill_neighbours(const RelationDraw& d, const MagOptions& o, const int64_t* 
 }
 
 // The relation's edges as (owner, target) id arrays, int64 [edges drawn].
-std::pair<at::Tensor, at::Tensor> draw_relation(const RelationDraw& d, const MagOptions& o,
+std::pair<at::Tensor, at::Tensor> draw_relation(const EdgeDraw& d, const MagOptions& o,
                                                 Progress& progress, int64_t& done) {
   const int64_t n = d.owners->count();
   at::Tensor counts = at::zeros({n + 1}, at::kLong);
@@ -221,7 +221,7 @@ void draw_relations(const MagOptions& o, const std::vector<Communities>& types, 
   };
   const double cites = per(kCites, kPapers), writes = per(kWrites, kPapers);
   const double topics = per(kTopics, kPapers);
-  const RelationDraw draws[] = {
+  const EdgeDraw draws[] = {
       {&authors, &institutions, affiliation_count, kAffiliationDraws, false},
       {&papers, &authors, DegreeLaw(writes, 2.5, cap(writes, 40, authors)), kWritesDraws, false},
       {&papers, &papers, DegreeLaw(cites, 2.5, cap(cites, 40, papers)), kCitesDraws, true},
@@ -229,7 +229,7 @@ void draw_relations(const MagOptions& o, const std::vector<Communities>& types, 
   };
   Progress progress("drawing mag relations", authors.count() + 3 * papers.count());
   int64_t done = 0;
-  for (const RelationDraw& d : draws) {
+  for (const EdgeDraw& d : draws) {
     const auto t0 = Clock::now();
     auto [owner, target] = draw_relation(d, o, progress, done);
     if (d.purpose == kAffiliationDraws) {

@@ -28,12 +28,12 @@ namespace fs = std::filesystem;
 namespace {
 
 // Version 2 is the first with heterogeneous directories; its CSRs are by destination.
-constexpr int kFormatVersion = 2;
+constexpr int kHeteroFormatVersion = 2;
 constexpr const char* kKind = "heterogeneous";
 
 using Json = nlohmann::json;
 
-std::string split_dir(const std::string& root, size_t k) {
+std::string hetero_split_dir(const std::string& root, size_t k) {
   return k == 0 ? root : root + "/split_" + std::to_string(k);
 }
 
@@ -102,9 +102,9 @@ Json parse_meta(const std::string& dir) {
   DGNN_CHECK(optional_json_field<std::string>(meta, "kind", where, "") == kKind, where,
              ": field 'kind' must be \"", kKind, "\" for a heterogeneous dataset directory");
   const auto version = json_field<int64_t>(meta, "format_version", where);
-  DGNN_CHECK(version == kFormatVersion, where, ": format_version ", version,
+  DGNN_CHECK(version == kHeteroFormatVersion, where, ": format_version ", version,
              " is not supported for heterogeneous directories (this build reads version ",
-             kFormatVersion, ")");
+             kHeteroFormatVersion, ")");
   return meta;
 }
 
@@ -211,7 +211,7 @@ void load_target(HeteroDataset& ds, const Json& meta, const std::string& dir) {
              " nodes (meta.json count); give one label per node, -1 for unlabelled");
   DGNN_CHECK(num_splits >= 0, where, ": num_splits must not be negative, got ", num_splits);
   for (int64_t k = 0; k < num_splits; ++k) {
-    const std::string sdir = split_dir(dir, static_cast<size_t>(k));
+    const std::string sdir = hetero_split_dir(dir, static_cast<size_t>(k));
     ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),
                          load_required(sdir, "test_idx.npy")});
   }
@@ -285,7 +285,7 @@ void save_hetero_dir(const HeteroDataset& ds, const std::string& out) {
   }
   TempDir temp(out);
   const std::string& dir = temp.path();
-  Json meta = {{"format_version", kFormatVersion}, {"kind", kKind}, {"name", ds.name}};
+  Json meta = {{"format_version", kHeteroFormatVersion}, {"kind", kKind}, {"name", ds.name}};
   meta["node_types"] = Json::array();
   for (const NodeType& t : ds.node_types) meta["node_types"].push_back(type_entry(t, dir, out));
   meta["relations"] = Json::array();
@@ -297,7 +297,7 @@ void save_hetero_dir(const HeteroDataset& ds, const std::string& out) {
     meta["target"] = {{"type", ds.target().name}, {"num_classes", ds.num_classes}};
     if (!ds.class_names.empty()) meta["target"]["class_names"] = ds.class_names;
     for (size_t k = 0; k < ds.splits.size(); ++k) {
-      const std::string sdir = split_dir(dir, k);
+      const std::string sdir = hetero_split_dir(dir, k);
       fs::create_directories(sdir);
       save_npy(sdir + "/train_idx.npy", ds.splits[k].train);
       save_npy(sdir + "/val_idx.npy", ds.splits[k].val);

@@ -19,7 +19,7 @@ LoaderSettings checked(LoaderSettings s) {
   return s;
 }
 
-SamplerOptions sampler_options(const LoaderSettings& s) {
+SamplerOptions link_sampler_options(const LoaderSettings& s) {
   SamplerOptions o;
   o.fanouts = s.fanouts;
   o.mode = s.sample_mode;
@@ -55,7 +55,7 @@ std::vector<at::Tensor> LinkMinibatch::tensors() const {
 LinkLoader::LinkLoader(const Dataset& dataset, const CsrGraph& graph, LoaderSettings settings,
                        LinkSamplerOptions link)
     : settings_(checked(std::move(settings))),
-      sampler_(graph, sampler_options(settings_), link),
+      sampler_(graph, link_sampler_options(settings_), link),
       store_(make_feature_store(dataset, settings_)) {
   DGNN_CHECK(graph.num_nodes() == dataset.num_nodes(),
              "link loader: the message-passing graph has ", graph.num_nodes(),

@@ -193,7 +193,7 @@ void drop_excluded(RelationDraw& draw, const int64_t* dst, int64_t rows,
   draw.picked = draw.picked.narrow(0, 0, kept);
 }
 
-at::Tensor to_tensor(const std::vector<int64_t>& values) {
+at::Tensor long_tensor(const std::vector<int64_t>& values) {
   at::Tensor out = at::empty({static_cast<int64_t>(values.size())}, at::kLong);
   std::copy(values.begin(), values.end(), out.data_ptr<int64_t>());
   return out;
@@ -446,11 +446,11 @@ HeteroHops HeteroSampler::sample_hops(const std::vector<at::Tensor>& seeds_in,
       begin[t] = end[t];
     }
   }
-  for (const std::vector<int64_t>& nodes : ws->nodes) out.nodes.push_back(to_tensor(nodes));
+  for (const std::vector<int64_t>& nodes : ws->nodes) out.nodes.push_back(long_tensor(nodes));
   for (const HopEdges& e : edges) {
-    out.src.push_back(to_tensor(e.src));
-    out.dst.push_back(to_tensor(e.dst));
-    out.edge.push_back(to_tensor(e.edge));
+    out.src.push_back(long_tensor(e.src));
+    out.dst.push_back(long_tensor(e.dst));
+    out.edge.push_back(long_tensor(e.edge));
   }
   release(std::move(ws));
   return out;

@@ -47,12 +47,6 @@ LinkMetrics score_split(LinkDecoder& decoder, const at::Tensor& h_src, const at:
   return link_metrics(p, n, layout, hits_k);
 }
 
-at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
-  at::Tensor order = at::arange(rows.size(0), at::kLong);
-  seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), seed);
-  return rows.index_select(0, order);
-}
-
 HeteroLinkSplit checked_split(const HeteroDataset& ds, const HeteroLinkTarget& target,
                               const TrainOptions& o) {
   LinkSplitOptions options = o.link.split;

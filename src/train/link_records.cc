@@ -1,9 +1,12 @@
 // The link trainer's records: metrics, options and reports as JSON, and back.
+#include <ATen/ATen.h>
+
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
 
+#include "core/random.h"
 #include "directgnn/error.h"
 #include "train/link_trainer.h"
 
@@ -22,6 +25,12 @@ std::string link_metrics_text(const char* split, const LinkMetrics& m, int64_t k
     out += part;
   }
   return out;
+}
+
+at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
+  at::Tensor order = at::arange(rows.size(0), at::kLong);
+  seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), seed);
+  return rows.index_select(0, order);
 }
 
 Evaluation link_evaluation(const LinkEvalResult& r, LinkNegatives layout, int64_t hits_k) {

@@ -33,12 +33,6 @@ LoaderSettings link_loader_settings(const TrainOptions& o, const Dataset& ds) {
   return resolve_loader(lo, ds, o.group);
 }
 
-at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed) {
-  at::Tensor order = at::arange(rows.size(0), at::kLong);
-  seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), seed);
-  return rows.index_select(0, order);
-}
-
 class LinkTask final : public RunTask {
  public:
   LinkTask(const Dataset& ds, const TrainOptions& o)

@@ -90,6 +90,8 @@ LinkMetrics metrics_from_json(const nlohmann::json& json);
 // " | Val AUC 0.9012 | Val AP 0.8977 | Val Hits@50 0.4120": `split`'s metrics that the layout
 // gives, for the epoch line.
 std::string link_metrics_text(const char* split, const LinkMetrics& metrics, int64_t hits_k);
+// The rows of `rows` in the seeded order of `seed` (an epoch's shuffled positive edges).
+at::Tensor shuffled_rows(const at::Tensor& rows, uint64_t seed);
 // An evaluation's validation and test metrics as the loop takes them: the value that picks the
 // best epoch is the layout's primary metric on the validation split.
 Evaluation link_evaluation(const LinkEvalResult& r, LinkNegatives layout, int64_t hits_k);

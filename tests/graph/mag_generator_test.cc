@@ -31,7 +31,7 @@ std::pair<at::Tensor, at::Tensor> edges(const Relation& r) {
   return {at::repeat_interleave(r.graph.degrees()), r.graph.indices.to(at::kLong)};
 }
 
-void expect_same(const HeteroDataset& a, const HeteroDataset& b) {
+void expect_same_dataset(const HeteroDataset& a, const HeteroDataset& b) {
   ASSERT_EQ(a.relations.size(), b.relations.size());
   for (size_t r = 0; r < a.relations.size(); ++r) {
     EXPECT_TRUE(a.relations[r].graph.indptr.equal(b.relations[r].graph.indptr)) << r;
@@ -98,8 +98,8 @@ TEST(MagGenerator, SameGraphForTheSeedWhateverTheThreadCount) {
   at::set_num_threads(2);
   const HeteroDataset two = generate_mag(small());
   at::set_num_threads(before);
-  expect_same(one, two);
-  expect_same(one, generate_mag(small()));
+  expect_same_dataset(one, two);
+  expect_same_dataset(one, generate_mag(small()));
   const HeteroDataset other = generate_mag(small(0.005, 6));
   const Relation &a = relation(one, "writes"), &b = relation(other, "writes");
   EXPECT_FALSE(a.graph.indices.sizes() == b.graph.indices.sizes() &&

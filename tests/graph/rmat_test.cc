@@ -11,7 +11,7 @@
 namespace directgnn {
 namespace {
 
-RmatOptions small(int64_t nodes, uint64_t seed = 3) {
+RmatOptions rmat_options(int64_t nodes, uint64_t seed = 3) {
   RmatOptions o;
   o.num_nodes = nodes;
   o.edge_factor = 8;
@@ -20,7 +20,7 @@ RmatOptions small(int64_t nodes, uint64_t seed = 3) {
 }
 
 TEST(Rmat, SymmetricWithoutSelfLoopsOrDuplicates) {
-  const RmatGraph g = generate_rmat(small(1 << 12));
+  const RmatGraph g = generate_rmat(rmat_options(1 << 12));
   const int64_t n = g.graph.num_nodes();
   ASSERT_EQ(n, 1 << 12);
   const at::Tensor ptr_t = g.graph.indptr;
@@ -42,7 +42,7 @@ TEST(Rmat, SymmetricWithoutSelfLoopsOrDuplicates) {
 }
 
 TEST(Rmat, DegreesAreHeavyTailedAndHubsAreNotTheLowIds) {
-  const RmatGraph g = generate_rmat(small(1 << 14));
+  const RmatGraph g = generate_rmat(rmat_options(1 << 14));
   const at::Tensor deg = g.graph.degrees().to(at::kDouble);
   const double mean = deg.mean().item<double>();
   const double max = deg.max().item<double>();
@@ -62,20 +62,20 @@ TEST(Rmat, DegreesAreHeavyTailedAndHubsAreNotTheLowIds) {
 TEST(Rmat, SameGraphForTheSeedWhateverTheThreadCount) {
   const int before = at::get_num_threads();
   at::set_num_threads(1);
-  const RmatGraph one = generate_rmat(small(3000, 11));
+  const RmatGraph one = generate_rmat(rmat_options(3000, 11));
   at::set_num_threads(2);
-  const RmatGraph two = generate_rmat(small(3000, 11));
+  const RmatGraph two = generate_rmat(rmat_options(3000, 11));
   at::set_num_threads(before);
   EXPECT_TRUE(one.graph.indptr.equal(two.graph.indptr));
   EXPECT_TRUE(one.graph.indices.equal(two.graph.indices));
   EXPECT_TRUE(one.rmat_id.equal(two.rmat_id));
-  const RmatGraph other = generate_rmat(small(3000, 12));
+  const RmatGraph other = generate_rmat(rmat_options(3000, 12));
   EXPECT_FALSE(other.graph.indices.sizes() == one.graph.indices.sizes() &&
                other.graph.indices.equal(one.graph.indices));
 }
 
 TEST(Rmat, AnyNodeCountAndSmallIndices) {
-  const RmatGraph g = generate_rmat(small(1000));
+  const RmatGraph g = generate_rmat(rmat_options(1000));
   EXPECT_EQ(g.graph.num_nodes(), 1000);
   EXPECT_EQ(g.graph.indices.scalar_type(), at::kInt);  // int32 below 2^31 nodes
   EXPECT_LT(g.graph.indices.max().item<int64_t>(), 1000);
@@ -83,7 +83,7 @@ TEST(Rmat, AnyNodeCountAndSmallIndices) {
 
 TEST(Rmat, DatasetHasBalancedClassesDisjointSplitsAndClassFeatures) {
   RmatDatasetOptions o;
-  o.graph = small(1 << 12);
+  o.graph = rmat_options(1 << 12);
   o.feat_dim = 16;
   o.num_classes = 8;
   o.train_fraction = 0.1;
@@ -108,7 +108,7 @@ TEST(Rmat, DatasetHasBalancedClassesDisjointSplitsAndClassFeatures) {
 TEST(Rmat, FeatureTablesAre128ByteAligned) {
   for (const at::ScalarType dtype : {at::kFloat, at::kHalf}) {
     RmatDatasetOptions o;
-    o.graph = small(1 << 10);
+    o.graph = rmat_options(1 << 10);
     o.feat_dim = 3;
     o.feat_dtype = dtype;
     const Dataset ds = make_rmat_dataset(o);
@@ -119,13 +119,13 @@ TEST(Rmat, FeatureTablesAre128ByteAligned) {
 }
 
 TEST(Rmat, RefusesBadOptions) {
-  RmatOptions o = small(1);
+  RmatOptions o = rmat_options(1);
   EXPECT_ERROR_CONTAINS(generate_rmat(o), "between 2 and 2^40 nodes");
-  o = small(100);
+  o = rmat_options(100);
   o.a = 0.9;
   o.b = 0.1;
   EXPECT_ERROR_CONTAINS(generate_rmat(o), "a + b + c < 1");
-  o = small(100);
+  o = rmat_options(100);
   o.edge_factor = 0;
   EXPECT_ERROR_CONTAINS(generate_rmat(o), "edge_factor: must be positive");
 }

@@ -25,13 +25,7 @@ using testing::ids;
 using testing::values;
 using testing::write_text;
 
-void write_gz(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-  gzclose(f);
-}
+using testing::write_gz;
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

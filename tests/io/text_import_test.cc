@@ -12,14 +12,7 @@
 namespace directgnn {
 namespace {
 
-void write_gz(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
-  gzclose(f);
-}
-
+using testing::write_gz;
 using testing::write_text;
 
 // A 5-node OGB raw directory: a path 0-1-2-3-4, 3 features, node 4 unlabelled.

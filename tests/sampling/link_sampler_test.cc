@@ -16,7 +16,7 @@ namespace {
 
 using Pair = std::pair<int64_t, int64_t>;
 
-CsrGraph random_graph(int64_t n, int64_t edges, uint64_t seed) {
+CsrGraph random_link_graph(int64_t n, int64_t edges, uint64_t seed) {
   at::manual_seed(seed);
   return build_csr_from_coo(at::randint(n, {edges}, at::kLong), at::randint(n, {edges}, at::kLong),
                             n, {true, true}, "random");
@@ -29,7 +29,7 @@ SamplerOptions fanouts(std::vector<int64_t> f) {
 }
 
 // `count` edges of the graph as positives: every node's first neighbour, from node `from` on.
-at::Tensor some_edges(const CsrGraph& g, int64_t count, int64_t from = 0) {
+at::Tensor first_edges(const CsrGraph& g, int64_t count, int64_t from = 0) {
   std::vector<int64_t> pairs;
   const at::Tensor ptr = g.indptr, ids = g.indices.to(at::kLong);
   for (int64_t v = from; v < g.num_nodes() && static_cast<int64_t>(pairs.size()) < 2 * count; ++v) {
@@ -56,11 +56,11 @@ std::set<Pair> sampled_edges(const MiniBatch& b) {
 }
 
 TEST(LinkSampler, BinaryPairsIndexTheSeedsAndLabelPositivesFirst) {
-  const CsrGraph g = random_graph(300, 1500, 1);
+  const CsrGraph g = random_link_graph(300, 1500, 1);
   LinkSamplerOptions o;
   o.neg_ratio = 3;
   const LinkSampler sampler(g, fanouts({5, 5}), o);
-  const at::Tensor pos = some_edges(g, 20);
+  const at::Tensor pos = first_edges(g, 20);
   const LinkBatch b = sampler.sample(pos, 7);
   ASSERT_EQ(b.edge_label_index.sizes(), (at::IntArrayRef{2, 80}));
   EXPECT_TRUE(b.edge_label.narrow(0, 0, 20).eq(1).all().item<bool>());
@@ -74,12 +74,12 @@ TEST(LinkSampler, BinaryPairsIndexTheSeedsAndLabelPositivesFirst) {
 }
 
 TEST(LinkSampler, TripletShapesAndSources) {
-  const CsrGraph g = random_graph(200, 1000, 2);
+  const CsrGraph g = random_link_graph(200, 1000, 2);
   LinkSamplerOptions o;
   o.mode = NegativeMode::kTriplet;
   o.neg_ratio = 4;
   const LinkSampler sampler(g, fanouts({3}), o);
-  const at::Tensor pos = some_edges(g, 12);
+  const at::Tensor pos = first_edges(g, 12);
   const LinkBatch b = sampler.sample(pos, 1);
   EXPECT_EQ(b.src_index.sizes(), (at::IntArrayRef{12}));
   EXPECT_EQ(b.dst_pos_index.sizes(), (at::IntArrayRef{12}));
@@ -92,8 +92,8 @@ TEST(LinkSampler, TripletShapesAndSources) {
 
 TEST(LinkSampler, SeedEdgesAndTheirReversesNeverAppearUnlessKept) {
   // Every neighbour (fan-out -1), so that a kept seed edge must appear.
-  const CsrGraph g = random_graph(150, 600, 3);
-  const at::Tensor pos = some_edges(g, 30);
+  const CsrGraph g = random_link_graph(150, 600, 3);
+  const at::Tensor pos = first_edges(g, 30);
   LinkSamplerOptions o;
   const LinkBatch b = LinkSampler(g, fanouts({-1, -1}), o).sample(pos, 2);
   const std::set<Pair> edges = sampled_edges(b.sample);
@@ -112,14 +112,14 @@ TEST(LinkSampler, SeedEdgesAndTheirReversesNeverAppearUnlessKept) {
 }
 
 TEST(LinkSampler, ExactNegativesAreNeverEdges) {
-  const CsrGraph g = random_graph(60, 700, 4);  // dense: a random pair is often an edge
+  const CsrGraph g = random_link_graph(60, 700, 4);  // dense: a random pair is often an edge
   const EdgeLookup lookup(g);
   for (const NegativeMode mode : {NegativeMode::kBinary, NegativeMode::kTriplet}) {
     LinkSamplerOptions o;
     o.mode = mode;
     o.neg_ratio = 5;
     o.exact_negatives = true;
-    const LinkBatch b = LinkSampler(g, fanouts({2}), o).sample(some_edges(g, 40), 3);
+    const LinkBatch b = LinkSampler(g, fanouts({2}), o).sample(first_edges(g, 40), 3);
     const at::Tensor nodes = b.sample.input_nodes;
     if (mode == NegativeMode::kBinary) {
       const at::Tensor pairs = nodes.index_select(0, b.edge_label_index.view(-1)).view({2, -1});
@@ -140,12 +140,12 @@ TEST(LinkSampler, ExactNegativesAreNeverEdges) {
 }
 
 TEST(LinkSampler, SameBatchForASeedWhateverTheThreadCount) {
-  const CsrGraph g = random_graph(5000, 40000, 5);
+  const CsrGraph g = random_link_graph(5000, 40000, 5);
   LinkSamplerOptions o;
   o.neg_ratio = 2;
   o.dist = NegativeDist::kDegree;
   const LinkSampler sampler(g, fanouts({10, 5}), o);
-  const at::Tensor pos = some_edges(g, 1500);
+  const at::Tensor pos = first_edges(g, 1500);
   const int threads = at::get_num_threads();
   at::set_num_threads(1);
   const LinkBatch a = sampler.sample(pos, 11);
@@ -171,20 +171,20 @@ TEST(LinkSampler, DegreeNegativesFavourHubsAsDegreeToTheThreeQuarters) {
   o.mode = NegativeMode::kTriplet;
   o.neg_ratio = 200;
   o.dist = NegativeDist::kDegree;
-  const LinkBatch b = LinkSampler(g, fanouts({1}), o).sample(some_edges(g, 20, 1), 0);
+  const LinkBatch b = LinkSampler(g, fanouts({1}), o).sample(first_edges(g, 20, 1), 0);
   const at::Tensor neg = b.sample.input_nodes.index_select(0, b.dst_neg_index.view(-1));
   const double hub = neg.eq(0).to(at::kDouble).mean().item<double>();
   const double want = std::pow(400.0, 0.75) / (std::pow(400.0, 0.75) + 400 * std::pow(3.0, 0.75));
   EXPECT_NEAR(hub, want, 0.02);  // 4000 draws; uniform would give 1/401
   o.dist = NegativeDist::kUniform;
-  const LinkBatch u = LinkSampler(g, fanouts({1}), o).sample(some_edges(g, 20, 1), 0);
+  const LinkBatch u = LinkSampler(g, fanouts({1}), o).sample(first_edges(g, 20, 1), 0);
   EXPECT_LT(
       u.sample.input_nodes.index_select(0, u.dst_neg_index.view(-1)).eq(0).sum().item<int64_t>(),
       40);
 }
 
 TEST(LinkSampler, BadInputIsRefusedByName) {
-  const CsrGraph g = random_graph(100, 400, 6);
+  const CsrGraph g = random_link_graph(100, 400, 6);
   LinkSamplerOptions o;
   o.neg_ratio = 0;
   EXPECT_ERROR_CONTAINS(LinkSampler(g, fanouts({2}), o), "at least 1");
@@ -208,13 +208,13 @@ TEST(LinkSampler, BadInputIsRefusedByName) {
   const CsrGraph full = build_csr_from_coo(at::tensor(src, at::kLong), at::tensor(dst, at::kLong),
                                            10, {false, true}, "complete");
   o.exact_negatives = true;
-  EXPECT_ERROR_CONTAINS(LinkSampler(full, fanouts({2}), o).sample(some_edges(full, 3), 0),
+  EXPECT_ERROR_CONTAINS(LinkSampler(full, fanouts({2}), o).sample(first_edges(full, 3), 0),
                         "too dense for exact negatives");
 }
 
 TEST(LinkSampler, TheGpuTwinNeedsAGpu) {
   if (gpu::available()) GTEST_SKIP() << "a GPU is present; GpuLinkSampler below runs instead";
-  const CsrGraph g = random_graph(100, 400, 1);
+  const CsrGraph g = random_link_graph(100, 400, 1);
   SamplerOptions on_gpu = fanouts({3});
   on_gpu.device = c10::Device(c10::kCUDA, 0);
   EXPECT_ERROR_CONTAINS(LinkSampler(g, on_gpu, {}), "sampler: gpu needs a GPU");
@@ -249,8 +249,8 @@ void expect_same_batch(const LinkBatch& got, const LinkBatch& want, const std::s
 // copied to the GPU (they copy the sorted rows too).
 TEST(GpuLinkSampler, MatchesTheCpuLinkSamplerExactly) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
-  const CsrGraph g = random_graph(3000, 30000, 4);
-  const at::Tensor positives = some_edges(g, 400);
+  const CsrGraph g = random_link_graph(3000, 30000, 4);
+  const at::Tensor positives = first_edges(g, 400);
   for (int bits = 0; bits < 32; ++bits) {
     LinkSamplerOptions link;
     link.mode = bits & 1 ? NegativeMode::kTriplet : NegativeMode::kBinary;
