@@ -1,14 +1,16 @@
 """Times directgnn builds against each other on the CPU, back to back.
 
 Machine speed drifts between sessions (and within one), so builds are only compared in the
-same run: each round runs every benchmark once per binary, alternating binaries. Per binary
-and benchmark it reports the median over rounds.
+same run: each round runs every benchmark once per binary, the binaries in turn, the first
+one first in odd rounds and last in even ones. Per binary and benchmark it reports the median
+over rounds, and with two binaries each round's ratio (second / first).
 
 Benchmarks (each a real `directgnn` command):
   sage100k  bench train --synthetic 100000,20,128 --layers 3 --fan-out 15,10,5 --epochs 2:
             seconds per step (epoch time / steps)
   cora      train on cora.npz, 2 layers x 64, fan-out 10,10, batch 64, 50 epochs:
             median epoch seconds
+  link      link prediction on cora.npz (train --task link, 8 epochs): median epoch seconds
   default   the default job (`directgnn train`): median epoch seconds, alone
   busy      the default job beside one single-threaded busy loop (`yes > /dev/null`)
   The busy/default ratio is the oversubscription figure (target: at most 2x).
@@ -29,6 +31,7 @@ DATA = os.environ.get("DIRECTGNN_DATA", os.path.join(os.path.dirname(__file__),
 CORA = ["--dataset", os.path.join(DATA, "cora.npz"), "--layers", "2", "--hidden", "64",
         "--fan-out", "10,10", "--batch-size", "64", "--lr", "0.01", "--weight-decay", "5e-4",
         "--epochs", "50"]
+LINK = ["--task", "link", "--dataset", os.path.join(DATA, "cora.npz"), "--epochs", "8"]
 SAGE100K = ["--synthetic", "100000,20,128", "--layers", "3", "--fan-out", "15,10,5",
             "--epochs", "2"]
 
@@ -70,6 +73,7 @@ def step_time(binary):
 BENCHES = {
     "sage100k": step_time,
     "cora": lambda b: epoch_times(b, CORA),
+    "link": lambda b: epoch_times(b, LINK),
     "default": lambda b: epoch_times(b, []),
     "busy": lambda b: epoch_times(b, [], busy=True),
 }
@@ -87,7 +91,7 @@ def main():
     figures = {name: {bench: [] for bench in benches} for name, _ in builds}
     for r in range(a.rounds):
         for bench in benches:
-            for name, binary in builds:
+            for name, binary in (builds if r % 2 == 0 else builds[::-1]):
                 v = BENCHES[bench](binary)
                 figures[name][bench].append(v)
                 print(f"round {r + 1}/{a.rounds} {bench:9s} {name:10s} {v:.4f} s", flush=True)
@@ -99,6 +103,12 @@ def main():
         if "busy" in med and "default" in med:
             line += f"  {med['busy'] / med['default']:.2f}x"
         print(line)
+    if len(builds) == 2:
+        first, second = (name for name, _ in builds)
+        for b in benches:
+            ratios = [y / x for x, y in zip(figures[first][b], figures[second][b])]
+            print(f"{b}: {second}/{first} per round " + " ".join(f"{q:.3f}" for q in ratios) +
+                  f", median {statistics.median(ratios):.3f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"builds": dict(builds), "figures": figures}, f, indent=1)
