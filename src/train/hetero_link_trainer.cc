@@ -132,6 +132,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
 
   void after_step() override {
     tables_.update(batch_.batch.sample.input_nodes, batch_.x, o_.group);
+    batch_ = HeteroLinkMinibatch();
   }
 
   Evaluation evaluate(ProcessGroup*) override {

@@ -73,7 +73,10 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
     sums.add(loss, logits, b.labels);
   }
 
-  void after_step() override { tables_.update(batch_.sample.input_nodes, batch_.x, o_.group); }
+  void after_step() override {
+    tables_.update(batch_.sample.input_nodes, batch_.x, o_.group);
+    batch_ = HeteroBatch();
+  }
 
   Evaluation evaluate(ProcessGroup*) override {
     const at::Tensor logits = host_model().infer(ds_, tables_.inputs(ds_));

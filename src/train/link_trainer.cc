@@ -122,6 +122,8 @@ class LinkTask final : public RunTask {
     sums.add_mean(loss);
   }
 
+  void after_step() override { batch_ = LinkMinibatch(); }
+
   Evaluation evaluate(ProcessGroup* group) override {
     if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
     LinkModel& model = cpu_model_ != nullptr ? *cpu_model_ : *model_;

@@ -116,6 +116,8 @@ class NodeTask final : public RunTask {
     sums.add(loss, logits, b.labels);
   }
 
+  void after_step() override { batch_ = Minibatch(); }
+
   Evaluation evaluate(ProcessGroup* group) override {
     if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
     const EvalResult r = directgnn::evaluate(cpu_model_ != nullptr ? *cpu_model_ : *model_, ds_,

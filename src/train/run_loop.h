@@ -78,8 +78,9 @@ class RunTask {
   // predictions to `sums` on the device (no host sync). The loop then averages the gradients
   // over the ranks and steps the optimiser.
   virtual void forward_backward(StepSums& sums) = 0;
-  // After the optimiser's step (a learnable table's sparse update).
-  virtual void after_step() {}
+  // After the optimiser's step: a learnable table's sparse update, then the batch is released
+  // (held on, it would stay in memory beside the next one while that is prepared).
+  virtual void after_step() = 0;
   // Whether the epoch line and record show a training accuracy.
   virtual bool classifies() const = 0;
 
