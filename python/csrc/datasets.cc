@@ -27,7 +27,8 @@ namespace {
 using DatasetTuple =
     std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, int64_t,
                bool, std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
-               std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string, bool>;
+               std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string, bool,
+               bool>;
 
 // A link split as the list above, and back.
 std::vector<at::Tensor> link_list(const LinkSplit& s) {
@@ -82,7 +83,8 @@ DatasetTuple as_tuple(const Dataset& ds) {
           weights,
           link_list(ds.link),
           ds.link.defined() ? link_negatives_name(ds.link.negatives) : std::string(),
-          ds.link.eval_edges_in_graph};
+          ds.link.eval_edges_in_graph,
+          ds.link.published};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges,
@@ -166,7 +168,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
           bool directed, const std::vector<at::Tensor>& train, const std::vector<at::Tensor>& val,
           const std::vector<at::Tensor>& test, const std::optional<at::Tensor>& edge_weight,
           const std::vector<at::Tensor>& link, c10::string_view link_negatives,
-          bool eval_edges_in_graph) {
+          bool eval_edges_in_graph, bool published) {
   DGNN_CHECK_ARG(train.size() == val.size() && val.size() == test.size(), "splits",
                  "need as many train, val and test id arrays");
   Dataset ds;
@@ -180,6 +182,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
   if (edge_weight) ds.graph.weights = edge_weight->cpu();
   ds.link = link_of(link, std::string(link_negatives));
   ds.link.eval_edges_in_graph = eval_edges_in_graph;
+  ds.link.published = published;
   validate_dataset(ds, ds.source);
   save_dataset_dir(ds, ds.source);
 }
@@ -189,7 +192,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
 void define_datasets(torch::Library& m) {
   const std::string fields =
       " -> (str, Tensor, Tensor, Tensor, Tensor?, int, bool, Tensor[], Tensor[], Tensor[], str, "
-      "Tensor?, Tensor[], str, bool)";
+      "Tensor?, Tensor[], str, bool, bool)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False, bool skip_link_split_files=False)")
@@ -208,7 +211,8 @@ void define_datasets(torch::Library& m) {
   m.def(
       "save_dataset(str out, str name, Tensor indptr, Tensor indices, Tensor x, Tensor? y, "
       "bool directed, Tensor[] train, Tensor[] val, Tensor[] test, Tensor? edge_weight, "
-      "Tensor[] link, str link_negatives, bool eval_edges_in_graph=False) -> ()",
+      "Tensor[] link, str link_negatives, bool eval_edges_in_graph=False, bool published=False) "
+      "-> ()",
       guarded<&save>);
   m.def(schema("rmat_dataset(int nodes, float edge_factor, int feat_dim, int seed, "
                "int num_classes, str dtype, float train_fraction)")

@@ -84,15 +84,48 @@ def _read_split(path: str, undirected: bool) -> dict:
     return link
 
 
-def _edges_in_graph(ds: Dataset, pairs: torch.Tensor, undirected: bool) -> int:
-    """How many of ``pairs`` are edges of the dataset's graph (either direction when
-    undirected)."""
-    dst = torch.repeat_interleave(torch.arange(ds.num_nodes), ds.indptr.diff())
-    keys = ds.indices.long() * ds.num_nodes + dst
-    hits = torch.isin(pairs[:, 0] * ds.num_nodes + pairs[:, 1], keys)
+def _keys(pairs: torch.Tensor, n: int, undirected: bool) -> torch.Tensor:
+    """[E, 2] (src, dst) pairs as one int64 each, the smaller id first when undirected."""
+    u, v = pairs[:, 0].long(), pairs[:, 1].long()
     if undirected:
-        hits |= torch.isin(pairs[:, 1] * ds.num_nodes + pairs[:, 0], keys)
-    return int(hits.sum())
+        u, v = torch.minimum(u, v), torch.maximum(u, v)
+    return u * n + v
+
+
+def _graph_keys(ds: Dataset, undirected: bool) -> torch.Tensor:
+    dst = torch.repeat_interleave(torch.arange(ds.num_nodes), ds.indptr.diff())
+    return _keys(torch.stack([ds.indices.long(), dst], 1), ds.num_nodes, undirected).unique()
+
+
+def _count_in(keys: torch.Tensor, known: torch.Tensor, chunk: int = 1 << 24) -> int:
+    return sum(int(torch.isin(keys[i:i + chunk], known).sum())
+               for i in range(0, keys.numel(), chunk))
+
+
+def _negative_pairs(link: dict, name: str) -> torch.Tensor:
+    """A split's negatives as [M, 2] pairs, whatever their layout."""
+    neg = link[name + "_neg"]
+    if link["negatives"] == "shared":
+        return neg
+    src = link[name][:, 0].repeat_interleave(neg.shape[1])
+    return torch.stack([src, neg.reshape(-1)], 1)
+
+
+def _published_faults(ds: Dataset, link: dict, undirected: bool) -> dict:
+    """What a hand-written split may not have, counted in a published one: evaluation positives
+    that are edges of the graph, repeated evaluation positives, and negatives that are edges
+    (of the graph or positives)."""
+    n = ds.num_nodes
+    graph = _graph_keys(ds, undirected)
+    evals = [_keys(link[k], n, undirected) for k in ("val", "test")]
+    positives = torch.cat([_keys(link["train"], n, undirected), *evals]).unique()
+    edges = torch.cat([graph, positives]).unique()
+    return {
+        "in_graph": sum(_count_in(k, graph) for k in evals),
+        "repeated": sum(k.numel() - k.unique().numel() for k in evals),
+        "negative_edges": sum(_count_in(_keys(_negative_pairs(link, k), n, undirected), edges)
+                              for k in ("val", "test")),
+    }
 
 
 def import_ogbl(root: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
@@ -106,7 +139,9 @@ def import_ogbl(root: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
     validation and test edges and negatives as they are; training positives collapse
     multi-edges (ogbl-collab lists a pair once per year). Validation and test pairs that are
     also edges of the graph (pairs that interact again later, as ogbl-collab's authors) stay
-    in it, as OGB's leaderboard has them; a warning counts them. The .pt files are read with
+    in it, as OGB's leaderboard has them; a warning counts them, and also repeated validation
+    and test positives and negatives that are edges, which a hand-written split may not have
+    (the split is marked ``published``). The .pt files are read with
     ``torch.load(weights_only=False)``: load only files from a source you trust (OGB's)."""
     root, out = os.fspath(root), os.fspath(out)
     split = _split_dir(root)
@@ -114,12 +149,18 @@ def import_ogbl(root: Union[str, os.PathLike], out: Union[str, os.PathLike], *,
     ds = load(root, keep_self_loops=keep_self_loops, add_inverse_edges=undirected,
               _skip_link_split_files=True)
     link = _read_split(split, undirected)
-    repeated = sum(_edges_in_graph(ds, link[k], undirected) for k in ("val", "test"))
-    if repeated:
-        warnings.warn(f"directgnn.datasets.import_ogbl: {repeated} validation and test positives "
-                      "are also edges of the graph (pairs that interact again); they stay in it, "
-                      "as in OGB", stacklevel=2)
-    link["eval_edges_in_graph"] = repeated > 0
+    faults = _published_faults(ds, link, undirected)
+    for count, text in ((faults["in_graph"], "validation and test positives are also edges of the "
+                         "graph (pairs that interact again); they stay in it"),
+                        (faults["repeated"], "validation and test positives repeat an earlier one "
+                         "of their split (a pair listed once per year); each is kept"),
+                        (faults["negative_edges"], "evaluation negatives are edges of the graph "
+                         "or positives; they are kept")):
+        if count:
+            warnings.warn(f"directgnn.datasets.import_ogbl: {count} {text}, as in OGB",
+                          stacklevel=2)
+    link["eval_edges_in_graph"] = faults["in_graph"] > 0
+    link["published"] = True
     ds.link = link
     ds.save(out)
     return load(out)

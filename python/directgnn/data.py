@@ -39,6 +39,9 @@ class Dataset:
             for each positive's source, as ogbl-citation2) or "none". "eval_edges_in_graph":
             whether validation and test positives may also be edges of the graph (pairs that
             interact again, as ogbl-collab's); otherwise such a positive is refused as a leak.
+            "published": whether the split is a published benchmark's, kept as published
+            (``directgnn.datasets.import_ogbl`` counts its repeated positives and negatives
+            that are edges); a split that is not has neither, or is refused.
     """
 
     name: str
@@ -109,9 +112,10 @@ class Dataset:
         """Writes the dataset as a dataset directory (``path`` must not exist; written under a
         temporary name, then renamed), checked as a loader checks it: graph, features,
         labels, node splits, edge weights and link split."""
-        link, negatives, repeats = [], "", False
+        link, negatives, repeats, published = [], "", False, False
         if self.link is not None:
             repeats = bool(self.link.get("eval_edges_in_graph", False))
+            published = bool(self.link.get("published", False))
             negatives = self.link.get("negatives", "none")
             link = [self.link[k] for k in ("train", "val", "test")]
             if negatives != "none":
@@ -120,7 +124,7 @@ class Dataset:
             ops.save_dataset(os.fspath(path), self.name, self.indptr, self.indices, self.x,
                              self.y, self.directed, [s["train"] for s in self.splits],
                              [s["val"] for s in self.splits], [s["test"] for s in self.splits],
-                             self.edge_weight, link, negatives, repeats)
+                             self.edge_weight, link, negatives, repeats, published)
 
     @property
     def train_idx(self) -> torch.Tensor:
@@ -144,23 +148,24 @@ class Dataset:
                 f"splits={len(self.splits)}{link})")
 
 
-def _link_dict(tensors, negatives, eval_edges_in_graph=False):
+def _link_dict(tensors, negatives, eval_edges_in_graph=False, published=False):
     """The C++ link list (train, val, test[, val_neg, test_neg]) as Dataset.link, or None."""
     if not tensors:
         return None
     out = dict(zip(("train", "val", "test", "val_neg", "test_neg"), tensors))
     out["negatives"] = negatives
     out["eval_edges_in_graph"] = bool(eval_edges_in_graph)
+    out["published"] = bool(published)
     return out
 
 
 def _from_tuple(t):
     (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
-     edge_weight, link, negatives, eval_edges_in_graph) = t
+     edge_weight, link, negatives, eval_edges_in_graph, published) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
                    features_path or None, edge_weight,
-                   _link_dict(link, negatives, eval_edges_in_graph))
+                   _link_dict(link, negatives, eval_edges_in_graph, published))
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,

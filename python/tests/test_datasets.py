@@ -76,3 +76,25 @@ def test_a_random_link_split_is_seeded_disjoint_and_saved_with_its_negatives(tmp
         back.random_split(0)
     with pytest.raises(RuntimeError, match="already exists"):
         split.save(tmp_path / "d")
+
+
+def test_a_hand_written_link_split_lists_each_pair_once_and_draws_no_edge_as_negative(tmp_path):
+    """Repeated test positives and a negative that is a real edge are refused, naming the row
+    and the fix; the same split marked published (an OGB import) is kept."""
+    split = directgnn.datasets.synthetic(400, 6, 4, seed=2).random_link_split(seed=3)
+    link = split.link
+    repeated = dict(link, test=torch.cat([link["test"], link["test"][:1].flip(1)]),
+                    test_neg=torch.cat([link["test_neg"], link["test_neg"][:1] + 1]))
+    split.link = repeated
+    row = len(link["test"])
+    with pytest.raises(RuntimeError, match=f"test.npy: positive {row} .* repeats positive 0 "
+                                         r"\(either direction\); list each evaluation pair once"):
+        split.save(tmp_path / "repeated")
+    edge = dict(link, val_neg=link["val_neg"].clone())
+    edge["val_neg"][3] = link["train"][0]
+    split.link = edge
+    with pytest.raises(RuntimeError, match="val_neg.npy: negative 3 .* is an edge .* draw it again"):
+        split.save(tmp_path / "edge")
+    split.link = dict(edge, published=True)
+    split.save(tmp_path / "published")
+    assert directgnn.load(tmp_path / "published").link["published"]

@@ -65,8 +65,10 @@ def test_a_citation2_layout_keeps_negatives_per_source_and_direction(tmp_path):
             "target_node_neg": neg[3:]}
     write_split(root, {"train": {"source_node": src, "target_node": dst}, "valid": valid,
                        "test": test})
-    ds = directgnn.datasets.import_ogbl(root, tmp_path / "out")
-    assert ds.directed and ds.num_edges == len(edges)
+    # (0, 1) and (1, 8) are edges, (4, 24) and (5, 25) test positives: kept, counted
+    with pytest.warns(UserWarning, match="4 evaluation negatives are edges"):
+        ds = directgnn.datasets.import_ogbl(root, tmp_path / "out")
+    assert ds.directed and ds.num_edges == len(edges) and ds.link["published"]
     assert ds.link["negatives"] == "per_source" and not ds.link["eval_edges_in_graph"]
     assert ds.link["test"].tolist() == [[3, 23], [4, 24], [5, 25]]
     assert torch.equal(ds.link["test_neg"], torch.from_numpy(neg[3:]))

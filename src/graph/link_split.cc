@@ -8,6 +8,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -289,6 +292,109 @@ void check_negatives(LinkSplit& s, int64_t n, const std::string& where) {
   }
 }
 
+// A pair as one number: src * n + dst, the smaller id first when the graph is undirected.
+int64_t pair_key(int64_t u, int64_t v, int64_t n, bool directed) {
+  if (!directed && v < u) std::swap(u, v);
+  return u * n + v;
+}
+
+// The keys of [E, 2] `pairs` with their rows, sorted by key, then row.
+std::vector<std::pair<int64_t, int64_t>> keyed_rows(const at::Tensor& pairs, int64_t n,
+                                                    bool directed) {
+  const int64_t* p = pairs.data_ptr<int64_t>();
+  std::vector<std::pair<int64_t, int64_t>> out(static_cast<size_t>(pairs.size(0)));
+  for (int64_t i = 0; i < pairs.size(0); ++i)
+    out[static_cast<size_t>(i)] = {pair_key(p[2 * i], p[2 * i + 1], n, directed), i};
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A hand-written split lists each validation (test) positive once: a repeat counts twice in
+// every metric.
+void refuse_repeated_positives(const at::Tensor& pos, int64_t n, bool directed,
+                               const std::string& file) {
+  const auto rows = keyed_rows(pos, n, directed);
+  int64_t first = -1, later = -1;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].first == rows[i - 1].first && (later < 0 || rows[i].second < later)) {
+      first = rows[i - 1].second;
+      later = rows[i].second;
+    }
+  }
+  if (later < 0) return;
+  const int64_t* p = pos.data_ptr<int64_t>();
+  fail(file, ": positive ", later, " (", p[2 * later], " -> ", p[2 * later + 1],
+       ") repeats positive ", first, directed ? "" : " (either direction)",
+       "; list each evaluation pair once: remove the repeated rows (a random link split, "
+       "docs/formats.md, makes a consistent one)");
+}
+
+// Every positive of the split, as sorted keys: negatives must avoid them as well as the
+// message-passing graph's edges (validation and test positives are not among those).
+std::vector<int64_t> positive_keys(const LinkSplit& s, int64_t n, bool directed) {
+  std::vector<int64_t> keys;
+  for (const at::Tensor* pos : {&s.train, &s.val, &s.test}) {
+    const int64_t* p = pos->data_ptr<int64_t>();
+    for (int64_t i = 0; i < pos->size(0); ++i)
+      keys.push_back(pair_key(p[2 * i], p[2 * i + 1], n, directed));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+// A hand-written split's negatives are pairs that are no edge: neither of the graph nor a
+// positive of any split (either direction when undirected).
+void refuse_negative_edges(const LinkSplit& s, const EdgeLookup& edges, bool directed,
+                           const std::string& where) {
+  const int64_t n = edges.num_nodes();
+  const std::vector<int64_t> positives = positive_keys(s, n, directed);
+  const auto is_edge = [&](int64_t u, int64_t v) {
+    return (directed ? edges.contains(u, v) : edges.connects(u, v)) ||
+           std::binary_search(positives.begin(), positives.end(), pair_key(u, v, n, directed));
+  };
+  const bool shared = s.negatives == LinkNegatives::kShared;
+  for (const auto& [neg, pos, name] :
+       {std::tuple{&s.val_neg, &s.val, "val"}, std::tuple{&s.test_neg, &s.test, "test"}}) {
+    const int64_t k = neg->size(1);
+    const int64_t* q = neg->data_ptr<int64_t>();
+    const int64_t* p = pos->data_ptr<int64_t>();
+    // Entry i of the negatives: a shared pair's row, or destination i % k of row i / k.
+    const auto pair_of = [&](int64_t i) {
+      return shared ? std::pair{q[2 * i], q[2 * i + 1]} : std::pair{p[2 * (i / k)], q[i]};
+    };
+    const int64_t count = shared ? neg->size(0) : neg->numel();
+    const int64_t bad = first_index_where(count, 1 << 12, [&](int64_t i) {
+      const auto [u, v] = pair_of(i);
+      return is_edge(u, v);
+    });
+    if (bad < 0) continue;
+    const auto [u, v] = pair_of(bad);
+    fail(where, "/link/", name, "_neg.npy: negative ",
+         shared ? std::to_string(bad) : "[" + std::to_string(bad / k) + ", " +
+                                            std::to_string(bad % k) + "]",
+         " (", u, " -> ", v, ") is an edge (of the graph or a positive of link/*.npy",
+         directed ? "" : ", either direction",
+         "); a negative must be a pair that is no edge: draw it again (a random link split, "
+         "docs/formats.md, draws such negatives)");
+  }
+}
+
+// No validation or test positive is an edge of the message-passing graph.
+void refuse_leaks(const LinkSplit& s, const EdgeLookup& edges, bool directed,
+                  const std::string& where) {
+  for (const auto& [pos, name] : {std::pair{&s.val, "val"}, std::pair{&s.test, "test"}}) {
+    const int64_t leak = first_pair_where(*pos, [&](int64_t u, int64_t v) {
+      return directed ? edges.contains(u, v) : edges.connects(u, v);
+    });
+    if (leak < 0) continue;
+    const int64_t* p = pos->data_ptr<int64_t>();
+    fail(where, "/link/", name, ".npy: positive ", leak, " (", p[2 * leak], " -> ", p[2 * leak + 1],
+         ") is an edge of the message-passing graph (indptr.npy, indices.npy",
+         directed ? "" : ", either direction", "): it would leak into message passing; remove the ",
+         name, " edges from the graph (a random link split does, docs/formats.md)");
+  }
+}
+
 }  // namespace
 
 void validate_link_split(LinkSplit& s, const CsrGraph& graph, bool directed,
@@ -309,18 +415,11 @@ void validate_link_split(LinkSplit& s, const CsrGraph& graph, bool directed,
          "must be in it (a random link split of the whole graph, docs/formats.md, makes a "
          "consistent one)");
   }
-  if (s.eval_edges_in_graph) return;
-  for (const auto& [pos, name] : {std::pair{&s.val, "val"}, std::pair{&s.test, "test"}}) {
-    const int64_t leak = first_pair_where(*pos, [&](int64_t u, int64_t v) {
-      return directed ? edges.contains(u, v) : edges.connects(u, v);
-    });
-    if (leak < 0) continue;
-    const int64_t* p = pos->data_ptr<int64_t>();
-    fail(where, "/link/", name, ".npy: positive ", leak, " (", p[2 * leak], " -> ", p[2 * leak + 1],
-         ") is an edge of the message-passing graph (indptr.npy, indices.npy",
-         directed ? "" : ", either direction", "): it would leak into message passing; remove the ",
-         name, " edges from the graph (a random link split does, docs/formats.md)");
-  }
+  if (!s.eval_edges_in_graph) refuse_leaks(s, edges, directed, where);
+  if (s.published) return;
+  refuse_repeated_positives(s.val, n, directed, where + "/link/val.npy");
+  refuse_repeated_positives(s.test, n, directed, where + "/link/test.npy");
+  if (s.negatives != LinkNegatives::kNone) refuse_negative_edges(s, edges, directed, where);
 }
 
 }  // namespace directgnn

@@ -31,6 +31,10 @@ struct LinkSplit {
   // interact again later (ogbl-collab's collaborations, split by year), which OGB's leaderboard
   // keeps in the graph. Otherwise such a positive is refused as a leak.
   bool eval_edges_in_graph = false;
+  // A published benchmark's split, kept as it was published (an OGB import): its repeated
+  // validation or test positives and its negatives that are edges were counted when it was
+  // imported. A hand-written split has neither: both are refused.
+  bool published = false;
 
   bool defined() const { return train.defined(); }
 };
@@ -70,7 +74,8 @@ RandomLinkSplit random_link_split(const CsrGraph& graph, bool directed,
 // shapes, node ids in range, the negatives' layout (K per positive, or shared pairs), every
 // training positive an edge of the graph, and no validation or test positive one (nor its
 // reverse when undirected): they would leak into message passing, unless the split says that
-// they may (eval_edges_in_graph). `where` names the source.
+// they may (eval_edges_in_graph). Unless published, each validation (test) positive is listed
+// once and no negative is an edge of the graph or a positive. `where` names the source.
 void validate_link_split(LinkSplit& split, const CsrGraph& graph, bool directed,
                          const std::string& where);
 

@@ -119,6 +119,7 @@ struct DatasetMeta {
   int64_t num_classes = 0;     // 0: no labels.npy
   std::string link_negatives;  // meta.json's link.negatives; empty when it stores no link split
   bool eval_edges_in_graph = false;  // meta.json's link.eval_edges_in_graph
+  bool link_published = false;       // meta.json's link.published
   bool directed = false;
   int64_t num_splits = -1;               // -1 when meta.json does not say
   std::vector<std::string> class_names;  // empty when meta.json names no classes

@@ -123,6 +123,7 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     parse_link_negatives(out.link_negatives, where + " (link.negatives)");
     out.eval_edges_in_graph =
         optional_json_field<bool>(link, "eval_edges_in_graph", where + " (link)", false);
+    out.link_published = optional_json_field<bool>(link, "published", where + " (link)", false);
   }
   return out;
 }
@@ -149,6 +150,7 @@ Dataset load_dataset_dir(const std::string& dir) {
   if (!meta.link_negatives.empty()) {
     ds.link = load_link_split(dir, meta.link_negatives);
     ds.link.eval_edges_in_graph = meta.eval_edges_in_graph;
+    ds.link.published = meta.link_published;
   }
   if (fs::exists(dir + "/edge_weights.npy")) {
     ds.graph.weights = load_npy(dir + "/edge_weights.npy");
@@ -240,7 +242,8 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
   if (ds.link.defined()) {
     meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)},
-                    {"eval_edges_in_graph", ds.link.eval_edges_in_graph}};
+                    {"eval_edges_in_graph", ds.link.eval_edges_in_graph},
+                    {"published", ds.link.published}};
   }
   write_file_atomic(dir + "/meta.json", meta.dump(2) + "\n");
   temp.commit();

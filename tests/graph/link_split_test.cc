@@ -224,6 +224,45 @@ TEST(ValidateLinkSplit, AcceptsItsOwnSplitsAndNamesEachFault) {
   EXPECT_ERROR_CONTAINS(parse_link_negatives("pairs", "m"), "'shared'");
 }
 
+// A hand-written split lists each evaluation positive once and draws negatives that are no
+// edge; a published one (an OGB import) keeps both, counted when it was imported.
+TEST(ValidateLinkSplit, RepeatedPositivesAndNegativesThatAreEdgesAreRefusedUnlessPublished) {
+  const CsrGraph whole = random_graph(200, 6, 7);
+  CsrGraph graph;
+  const LinkSplit s = valid_split(whole, graph);
+
+  LinkSplit repeat = s;  // test positive 0 again, reversed: the same pair when undirected
+  repeat.test = at::cat({s.test, s.test.narrow(0, 0, 1).flip({1})});
+  repeat.test_neg = at::cat({s.test_neg, s.test_neg.narrow(0, 0, 1)});
+  const std::string row = std::to_string(s.test.size(0));
+  EXPECT_ERROR_CONTAINS(validate_link_split(repeat, graph, false, "d"),
+                        "d/link/test.npy: positive " + row);
+  EXPECT_ERROR_CONTAINS(validate_link_split(repeat, graph, false, "d"),
+                        "repeats positive 0 (either direction)");
+
+  LinkSplit edge = s;  // a validation negative that is a training positive, either direction
+  edge.val_neg = s.val_neg.clone();
+  const int64_t src = s.val[0][0].item<int64_t>();
+  const at::Tensor touching = s.train.eq(src).any(1).nonzero().flatten();
+  ASSERT_GT(touching.numel(), 0);
+  const at::Tensor pair = s.train[touching[0].item<int64_t>()];
+  edge.val_neg[0][1] = pair[0].item<int64_t>() == src ? pair[1] : pair[0];
+  EXPECT_ERROR_CONTAINS(validate_link_split(edge, graph, false, "d"),
+                        "d/link/val_neg.npy: negative [0, 1]");
+  EXPECT_ERROR_CONTAINS(validate_link_split(edge, graph, false, "d"), "is an edge");
+
+  LinkSplit test_pair = s;  // a negative that is a test positive: no edge of the graph
+  test_pair.test_neg = s.test_neg.clone();
+  test_pair.test_neg[0][2] = s.test[0][1];
+  EXPECT_ERROR_CONTAINS(validate_link_split(test_pair, graph, false, "d"),
+                        "d/link/test_neg.npy: negative [0, 2]");
+
+  for (LinkSplit* published : {&repeat, &edge, &test_pair}) {
+    published->published = true;
+    EXPECT_NO_THROW(validate_link_split(*published, graph, false, "d"));
+  }
+}
+
 TEST(ChooseLinkSplit, StoredSplitOrSeededRandomOne) {
   Dataset ds;
   ds.source = "mem";
