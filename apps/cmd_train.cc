@@ -20,7 +20,7 @@ namespace {
 struct TrainArgs {
   std::string dataset, resume, task = "node", metrics, checkpoint;
   int64_t checkpoint_every = 0;
-  bool keep_self_loops = false;
+  bool keep_self_loops = false, verbose = false;
   int threads = 0;
   DistArgs dist;
 };
@@ -163,6 +163,7 @@ void run_train(const CLI::App& c, TrainArgs a) {
   options.metrics_path = a.metrics;
   options.checkpoint_dir = a.checkpoint;
   options.checkpoint_every = a.checkpoint_every;
+  options.verbose = a.verbose;
   // An absolute path, so a run resumes from any working directory; mag:SCALE as it is.
   const std::string dataset =
       a.dataset.rfind("mag:", 0) == 0 ? a.dataset : absolute_path(a.dataset);
@@ -206,6 +207,8 @@ void register_train(CLI::App& app) {
                 "by --checkpoint-every); dataset and options come from it, and options given "
                 "again must equal the saved ones");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
+  c->add_flag("--verbose", args->verbose,
+              "say more about the run's set-up (why it trains on the CPU when no GPU is usable)");
   add_dist_options(c, &args->dist);
   add_threads_option(c, &args->threads);
   c->get_option("--threads")

@@ -94,7 +94,10 @@ RunLoop::Impl::Impl(RunTask& task, const TrainOptions& o, std::ostream& out)
   // Appending when resuming keeps the records of the epochs already done.
   metrics_ =
       std::make_unique<MetricsLog>(leader_ ? o.metrics_path : std::string(), !o.resume_dir.empty());
-  if (!s.note.empty() && leader_ && !o.quiet) out_ << s.note << "\n";
+  if (!s.note.empty() && leader_ && !o.quiet) {
+    out_ << s.note << "\n";
+    if (o.verbose) out_ << "  why: " << gpu::unavailable_reason() << "\n";
+  }
   if (o.quiet || !leader_) return;
   task_.print_header(out_);
   if (!cache_line_.empty()) out_ << cache_line_ << "\n";

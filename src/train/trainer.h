@@ -89,7 +89,8 @@ struct TrainOptions {
   bool adapt_threads = false;
   // Stored with the training state for the front end (the dataset it was loaded from).
   nlohmann::json run_info;
-  bool quiet = false;  // no per-epoch lines (benchmarks)
+  bool quiet = false;    // no per-epoch lines (benchmarks)
+  bool verbose = false;  // more about the set-up (why no GPU is used)
   // The first epochs left out of the report's timing means (epoch time and its parts, CPU
   // time, energy): a GPU's first epoch also pays module loading, library handles, the
   // allocator's growth and the staging buffers. Below `epochs` (bench train --warmup-epochs).

@@ -60,6 +60,16 @@ TEST(DefaultRun, TrainsTheSyntheticGraphAndSaysWhatToDoNext) {
   EXPECT_NE(r.output.find("directgnn train --dataset PATH"), std::string::npos);
   // A 1-layer, fan-out-1 model gets 0.42 on this graph; neighbours lift a GNN far above it.
   EXPECT_GE(final_record(dir.file("m.jsonl"))["test_acc"].get<double>(), 0.80) << r.output;
+  if (gpu::available()) return;
+  // Without a GPU: said once and briefly; why, only when asked.
+  const std::string note = "note: training on the CPU (no usable GPU)\n";
+  EXPECT_EQ(r.output.find(note), r.output.rfind(note)) << r.output;
+  EXPECT_NE(r.output.find(note), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("why:"), std::string::npos) << r.output;
+  const CommandResult verbose = run("train --epochs 1 --verbose");
+  ASSERT_EQ(verbose.status, 0) << verbose.output;
+  EXPECT_NE(verbose.output.find(note + "  why: " + gpu::unavailable_reason()), std::string::npos)
+      << verbose.output;
 }
 
 // Layer norm and residual connections train, are checkpointed, evaluate and resume as any
