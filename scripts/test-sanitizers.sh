@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset asan >/dev/null
-cmake --build build-asan --target directgnn_tests
+cmake --build build-asan --target directgnn_tests fuzz_replay
 # Leak checking stays on; any report or undefined behaviour fails the run.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   build-asan/tests/directgnn_tests --gtest_brief=1

@@ -226,7 +226,7 @@ at::Tensor npy_view(std::shared_ptr<const void> owner, const uint8_t* data, size
     // An array stored at an odd offset (possible inside an uncompressed .npz) is copied, as
     // its elements cannot be read in place.
     at::Tensor copy = at::empty(header.shape, at::TensorOptions().dtype(type));
-    std::memcpy(copy.data_ptr(), ptr, bytes);
+    if (bytes > 0) std::memcpy(copy.data_ptr(), ptr, bytes);  // an empty one has no data
     return copy;
   }
   auto keep = std::move(owner);

@@ -100,6 +100,29 @@ TEST(Npy, HeaderCanPadTheDataTo4KiB) {
   EXPECT_EQ(parsed.data_offset, 4096u);
 }
 
+// Inside an uncompressed .npz an array may start at an odd offset: it is copied, and an empty
+// one (shape (0, 5)) has nothing to copy (memcpy into an empty tensor's null data was undefined
+// behaviour, found by fuzz_npy).
+TEST(Npy, AnArrayAtAnOddOffsetIsCopiedAndAnEmptyOneTooWithoutData) {
+  for (const auto& [shape, data] : {std::pair{std::string("(0, 5)"), std::string()},
+                                    std::pair{std::string("(2,)"), floats({1.5f, -2.0f})}}) {
+    const std::string image =
+        npy_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }\n",
+                  data);
+    // Placed so that the data (after the header) starts at an address no multiple of 4.
+    const size_t header = image.size() - data.size();
+    std::string buffer(image.size() + 1, '\0');
+    const size_t prefix = (reinterpret_cast<uintptr_t>(buffer.data()) + header) % 4 == 0 ? 1 : 0;
+    std::copy(image.begin(), image.end(), buffer.begin() + static_cast<std::ptrdiff_t>(prefix));
+    const auto* odd = reinterpret_cast<const uint8_t*>(buffer.data()) + prefix;
+    const at::Tensor t = npy_view(nullptr, odd, image.size(), "odd.npy");
+    EXPECT_EQ(t.numel(), static_cast<int64_t>(data.size() / 4));
+    if (!data.empty()) {
+      EXPECT_EQ(t[1].item<float>(), -2.0f);
+    }
+  }
+}
+
 TEST(Npy, BadFilesGiveClearErrors) {
   TempDirectory dir;
   const std::string ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n";
