@@ -108,6 +108,38 @@ class Dataset:
         out.link = _link_dict(link, "per_source" if neg_per_source > 0 else "shared")
         return out
 
+    def to_pyg(self):
+        """A PyG ``Data``: ``x``, ``edge_index`` ([2, E] sources, destinations), ``num_nodes``,
+        and where the dataset has them ``y``, ``edge_weight``, the node splits as
+        ``train_mask``, ``val_mask`` and ``test_mask`` (one split: [N]; several: [N, S], one
+        column per split, as PyG's WikiCS) and the link split: ``{train,val,test}_pos_edge_index``
+        ([2, E]), with shared negatives ``{val,test}_neg_edge_index`` ([2, M]) or per-source
+        ones ``{val,test}_neg_dst`` ([E, K] destinations for each positive's source)."""
+        from torch_geometric.data import Data
+        dst = torch.repeat_interleave(torch.arange(self.num_nodes), self.indptr.diff())
+        data = Data(x=self.x, edge_index=torch.stack([self.indices.long(), dst]),
+                    num_nodes=self.num_nodes)
+        if self.y is not None:
+            data.y = self.y
+        if self.edge_weight is not None:
+            data.edge_weight = self.edge_weight
+        for name in (("train", "val", "test") if self.splits else ()):
+            masks = torch.zeros(self.num_nodes, len(self.splits), dtype=torch.bool)
+            for k, split in enumerate(self.splits):
+                masks[split[name], k] = True
+            data[f"{name}_mask"] = masks[:, 0] if len(self.splits) == 1 else masks
+        if self.link is not None:
+            for name in ("train", "val", "test"):
+                data[f"{name}_pos_edge_index"] = self.link[name].t().contiguous()
+            negatives = self.link.get("negatives", "none")
+            for name in (("val", "test") if negatives != "none" else ()):
+                neg = self.link[name + "_neg"]
+                if negatives == "shared":
+                    data[f"{name}_neg_edge_index"] = neg.t().contiguous()
+                else:
+                    data[f"{name}_neg_dst"] = neg
+        return data
+
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the dataset as a dataset directory (``path`` must not exist; written under a
         temporary name, then renamed), checked as a loader checks it: graph, features,

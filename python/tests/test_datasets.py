@@ -1,3 +1,4 @@
+import dataclasses
 import numpy as np
 import pytest
 import torch
@@ -98,3 +99,23 @@ def test_a_hand_written_link_split_lists_each_pair_once_and_draws_no_edge_as_neg
     split.link = dict(edge, published=True)
     split.save(tmp_path / "published")
     assert directgnn.load(tmp_path / "published").link["published"]
+
+
+def test_to_pyg_gives_a_data_object_with_the_graph_labels_masks_and_link_split():
+    pytest.importorskip("torch_geometric")
+    ds = directgnn.datasets.synthetic(300, 5, 4, seed=1)
+    data = ds.to_pyg()
+    data.validate()
+    dst = torch.repeat_interleave(torch.arange(ds.num_nodes), ds.indptr.diff())
+    assert torch.equal(data.edge_index[0], ds.indices.long()) and torch.equal(data.edge_index[1], dst)
+    assert torch.equal(data.x, ds.x) and torch.equal(data.y, ds.y) and data.num_nodes == 300
+    split = ds.split(0)
+    for name in ("train", "val", "test"):
+        assert torch.equal(data[f"{name}_mask"].nonzero().view(-1), split[name].sort().values)
+    two = dataclasses.replace(ds, splits=[split, ds.random_split(3)])
+    assert two.to_pyg().val_mask.shape == (300, 2)
+    assert torch.equal(two.to_pyg().val_mask[:, 1].nonzero().view(-1),
+                       two.splits[1]["val"].sort().values)
+    linked = ds.random_link_split(seed=2, neg_per_source=3).to_pyg()
+    assert linked.test_pos_edge_index.shape[0] == 2 and linked.test_neg_dst.shape[1] == 3
+    assert ds.random_link_split(seed=2).to_pyg().val_neg_edge_index.shape[0] == 2
