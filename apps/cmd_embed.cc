@@ -14,7 +14,7 @@ namespace directgnn::cli {
 namespace {
 
 struct Args {
-  std::string checkpoint, dataset, out, dtype = "float32";
+  std::string checkpoint, dataset, out, dtype = "float32", type;
   bool keep_self_loops = false;
   int threads = 0;
 };
@@ -25,10 +25,12 @@ void embed(const Args& a) {
                  "' is not float32 or float16");
   const nlohmann::json meta = read_checkpoint_meta(a.checkpoint);
   const RunKind kind = checkpoint_kind(meta);
-  DGNN_CHECK(!is_hetero(kind), a.checkpoint,
-             ": is a heterogeneous model's checkpoint; embed writes homogeneous models' "
-             "embeddings (a heterogeneous model's learnable tables are in ",
-             a.checkpoint, "/embeddings/)");
+  const at::ScalarType dtype = a.dtype == "float16" ? at::kHalf : at::kFloat;
+  if (is_hetero(kind)) {
+    return embed_hetero_command(kind, meta, {a.checkpoint, a.dataset, a.type, a.out, dtype});
+  }
+  DGNN_CHECK(a.type.empty(), "--type ", a.type,
+             ": applies to heterogeneous checkpoints; a homogeneous one has one node type");
   const std::string where = a.checkpoint + "/checkpoint.pt";
   const ModelConfig config = ModelConfig::from_json(meta.at("model"), where);
   const Dataset ds = dataset_or_default(a.dataset, import_options(a.keep_self_loops));
@@ -36,7 +38,7 @@ void embed(const Args& a) {
              config.in_dim, " features, but ", ds.source, " has ", ds.feat_dim(),
              "; pass the dataset it was trained on");
   EmbedOptions o;
-  o.dtype = a.dtype == "float16" ? at::kHalf : at::kFloat;
+  o.dtype = dtype;
   if (kind == RunKind::kNode) {
     GnnModel model(config);
     load_checkpoint(a.checkpoint, model, nullptr);
@@ -57,11 +59,18 @@ void embed(const Args& a) {
 void register_embed(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* c = app.add_subcommand(
-      "embed", "write every node's final-layer output (a link model's embeddings) as .npy");
+      "embed",
+      "write every node's final-layer output (a link model's embeddings) as .npy, per node "
+      "type for a heterogeneous model");
   c->add_option("--checkpoint", args->checkpoint, "checkpoint directory")->required();
   c->add_option("--dataset", args->dataset,
                 "dataset directory or .npz (omit for the built-in synthetic graph)");
-  c->add_option("--out", args->out, "the .npy file to write (atomically)")->required();
+  c->add_option("--out", args->out,
+                "the .npy file to write (atomically); for a heterogeneous checkpoint without "
+                "--type, a directory of TYPE.npy files")
+      ->required();
+  c->add_option("--type", args->type,
+                "heterogeneous checkpoints: only this node type's rows, written to the file --out");
   c->add_option("--dtype", args->dtype, "float32 or float16")->capture_default_str();
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   add_threads_option(c, &args->threads);

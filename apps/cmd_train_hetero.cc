@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "core/atomic_file.h"
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "feature/embedding_table.h"
@@ -19,6 +21,7 @@
 #include "loader/options.h"
 #include "options.h"
 #include "train/checkpoint.h"
+#include "train/embed.h"
 #include "train/hetero_link_trainer.h"
 #include "train/hetero_trainer.h"
 #include "train/metrics.h"
@@ -100,6 +103,14 @@ std::vector<at::Tensor> checkpoint_inputs(const nlohmann::json& meta, const std:
   return inputs;
 }
 
+std::string type_names(const HeteroDataset& ds, const std::vector<int>& types) {
+  std::string out;
+  for (const int t : types) {
+    out += (out.empty() ? "" : ", ") + ds.node_types[static_cast<size_t>(t)].name;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_hetero_dataset(const std::string& dataset) {
@@ -122,8 +133,8 @@ void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions 
   train_hetero_links(ds, o, std::cout);
 }
 
-void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
-                         const std::string& dataset_arg) {
+EvalScore eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
+                              const std::string& dataset_arg) {
   const std::string where = dir + "/checkpoint.pt";
   const nlohmann::json run = meta.value("run", nlohmann::json::object());
   const std::string dataset =
@@ -142,18 +153,20 @@ void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
   const Split& s = ds.splits.at(split >= 0 ? 0 : meta.value("split", size_t{0}));
   const at::Tensor logits = model.infer(ds, inputs);
   const double val = accuracy(logits, ds.labels, s.val), test = accuracy(logits, ds.labels, s.test);
+  const int64_t epoch = meta.value("epoch", int64_t{-1});
   std::printf("Checkpoint epoch %lld | Val Acc %.4f | Test Acc %.4f\n",
-              static_cast<long long>(meta.value("epoch", int64_t{-1})), val, test);
-  const double recorded = meta.value("test_acc", -1.0);
-  if (std::abs(recorded - test) < 1e-9) {
-    std::printf("Matches the test accuracy recorded at training time.\n");
-  } else {
-    std::printf("Training recorded Test Acc %.4f for this checkpoint.\n", recorded);
-  }
+              static_cast<long long>(epoch), val, test);
+  return {{{"kind", "hetero"},
+           {"epoch", epoch},
+           {"val", {{"acc", val}}},
+           {"test", {{"acc", test}}},
+           {"metric", "acc"},
+           {"recorded", meta.value("test_acc", nlohmann::json())}},
+          "accuracy"};
 }
 
-void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
-                              const std::string& dataset_arg) {
+EvalScore eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
+                                   const std::string& dataset_arg) {
   const std::string where = dir + "/checkpoint.pt";
   const nlohmann::json run = meta.value("run", nlohmann::json::object());
   const std::string dataset =
@@ -174,25 +187,82 @@ void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir
   const LinkEvalResult r = evaluate_hetero_links(
       model, split.graph, target, checkpoint_inputs(meta, dir, ds), split.split, link.hits_k);
   const std::string metric = primary_link_metric(split.split.negatives);
-  const double val = primary_value(r.val, split.split.negatives);
-  const double test = primary_value(r.test, split.split.negatives);
-  std::printf("Checkpoint epoch %lld | %s | Val %s %.4f | Test %s %.4f\n",
-              static_cast<long long>(meta.value("epoch", int64_t{-1})),
-              ds.relations[target.relation].key().c_str(), metric.c_str(), val, metric.c_str(),
-              test);
-  const nlohmann::json recorded_metrics = meta.value("test", nlohmann::json::object());
-  if (!recorded_metrics.contains(metric)) {
-    std::printf(
-        "Training recorded no test metric for this checkpoint (trained without "
-        "evaluation).\n");
-    return;
+  const int64_t epoch = meta.value("epoch", int64_t{-1});
+  const std::string relation = ds.relations[target.relation].key();
+  std::printf("Checkpoint epoch %lld | %s%s%s\n", static_cast<long long>(epoch),
+              relation.c_str(), link_metrics_text("Val", r.val, link.hits_k).c_str(),
+              link_metrics_text("Test", r.test, link.hits_k).c_str());
+  const nlohmann::json recorded = meta.value("test", nlohmann::json::object());
+  return {{{"kind", "hetero_link"},
+           {"epoch", epoch},
+           {"relation", relation},
+           {"val", metrics_json(r.val)},
+           {"test", metrics_json(r.test)},
+           {"metric", metric},
+           {"recorded", recorded.value(metric, nlohmann::json())}},
+          metric};
+}
+
+namespace {
+
+// The last layer's rows of every node of the types a heterogeneous checkpoint's model emits (a
+// link model over its split's message-passing graph, as its test scores were computed).
+std::vector<at::Tensor> hetero_outputs(RunKind kind, const nlohmann::json& meta,
+                                       const std::string& dir, const HeteroDataset& ds) {
+  const std::string where = dir + "/checkpoint.pt";
+  const HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
+  DGNN_CHECK(config.relations == HeteroModelConfig::for_dataset(ds).relations, where,
+             ": the checkpoint was trained on other node types or relations than ", ds.source,
+             "'s; pass the dataset it was trained on");
+  const std::vector<at::Tensor> inputs = checkpoint_inputs(meta, dir, ds);
+  if (kind == RunKind::kHetero) {
+    HeteroModel model(config);
+    load_checkpoint(dir, model, nullptr);
+    return model.infer_outputs(ds, inputs);
   }
-  const double recorded = recorded_metrics[metric].get<double>();
-  if (std::abs(recorded - test) < 1e-9) {
-    std::printf("Matches the test %s recorded at training time.\n", metric.c_str());
-  } else {
-    std::printf("Training recorded test %s %.4f for this checkpoint.\n", metric.c_str(), recorded);
+  LinkOptions link = checkpoint_options(meta, RunKind::kHeteroLink, where).link;
+  link.split.seed = meta.value("seed", uint64_t{0});
+  const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
+  const HeteroLinkSplit split = random_hetero_link_split(ds, target, link.split);
+  HeteroLinkModel model(config, link.decoder, link.decoder_layers);
+  load_checkpoint(dir, model, nullptr);
+  return model.encoder().infer_outputs(split.graph, inputs);
+}
+
+}  // namespace
+
+void embed_hetero_command(RunKind kind, const nlohmann::json& meta, const HeteroEmbedArgs& a) {
+  const nlohmann::json run = meta.value("run", nlohmann::json::object());
+  const std::string dataset = a.dataset.empty() ? run.value("dataset", std::string()) : a.dataset;
+  const uint64_t seed = meta.value("seed", uint64_t{0});
+  const HeteroDataset ds =
+      kind == RunKind::kHetero
+          ? load_hetero(dataset, std::max<int64_t>(0, run.value("homogeneous_split", int64_t{-1})),
+                        seed)
+          : load_hetero(dataset, 0, seed, false);
+  const std::vector<at::Tensor> outputs = hetero_outputs(kind, meta, a.checkpoint, ds);
+  std::vector<int> types;
+  for (int t = 0; t < static_cast<int>(outputs.size()); ++t) {
+    if (outputs[static_cast<size_t>(t)].defined()) types.push_back(t);
   }
+  if (!a.type.empty()) {
+    const int t = ds.type_index(a.type, "--type");
+    DGNN_CHECK(outputs[static_cast<size_t>(t)].defined(), "--type ", a.type,
+               ": the model's last layer emits no rows of this type; it emits ",
+               type_names(ds, types));
+    types = {t};
+  }
+  std::optional<TempDir> dir;  // every type: OUT/TYPE.npy, written together
+  if (a.type.empty()) dir.emplace(a.out);
+  for (const int t : types) {
+    const NodeType& type = ds.node_types[static_cast<size_t>(t)];
+    const std::string file = dir ? dir->path() + "/" + type.name + ".npy" : a.out;
+    write_embedding_rows(outputs[static_cast<size_t>(t)], a.dtype, file, true);
+    std::cout << "Wrote " << (dir ? a.out + "/" + type.name + ".npy" : a.out) << ": "
+              << outputs[static_cast<size_t>(t)].size(0) << " x "
+              << outputs[static_cast<size_t>(t)].size(1) << " (node type " << type.name << ")\n";
+  }
+  if (dir) dir->commit();
 }
 
 }  // namespace directgnn::cli

@@ -66,13 +66,32 @@ bool is_hetero_dataset(const std::string& dataset);
 // Trains a heterogeneous run (options.hetero, options.link for link prediction): on a
 // heterogeneous dataset, or on a homogeneous one with learnable embeddings as its input.
 void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions options);
+// What `eval` found for a checkpoint, whatever its kind: each kind prints its line of named
+// metrics and returns this; finish_eval says whether training recorded the same.
+struct EvalScore {
+  // kind, epoch, split (where one is described), val and test metrics by name, the metric
+  // compared, and what training recorded of it (null: it ran without evaluation)
+  nlohmann::json record;
+  std::string metric_words;  // the compared metric as the message names it
+};
+// Prints whether the test metric matches the recorded one; writes the record, with "matches",
+// to `json_path` (atomically) unless empty.
+void finish_eval(EvalScore score, const std::string& json_path);
 // `eval` of a heterogeneous checkpoint (meta: its description) on `dataset` (empty: the one it
 // was trained on).
-void eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
-                         const std::string& dataset);
-// The same for a heterogeneous link prediction checkpoint: its split rebuilt from the seed.
-void eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
+EvalScore eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
                               const std::string& dataset);
+// The same for a heterogeneous link prediction checkpoint: its split rebuilt from the seed.
+EvalScore eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
+                                   const std::string& dataset);
+// `embed` of a heterogeneous checkpoint: the last layer's rows of every node of each type its
+// model emits (a node model: the target type's logits; a link model: the relation's end
+// types) as OUT/TYPE.npy, or with `type` only that type's, as the file OUT.
+struct HeteroEmbedArgs {
+  std::string checkpoint, dataset, type, out;
+  at::ScalarType dtype = at::kFloat;
+};
+void embed_hetero_command(RunKind kind, const nlohmann::json& meta, const HeteroEmbedArgs& args);
 // PATH made absolute, so a stored run resumes from any working directory.
 std::string absolute_path(const std::string& path);
 

@@ -25,5 +25,9 @@ struct EmbedOptions {
 // to `out`. Throws naming the file on a full disk or an embedding float16 cannot hold.
 void write_embeddings(GnnModel& model, const CsrGraph& graph, const at::Tensor& features,
                       const std::string& out, const EmbedOptions& options);
+// `rows` ([N, width]) as an .npy of `dtype` at `out`, atomically, a chunk at a time; throws
+// naming the node where a value is not finite in `dtype`.
+void write_embedding_rows(const at::Tensor& rows, at::ScalarType dtype, const std::string& out,
+                          bool progress);
 
 }  // namespace directgnn

@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "e2e/e2e_util.h"
+#include "io/hetero_dir.h"
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -47,6 +49,14 @@ TEST(HeteroLink, RgcnLearnsARelationAndEvalReproducesItsCheckpoint) {
   ASSERT_EQ(e.status, 0) << e.output;
   EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
       << e.output;
+  // embed: the encoder's rows of both ends of the relation, every node, in the dataset's ids.
+  const CommandResult m = run("embed --checkpoint " + dir.file("ck") + " --type author --out " +
+                              dir.file("authors.npy") + " --dtype float16");
+  ASSERT_EQ(m.status, 0) << m.output;
+  const at::Tensor authors = load_npy(dir.file("authors.npy"));
+  EXPECT_EQ(authors.scalar_type(), at::kHalf);
+  const HeteroDataset mag = load_hetero_dir(dir.file("mag"));
+  EXPECT_EQ(authors.size(0), mag.node_types[mag.type_index("author", "test")].count);
   // Citations within papers: an MLP on paper features does far worse than RGCN.
   const nlohmann::json cites = link_run(data + " --target-relation cites", dir, "cites");
   const nlohmann::json mlp = link_run(data + " --target-relation cites --model mlp", dir, "mlp");

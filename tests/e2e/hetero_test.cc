@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "e2e/e2e_util.h"
+#include "io/hetero_dir.h"
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -42,6 +44,17 @@ TEST(HeteroTraining, RgcnOnTheMagGeneratorReadsTheRelations) {
   const CommandResult e = run("eval --checkpoint " + dir.file("ck"));
   ASSERT_EQ(e.status, 0) << e.output;
   EXPECT_NE(e.output.find("Matches the test accuracy recorded"), std::string::npos) << e.output;
+  // embed: the model's last layer emits the target type's logits, one row per paper.
+  const CommandResult m = run("embed --checkpoint " + dir.file("ck") + " --out " + dir.file("emb"));
+  ASSERT_EQ(m.status, 0) << m.output;
+  const at::Tensor papers = load_npy(dir.file("emb/paper.npy"));
+  const HeteroDataset mag = load_hetero_dir(dir.file("mag"));
+  EXPECT_EQ(papers.size(0), mag.node_types[mag.type_index("paper", "test")].count);
+  const CommandResult author = run("embed --checkpoint " + dir.file("ck") + " --type author --out " +
+                                   dir.file("author.npy"));
+  EXPECT_NE(author.status, 0);
+  EXPECT_NE(author.output.find("emits no rows of this type; it emits paper"), std::string::npos)
+      << author.output;
   const double mlp = test_accuracy(common + " --model mlp", dir, "mlp");
   EXPECT_GE(rgcn, 0.8);
   EXPECT_GE(rgcn - mlp, 0.2) << "rgcn " << rgcn << ", mlp " << mlp;

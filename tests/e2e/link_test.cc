@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -39,10 +40,20 @@ TEST(LinkTraining, CoraWithAnMlpDecoderScoresWellAboveChance) {
   EXPECT_GE(final["test"]["roc_auc"].get<double>(), 0.85) << r.output;
   EXPECT_GE(final["test"]["ap"].get<double>(), 0.85) << r.output;
   // The checkpoint (encoder and decoder) reproduces the recorded test metric.
-  const CommandResult e = run("eval --checkpoint " + dir.file("ck") + " --dataset " + cora);
+  const CommandResult e = run("eval --checkpoint " + dir.file("ck") + " --dataset " + cora +
+                              " --json " + dir.file("eval.json"));
   ASSERT_EQ(e.status, 0) << e.output;
   EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
       << e.output;
+  // Named as the epoch line names them, not as JSON; the JSON goes to --json.
+  EXPECT_NE(e.output.find(" | Test AUC "), std::string::npos) << e.output;
+  EXPECT_EQ(e.output.find("{\""), std::string::npos) << e.output;
+  std::ifstream in(dir.file("eval.json"));
+  const nlohmann::json scored = nlohmann::json::parse(in);
+  EXPECT_EQ(scored["kind"], "link");
+  EXPECT_EQ(scored["matches"], true);
+  EXPECT_EQ(scored["test"]["roc_auc"], final["test"]["roc_auc"]);
+  EXPECT_EQ(scored["recorded"], final["test"]["roc_auc"]);
   // Every node's embedding, float16.
   const CommandResult m = run("embed --checkpoint " + dir.file("ck") + " --dataset " + cora +
                               " --out " + dir.file("emb.npy") + " --dtype float16");
