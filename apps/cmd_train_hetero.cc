@@ -189,8 +189,8 @@ EvalScore eval_hetero_link_command(const nlohmann::json& meta, const std::string
   const std::string metric = primary_link_metric(split.split.negatives);
   const int64_t epoch = meta.value("epoch", int64_t{-1});
   const std::string relation = ds.relations[target.relation].key();
-  std::printf("Checkpoint epoch %lld | %s%s%s\n", static_cast<long long>(epoch),
-              relation.c_str(), link_metrics_text("Val", r.val, link.hits_k).c_str(),
+  std::printf("Checkpoint epoch %lld | %s%s%s\n", static_cast<long long>(epoch), relation.c_str(),
+              link_metrics_text("Val", r.val, link.hits_k).c_str(),
               link_metrics_text("Test", r.test, link.hits_k).c_str());
   const nlohmann::json recorded = meta.value("test", nlohmann::json::object());
   return {{{"kind", "hetero_link"},

@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#define DIRECTGNN_TARGET(name) \
-  extern "C" int fuzz_##name##_input(const uint8_t* data, size_t size);
+#define DIRECTGNN_TARGET(name) extern "C" int fuzz_##name##_input(const uint8_t* data, size_t size);
 DIRECTGNN_TARGET(npy)
 DIRECTGNN_TARGET(npz)
 DIRECTGNN_TARGET(text)

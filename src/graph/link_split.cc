@@ -370,8 +370,8 @@ void refuse_negative_edges(const LinkSplit& s, const EdgeLookup& edges, bool dir
     if (bad < 0) continue;
     const auto [u, v] = pair_of(bad);
     fail(where, "/link/", name, "_neg.npy: negative ",
-         shared ? std::to_string(bad) : "[" + std::to_string(bad / k) + ", " +
-                                            std::to_string(bad % k) + "]",
+         shared ? std::to_string(bad)
+                : "[" + std::to_string(bad / k) + ", " + std::to_string(bad % k) + "]",
          " (", u, " -> ", v, ") is an edge (of the graph or a positive of link/*.npy",
          directed ? "" : ", either direction",
          "); a negative must be a pair that is no edge: draw it again (a random link split, "

@@ -50,8 +50,8 @@ TEST(HeteroTraining, RgcnOnTheMagGeneratorReadsTheRelations) {
   const at::Tensor papers = load_npy(dir.file("emb/paper.npy"));
   const HeteroDataset mag = load_hetero_dir(dir.file("mag"));
   EXPECT_EQ(papers.size(0), mag.node_types[mag.type_index("paper", "test")].count);
-  const CommandResult author = run("embed --checkpoint " + dir.file("ck") + " --type author --out " +
-                                   dir.file("author.npy"));
+  const CommandResult author = run("embed --checkpoint " + dir.file("ck") +
+                                   " --type author --out " + dir.file("author.npy"));
   EXPECT_NE(author.status, 0);
   EXPECT_NE(author.output.find("emits no rows of this type; it emits paper"), std::string::npos)
       << author.output;

@@ -107,8 +107,7 @@ TEST(Npy, AnArrayAtAnOddOffsetIsCopiedAndAnEmptyOneTooWithoutData) {
   for (const auto& [shape, data] : {std::pair{std::string("(0, 5)"), std::string()},
                                     std::pair{std::string("(2,)"), floats({1.5f, -2.0f})}}) {
     const std::string image =
-        npy_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }\n",
-                  data);
+        npy_image(1, "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }\n", data);
     // Placed so that the data (after the header) starts at an address no multiple of 4.
     const size_t header = image.size() - data.size();
     std::string buffer(image.size() + 1, '\0');
