@@ -95,7 +95,7 @@ void finish_eval(EvalScore score, const std::string& json_path) {
   nlohmann::json& r = score.record;
   const std::string& metric = r.at("metric").get_ref<const std::string&>();
   const nlohmann::json& recorded = r.at("recorded");
-  const nlohmann::json& now = r.at("test").value(metric, nlohmann::json());
+  const nlohmann::json now = r.at("test").value(metric, nlohmann::json());
   if (!recorded.is_number()) {
     std::printf("Training recorded no test %s for this checkpoint (it ran without evaluation).\n",
                 score.metric_words.c_str());

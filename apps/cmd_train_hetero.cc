@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -103,6 +104,54 @@ std::vector<at::Tensor> checkpoint_inputs(const nlohmann::json& meta, const std:
   return inputs;
 }
 
+// The dataset a heterogeneous checkpoint was trained on, or `dataset_arg`: a homogeneous one
+// with its labels and split for node classification, without them for link prediction.
+HeteroDataset checkpoint_dataset(RunKind kind, const nlohmann::json& meta,
+                                 const std::string& dataset_arg) {
+  const nlohmann::json run = meta.value("run", nlohmann::json::object());
+  const std::string dataset =
+      dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
+  const uint64_t seed = meta.value("seed", uint64_t{0});
+  if (kind == RunKind::kHeteroLink) return load_hetero(dataset, 0, seed, false);
+  return load_hetero(dataset, std::max<int64_t>(0, run.value("homogeneous_split", int64_t{-1})),
+                     seed);
+}
+
+// The checkpoint's model configuration, checked against `ds` (its classes too, for `classes`).
+HeteroModelConfig checked_config(const nlohmann::json& meta, const std::string& dir,
+                                 const HeteroDataset& ds, bool classes) {
+  const std::string where = dir + "/checkpoint.pt";
+  HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
+  const HeteroModelConfig given = HeteroModelConfig::for_dataset(ds);
+  DGNN_CHECK(
+      config.relations == given.relations && (!classes || config.num_classes == given.num_classes),
+      where, ": the checkpoint was trained on other node types, relations",
+      classes ? " or classes" : "", " than ", ds.source, "'s; pass the dataset it was trained on");
+  return config;
+}
+
+// A heterogeneous link checkpoint's model, loaded, with its relation and split rebuilt from
+// the seed as training made them.
+struct HeteroLinkCheckpoint {
+  LinkOptions link;
+  HeteroLinkTarget target;
+  HeteroLinkSplit split;
+  std::shared_ptr<HeteroLinkModel> model;
+};
+
+HeteroLinkCheckpoint load_hetero_link_checkpoint(const nlohmann::json& meta, const std::string& dir,
+                                                 const HeteroDataset& ds) {
+  HeteroLinkCheckpoint c;
+  c.link = checkpoint_options(meta, RunKind::kHeteroLink, dir + "/checkpoint.pt").link;
+  c.link.split.seed = meta.value("seed", uint64_t{0});
+  c.target = find_link_target(ds, c.link.relation, ds.source);
+  c.split = random_hetero_link_split(ds, c.target, c.link.split);
+  c.model = std::make_shared<HeteroLinkModel>(checked_config(meta, dir, ds, false), c.link.decoder,
+                                              c.link.decoder_layers);
+  load_checkpoint(dir, *c.model, nullptr);
+  return c;
+}
+
 std::string type_names(const HeteroDataset& ds, const std::vector<int>& types) {
   std::string out;
   for (const int t : types) {
@@ -135,22 +184,14 @@ void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions 
 
 EvalScore eval_hetero_command(const nlohmann::json& meta, const std::string& dir,
                               const std::string& dataset_arg) {
-  const std::string where = dir + "/checkpoint.pt";
-  const nlohmann::json run = meta.value("run", nlohmann::json::object());
-  const std::string dataset =
-      dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
-  const int64_t split = run.value("homogeneous_split", int64_t{-1});
-  const uint64_t seed = meta.value("seed", uint64_t{0});
-  const HeteroDataset ds = load_hetero(dataset, std::max<int64_t>(0, split), seed);
-  HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
-  const HeteroModelConfig given = HeteroModelConfig::for_dataset(ds);
-  DGNN_CHECK(config.relations == given.relations && config.num_classes == given.num_classes, where,
-             ": the checkpoint was trained on other node types, relations or classes than ",
-             ds.source, "'s; pass the dataset it was trained on");
-  HeteroModel model(config);
+  const HeteroDataset ds = checkpoint_dataset(RunKind::kHetero, meta, dataset_arg);
+  HeteroModel model(checked_config(meta, dir, ds, true));
   load_checkpoint(dir, model, nullptr);
   const std::vector<at::Tensor> inputs = checkpoint_inputs(meta, dir, ds);
-  const Split& s = ds.splits.at(split >= 0 ? 0 : meta.value("split", size_t{0}));
+  // A homogeneous dataset's split was chosen when it was loaded (its only split now).
+  const bool homogeneous =
+      meta.value("run", nlohmann::json::object()).value("homogeneous_split", int64_t{-1}) >= 0;
+  const Split& s = ds.splits.at(homogeneous ? 0 : meta.value("split", size_t{0}));
   const at::Tensor logits = model.infer(ds, inputs);
   const double val = accuracy(logits, ds.labels, s.val), test = accuracy(logits, ds.labels, s.test);
   const int64_t epoch = meta.value("epoch", int64_t{-1});
@@ -167,31 +208,17 @@ EvalScore eval_hetero_command(const nlohmann::json& meta, const std::string& dir
 
 EvalScore eval_hetero_link_command(const nlohmann::json& meta, const std::string& dir,
                                    const std::string& dataset_arg) {
-  const std::string where = dir + "/checkpoint.pt";
-  const nlohmann::json run = meta.value("run", nlohmann::json::object());
-  const std::string dataset =
-      dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
-  const uint64_t seed = meta.value("seed", uint64_t{0});
-  const HeteroDataset ds = load_hetero(dataset, 0, seed, false);
-  LinkOptions link = checkpoint_options(meta, RunKind::kHeteroLink, where).link;
-  const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
-  link.split.seed = seed;
-  const HeteroLinkSplit split = random_hetero_link_split(ds, target, link.split);
-  const HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
-  const HeteroModelConfig given = HeteroModelConfig::for_dataset(ds);
-  DGNN_CHECK(config.relations == given.relations, where,
-             ": the checkpoint was trained on other node types or relations than ", ds.source,
-             "'s; pass the dataset it was trained on");
-  HeteroLinkModel model(config, link.decoder, link.decoder_layers);
-  load_checkpoint(dir, model, nullptr);
+  const HeteroDataset ds = checkpoint_dataset(RunKind::kHeteroLink, meta, dataset_arg);
+  const HeteroLinkCheckpoint c = load_hetero_link_checkpoint(meta, dir, ds);
+  const int64_t hits_k = c.link.hits_k;
   const LinkEvalResult r = evaluate_hetero_links(
-      model, split.graph, target, checkpoint_inputs(meta, dir, ds), split.split, link.hits_k);
-  const std::string metric = primary_link_metric(split.split.negatives);
+      *c.model, c.split.graph, c.target, checkpoint_inputs(meta, dir, ds), c.split.split, hits_k);
+  const std::string metric = primary_link_metric(c.split.split.negatives);
   const int64_t epoch = meta.value("epoch", int64_t{-1});
-  const std::string relation = ds.relations[target.relation].key();
+  const std::string relation = ds.relations[c.target.relation].key();
   std::printf("Checkpoint epoch %lld | %s%s%s\n", static_cast<long long>(epoch), relation.c_str(),
-              link_metrics_text("Val", r.val, link.hits_k).c_str(),
-              link_metrics_text("Test", r.test, link.hits_k).c_str());
+              link_metrics_text("Val", r.val, hits_k).c_str(),
+              link_metrics_text("Test", r.test, hits_k).c_str());
   const nlohmann::json recorded = meta.value("test", nlohmann::json::object());
   return {{{"kind", "hetero_link"},
            {"epoch", epoch},
@@ -209,37 +236,20 @@ namespace {
 // link model over its split's message-passing graph, as its test scores were computed).
 std::vector<at::Tensor> hetero_outputs(RunKind kind, const nlohmann::json& meta,
                                        const std::string& dir, const HeteroDataset& ds) {
-  const std::string where = dir + "/checkpoint.pt";
-  const HeteroModelConfig config = HeteroModelConfig::from_json(meta.at("model"), where);
-  DGNN_CHECK(config.relations == HeteroModelConfig::for_dataset(ds).relations, where,
-             ": the checkpoint was trained on other node types or relations than ", ds.source,
-             "'s; pass the dataset it was trained on");
   const std::vector<at::Tensor> inputs = checkpoint_inputs(meta, dir, ds);
-  if (kind == RunKind::kHetero) {
-    HeteroModel model(config);
-    load_checkpoint(dir, model, nullptr);
-    return model.infer_outputs(ds, inputs);
+  if (kind == RunKind::kHeteroLink) {
+    const HeteroLinkCheckpoint c = load_hetero_link_checkpoint(meta, dir, ds);
+    return c.model->encoder().infer_outputs(c.split.graph, inputs);
   }
-  LinkOptions link = checkpoint_options(meta, RunKind::kHeteroLink, where).link;
-  link.split.seed = meta.value("seed", uint64_t{0});
-  const HeteroLinkTarget target = find_link_target(ds, link.relation, ds.source);
-  const HeteroLinkSplit split = random_hetero_link_split(ds, target, link.split);
-  HeteroLinkModel model(config, link.decoder, link.decoder_layers);
+  HeteroModel model(checked_config(meta, dir, ds, true));
   load_checkpoint(dir, model, nullptr);
-  return model.encoder().infer_outputs(split.graph, inputs);
+  return model.infer_outputs(ds, inputs);
 }
 
 }  // namespace
 
 void embed_hetero_command(RunKind kind, const nlohmann::json& meta, const HeteroEmbedArgs& a) {
-  const nlohmann::json run = meta.value("run", nlohmann::json::object());
-  const std::string dataset = a.dataset.empty() ? run.value("dataset", std::string()) : a.dataset;
-  const uint64_t seed = meta.value("seed", uint64_t{0});
-  const HeteroDataset ds =
-      kind == RunKind::kHetero
-          ? load_hetero(dataset, std::max<int64_t>(0, run.value("homogeneous_split", int64_t{-1})),
-                        seed)
-          : load_hetero(dataset, 0, seed, false);
+  const HeteroDataset ds = checkpoint_dataset(kind, meta, a.dataset);
   const std::vector<at::Tensor> outputs = hetero_outputs(kind, meta, a.checkpoint, ds);
   std::vector<int> types;
   for (int t = 0; t < static_cast<int>(outputs.size()); ++t) {
