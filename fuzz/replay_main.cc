@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
-#define DIRECTGNN_TARGET(name) extern "C" int fuzz_##name##_input(const uint8_t* data, size_t size);
-DIRECTGNN_TARGET(npy)
-DIRECTGNN_TARGET(npz)
-DIRECTGNN_TARGET(text)
-DIRECTGNN_TARGET(meta)
-DIRECTGNN_TARGET(csv)
-#undef DIRECTGNN_TARGET
+#include "fuzz_targets.h"
+
+// DIRECTGNN_FUZZ_EACH(X) lists the targets (fuzz_targets.h, generated); each is compiled with its
+// LLVMFuzzerTestOneInput renamed fuzz_NAME_input.
+#define DIRECTGNN_DECLARE(name) \
+  extern "C" int fuzz_##name##_input(const uint8_t* data, size_t size);
+DIRECTGNN_FUZZ_EACH(DIRECTGNN_DECLARE)
+#undef DIRECTGNN_DECLARE
 
 namespace {
 
@@ -26,11 +27,9 @@ struct Named {
   Target run;
 };
 
-constexpr Named kTargets[] = {{"npy", fuzz_npy_input},
-                              {"npz", fuzz_npz_input},
-                              {"text", fuzz_text_input},
-                              {"meta", fuzz_meta_input},
-                              {"csv", fuzz_csv_input}};
+#define DIRECTGNN_NAMED(name) Named{#name, fuzz_##name##_input},
+constexpr Named kTargets[] = {DIRECTGNN_FUZZ_EACH(DIRECTGNN_NAMED)};
+#undef DIRECTGNN_NAMED
 
 }  // namespace
 
@@ -40,8 +39,9 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], t.name) == 0) run = t.run;
   }
   if (run == nullptr) {
-    std::fprintf(stderr, "usage: fuzz_replay TARGET FILE...   (targets: %s)\n",
-                 DIRECTGNN_FUZZ_TARGETS);
+    std::fprintf(stderr, "usage: fuzz_replay TARGET FILE...   (targets:");
+    for (const Named& t : kTargets) std::fprintf(stderr, " %s", t.name);
+    std::fprintf(stderr, ")\n");
     return 2;
   }
   for (int i = 2; i < argc; ++i) {
