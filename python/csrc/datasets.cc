@@ -162,6 +162,23 @@ std::tuple<at::Tensor, at::Tensor, std::vector<at::Tensor>> link_split(
   return {out.graph.indptr, out.graph.indices, link_list(out.split)};
 }
 
+// What a published split holds and a hand-written one may not (count_link_split_faults): the
+// counts of evaluation positives in the graph, repeated ones, and negatives that are edges.
+std::tuple<int64_t, int64_t, int64_t> link_faults(const at::Tensor& indptr,
+                                                  const at::Tensor& indices, bool directed,
+                                                  const std::vector<at::Tensor>& link,
+                                                  c10::string_view negatives) {
+  CsrGraph graph{indptr.cpu().contiguous(), indices.cpu().contiguous(), {}};
+  validate_csr(graph, "directgnn.Dataset.link");
+  LinkSplit s = link_of(link, std::string(negatives));
+  DGNN_CHECK_ARG(s.defined(), "link", "needs the train, val and test positives");
+  s.published = true;
+  s.eval_edges_in_graph = true;
+  validate_link_split(s, graph, directed, "directgnn.Dataset.link");
+  const LinkSplitFaults f = count_link_split_faults(s, graph, directed);
+  return {f.in_graph, f.repeated, f.negative_edges};
+}
+
 // Writes a dataset directory (validated first, as a loader would validate it).
 void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
           const at::Tensor& indices, const at::Tensor& x, const std::optional<at::Tensor>& y,
@@ -208,6 +225,10 @@ void define_datasets(torch::Library& m) {
       "random_link_split(Tensor indptr, Tensor indices, bool directed, float val, float test, "
       "int neg_per_source, int seed) -> (Tensor, Tensor, Tensor[])",
       guarded<&link_split>);
+  m.def(
+      "link_split_faults(Tensor indptr, Tensor indices, bool directed, Tensor[] link, "
+      "str link_negatives) -> (int, int, int)",
+      guarded<&link_faults>);
   m.def(
       "save_dataset(str out, str name, Tensor indptr, Tensor indices, Tensor x, Tensor? y, "
       "bool directed, Tensor[] train, Tensor[] val, Tensor[] test, Tensor? edge_weight, "

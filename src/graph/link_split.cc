@@ -309,22 +309,33 @@ std::vector<std::pair<int64_t, int64_t>> keyed_rows(const at::Tensor& pairs, int
   return out;
 }
 
-// A hand-written split lists each validation (test) positive once: a repeat counts twice in
-// every metric.
-void refuse_repeated_positives(const at::Tensor& pos, int64_t n, bool directed,
-                               const std::string& file) {
+// Repeats of an earlier positive of `pos`: how many rows, the first such row and the row it
+// repeats. A hand-written split lists each validation (test) positive once: a repeat counts
+// twice in every metric.
+struct Repeats {
+  int64_t count = 0, later = -1, first = -1;
+};
+Repeats repeated_positives(const at::Tensor& pos, int64_t n, bool directed) {
   const auto rows = keyed_rows(pos, n, directed);
-  int64_t first = -1, later = -1;
+  Repeats out;
   for (size_t i = 1; i < rows.size(); ++i) {
-    if (rows[i].first == rows[i - 1].first && (later < 0 || rows[i].second < later)) {
-      first = rows[i - 1].second;
-      later = rows[i].second;
+    if (rows[i].first != rows[i - 1].first) continue;
+    ++out.count;
+    if (out.later < 0 || rows[i].second < out.later) {
+      out.first = rows[i - 1].second;
+      out.later = rows[i].second;
     }
   }
-  if (later < 0) return;
+  return out;
+}
+
+void refuse_repeated_positives(const at::Tensor& pos, int64_t n, bool directed,
+                               const std::string& file) {
+  const Repeats r = repeated_positives(pos, n, directed);
+  if (r.count == 0) return;
   const int64_t* p = pos.data_ptr<int64_t>();
-  fail(file, ": positive ", later, " (", p[2 * later], " -> ", p[2 * later + 1],
-       ") repeats positive ", first, directed ? "" : " (either direction)",
+  fail(file, ": positive ", r.later, " (", p[2 * r.later], " -> ", p[2 * r.later + 1],
+       ") repeats positive ", r.first, directed ? "" : " (either direction)",
        "; list each evaluation pair once: remove the repeated rows (a random link split, "
        "docs/formats.md, makes a consistent one)");
 }
@@ -342,36 +353,60 @@ std::vector<int64_t> positive_keys(const LinkSplit& s, int64_t n, bool directed)
   return keys;
 }
 
-// A hand-written split's negatives are pairs that are no edge: neither of the graph nor a
-// positive of any split (either direction when undirected).
-void refuse_negative_edges(const LinkSplit& s, const EdgeLookup& edges, bool directed,
-                           const std::string& where) {
-  const int64_t n = edges.num_nodes();
-  const std::vector<int64_t> positives = positive_keys(s, n, directed);
-  const auto is_edge = [&](int64_t u, int64_t v) {
-    return (directed ? edges.contains(u, v) : edges.connects(u, v)) ||
-           std::binary_search(positives.begin(), positives.end(), pair_key(u, v, n, directed));
-  };
-  const bool shared = s.negatives == LinkNegatives::kShared;
-  for (const auto& [neg, pos, name] :
-       {std::tuple{&s.val_neg, &s.val, "val"}, std::tuple{&s.test_neg, &s.test, "test"}}) {
-    const int64_t k = neg->size(1);
-    const int64_t* q = neg->data_ptr<int64_t>();
-    const int64_t* p = pos->data_ptr<int64_t>();
-    // Entry i of the negatives: a shared pair's row, or destination i % k of row i / k.
-    const auto pair_of = [&](int64_t i) {
-      return shared ? std::pair{q[2 * i], q[2 * i + 1]} : std::pair{p[2 * (i / k)], q[i]};
-    };
-    const int64_t count = shared ? neg->size(0) : neg->numel();
-    const int64_t bad = first_index_where(count, 1 << 12, [&](int64_t i) {
-      const auto [u, v] = pair_of(i);
+// The negatives of one evaluation split, `neg` for the positives `pos`, that are edges: of the
+// graph or a positive of any split (either direction when undirected). Entry i is a shared
+// pair's row, or destination i % K of row i / K.
+class NegativeEdges {
+ public:
+  NegativeEdges(const LinkSplit& s, const EdgeLookup& edges, bool directed)
+      : edges_(edges),
+        directed_(directed),
+        shared_(s.negatives == LinkNegatives::kShared),
+        positives_(positive_keys(s, edges.num_nodes(), directed)) {}
+
+  std::pair<int64_t, int64_t> pair_of(const at::Tensor& neg, const at::Tensor& pos,
+                                      int64_t i) const {
+    const int64_t* q = neg.data_ptr<int64_t>();
+    if (shared_) return {q[2 * i], q[2 * i + 1]};
+    return {pos.data_ptr<int64_t>()[2 * (i / neg.size(1))], q[i]};
+  }
+
+  Hits find(const at::Tensor& neg, const at::Tensor& pos) const {
+    const int64_t count = shared_ ? neg.size(0) : neg.numel();
+    return count_where(count, 1 << 12, [&](int64_t i) {
+      const auto [u, v] = pair_of(neg, pos, i);
       return is_edge(u, v);
     });
-    if (bad < 0) continue;
-    const auto [u, v] = pair_of(bad);
+  }
+
+  bool shared() const { return shared_; }
+
+ private:
+  bool is_edge(int64_t u, int64_t v) const {
+    return (directed_ ? edges_.contains(u, v) : edges_.connects(u, v)) ||
+           std::binary_search(positives_.begin(), positives_.end(),
+                              pair_key(u, v, edges_.num_nodes(), directed_));
+  }
+
+  const EdgeLookup& edges_;
+  bool directed_, shared_;
+  std::vector<int64_t> positives_;
+};
+
+// A hand-written split's negatives are pairs that are no edge.
+void refuse_negative_edges(const LinkSplit& s, const EdgeLookup& edges, bool directed,
+                           const std::string& where) {
+  const NegativeEdges negatives(s, edges, directed);
+  for (const auto& [neg, pos, name] :
+       {std::tuple{&s.val_neg, &s.val, "val"}, std::tuple{&s.test_neg, &s.test, "test"}}) {
+    const Hits hits = negatives.find(*neg, *pos);
+    if (hits.count == 0) continue;
+    const auto [u, v] = negatives.pair_of(*neg, *pos, hits.first);
+    const int64_t k = neg->size(1);
     fail(where, "/link/", name, "_neg.npy: negative ",
-         shared ? std::to_string(bad)
-                : "[" + std::to_string(bad / k) + ", " + std::to_string(bad % k) + "]",
+         negatives.shared()
+             ? std::to_string(hits.first)
+             : "[" + std::to_string(hits.first / k) + ", " + std::to_string(hits.first % k) + "]",
          " (", u, " -> ", v, ") is an edge (of the graph or a positive of link/*.npy",
          directed ? "" : ", either direction",
          "); a negative must be a pair that is no edge: draw it again (a random link split, "
@@ -379,13 +414,20 @@ void refuse_negative_edges(const LinkSplit& s, const EdgeLookup& edges, bool dir
   }
 }
 
+// Validation or test positives that are edges of the message-passing graph.
+Hits leaked_positives(const at::Tensor& pos, const EdgeLookup& edges, bool directed) {
+  const int64_t* p = pos.data_ptr<int64_t>();
+  return count_where(pos.size(0), 1 << 12, [&](int64_t i) {
+    const int64_t u = p[2 * i], v = p[2 * i + 1];
+    return directed ? edges.contains(u, v) : edges.connects(u, v);
+  });
+}
+
 // No validation or test positive is an edge of the message-passing graph.
 void refuse_leaks(const LinkSplit& s, const EdgeLookup& edges, bool directed,
                   const std::string& where) {
   for (const auto& [pos, name] : {std::pair{&s.val, "val"}, std::pair{&s.test, "test"}}) {
-    const int64_t leak = first_pair_where(*pos, [&](int64_t u, int64_t v) {
-      return directed ? edges.contains(u, v) : edges.connects(u, v);
-    });
+    const int64_t leak = leaked_positives(*pos, edges, directed).first;
     if (leak < 0) continue;
     const int64_t* p = pos->data_ptr<int64_t>();
     fail(where, "/link/", name, ".npy: positive ", leak, " (", p[2 * leak], " -> ", p[2 * leak + 1],
@@ -420,6 +462,22 @@ void validate_link_split(LinkSplit& s, const CsrGraph& graph, bool directed,
   refuse_repeated_positives(s.val, n, directed, where + "/link/val.npy");
   refuse_repeated_positives(s.test, n, directed, where + "/link/test.npy");
   if (s.negatives != LinkNegatives::kNone) refuse_negative_edges(s, edges, directed, where);
+}
+
+LinkSplitFaults count_link_split_faults(const LinkSplit& s, const CsrGraph& graph,
+                                        bool directed) {
+  const EdgeLookup edges(graph);
+  const int64_t n = graph.num_nodes();
+  LinkSplitFaults out;
+  for (const at::Tensor* pos : {&s.val, &s.test}) {
+    out.in_graph += leaked_positives(*pos, edges, directed).count;
+    out.repeated += repeated_positives(*pos, n, directed).count;
+  }
+  if (s.negatives == LinkNegatives::kNone) return out;
+  const NegativeEdges negatives(s, edges, directed);
+  out.negative_edges =
+      negatives.find(s.val_neg, s.val).count + negatives.find(s.test_neg, s.test).count;
+  return out;
 }
 
 }  // namespace directgnn

@@ -79,4 +79,15 @@ RandomLinkSplit random_link_split(const CsrGraph& graph, bool directed,
 void validate_link_split(LinkSplit& split, const CsrGraph& graph, bool directed,
                          const std::string& where);
 
+// What validate_link_split refuses in a hand-written split and a published one may hold,
+// counted: validation and test positives that are edges of the message-passing graph, rows
+// that repeat an earlier positive of their split, and negatives (entries of a per_source
+// layout) that are edges of the graph or positives of any split. `split` has passed
+// validate_link_split (as published, with eval_edges_in_graph).
+struct LinkSplitFaults {
+  int64_t in_graph = 0, repeated = 0, negative_edges = 0;
+};
+LinkSplitFaults count_link_split_faults(const LinkSplit& split, const CsrGraph& graph,
+                                        bool directed);
+
 }  // namespace directgnn

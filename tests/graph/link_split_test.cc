@@ -261,6 +261,20 @@ TEST(ValidateLinkSplit, RepeatedPositivesAndNegativesThatAreEdgesAreRefusedUnles
     published->published = true;
     EXPECT_NO_THROW(validate_link_split(*published, graph, false, "d"));
   }
+  // Counted, as an import of a published split reports them.
+  EXPECT_EQ(count_link_split_faults(s, graph, false).repeated, 0);
+  const LinkSplitFaults r = count_link_split_faults(repeat, graph, false);
+  EXPECT_EQ(r.repeated, 1);
+  EXPECT_EQ(r.in_graph, 0);
+  EXPECT_EQ(r.negative_edges, 0);
+  EXPECT_EQ(count_link_split_faults(edge, graph, false).negative_edges, 1);
+  test_pair.test_neg[1][0] = s.test[1][1];
+  EXPECT_EQ(count_link_split_faults(test_pair, graph, false).negative_edges, 2);
+  LinkSplit leak = s;  // two validation positives that are training edges of the graph
+  leak.val = at::cat({s.val, s.train.narrow(0, 0, 2)});
+  leak.val_neg = at::cat({s.val_neg, s.val_neg.narrow(0, 0, 2)});
+  leak.eval_edges_in_graph = true;
+  EXPECT_EQ(count_link_split_faults(leak, graph, false).in_graph, 2);
 }
 
 TEST(ChooseLinkSplit, StoredSplitOrSeededRandomOne) {
