@@ -50,10 +50,87 @@ def zip_of(members, method, zip64=False):
     return out.getvalue()
 
 
+def hetero_metas():
+    head = (b'{"format_version": 2, "kind": "heterogeneous", "name": "mag", "node_types": '
+            b'[{"name": "author", "count": 3, "feat_dim": 0}, {"name": "paper", "count": 4, '
+            b'"feat_dim": 2, "feat_dtype": "float16", "features_checked": {"bytes": 144, '
+            b'"mtime_ns": 1, "inode": 2}}], ')
+    rels = (b'"relations": [{"src": "author", "rel": "writes", "dst": "paper", "num_edges": 5}, '
+            b'{"src": "paper", "rel": "cites", "dst": "paper", "num_edges": 3}]')
+    return {
+        "labelled.json": head + rels + b', "target": {"type": "paper", "num_classes": 3, '
+                         b'"class_names": ["a", "b", "c"]}, "num_splits": 2}',
+        "unlabelled.json": head + rels + b', "num_splits": 0}',
+        "null_target.json": head + rels + b', "target": null}',
+        "escape.json": head + b'"relations": [{"src": "author", "rel": "../up", "dst": '
+                       b'"paper", "num_edges": 0}]}',
+        "unknown_type.json": head + b'"relations": [{"src": "book", "rel": "r", "dst": '
+                             b'"paper", "num_edges": 1}]}',
+        "twice.json": b'{"format_version": 2, "kind": "heterogeneous", "node_types": '
+                      b'[{"name": "a", "count": 1}, {"name": "a", "count": 2}], "relations": []}',
+        "homogeneous.json": b'{"format_version": 2, "num_nodes": 1}',
+    }
+
+
+def typed_csvs():
+    # The first byte: low two bits pick the reader (fuzz_typed_csv.cc); for edge lists, bits
+    # 2-4 and 5-7 give the source and destination types' sizes less one.
+    sizes = (7 << 2) | (7 << 5)
+    return {
+        "nodes.csv": b"\x00type,count\n# a comment\nauthor,3\n\npaper, 4\n",
+        "nodes_bad.csv": b"\x00author,3\npaper,many\n",
+        "file.csv": b"\x01author___writes___paper.csv.gz",
+        "file_bad.csv": b"\x01author___paper.tsv",
+        "edges.csv": bytes([2 | sizes]) + b"src,dst\n0,1\n# c\n1,2\n7,7\n1,2\n",
+        "edges_out.csv": bytes([3 | (1 << 2)]) + b"0 1\n2 0\n",
+    }
+
+
+def link_splits():
+    # The graph of fuzz_link_split.cc: 16 nodes, i -> i+1 and i -> i+5 (mod 16). The first
+    # byte: bit 0 directed, bits 1-2 negatives (none, shared, per_source), bit 3
+    # eval_edges_in_graph, bit 4 published.
+    def pairs(rows, dtype="<i8"):
+        fmt = "<%d%s" % (2 * len(rows), "q" if dtype == "<i8" else "i")
+        return npy(dtype, (len(rows), 2), struct.pack(fmt, *[v for r in rows for v in r]))
+
+    n = 16
+    train = pairs([(i, (i + 1) % n) for i in range(n)] + [(i, (i + 5) % n) for i in range(4)])
+    val = pairs([(i, (i + 2) % n) for i in range(4)], "<i4")
+    test = pairs([(i, (i + 3) % n) for i in range(4, 8)])
+    shared = {"val_neg": pairs([(i, (i + 7) % n) for i in range(6)]),
+              "test_neg": pairs([(i, (i + 8) % n) for i in range(6)])}
+    per_source = {"val_neg": npy("<i8", (4, 3), struct.pack(
+                      "<12q", *[(i + k) % n for i in range(4) for k in (6, 7, 8)])),
+                  "test_neg": npy("<i8", (4, 3), struct.pack(
+                      "<12q", *[(i + k) % n for i in range(4, 8) for k in (6, 7, 8)]))}
+    base = {"train.npy": train, "val.npy": val, "test.npy": test}
+
+    def archive(flags, extra=None):
+        members = dict(base)
+        for k, v in (extra or {}).items():
+            members[k + ".npy"] = v
+        return bytes([flags]) + zip_of(members, zipfile.ZIP_STORED)
+
+    repeated = pairs([(i, (i + 3) % n) for i in range(4, 8)] + [(7, 4)])
+    return {
+        "none.npz": archive(0),
+        "directed.npz": archive(1),
+        "shared.npz": archive(2, shared),
+        "per_source.npz": archive(4, per_source),
+        "in_graph.npz": archive(8 | 2, shared),
+        "repeated.npz": archive(0, {"test": repeated}),
+        "published.npz": archive(16, {"test": repeated}),
+        "negative_edge.npz": archive(2, {"val_neg": pairs([(0, 1)]),
+                                         "test_neg": shared["test_neg"]}),
+    }
+
+
 def main():
     out = sys.argv[1]
     datasets = sys.argv[2] if len(sys.argv) > 2 else None
-    for target in ("npy", "npz", "text", "meta", "csv"):
+    for target in ("npy", "npz", "text", "meta", "csv", "hetero_meta", "typed_csv",
+                   "link_split"):
         os.makedirs(os.path.join(out, target), exist_ok=True)
 
     def put(target, name, data):
@@ -123,8 +200,17 @@ def main():
         "class_names.json": b'{"format_version": 1, "num_nodes": 3, "num_edges": 0, '
                             b'"feat_dim": 1, "num_classes": 2, "class_names": ["a", "\\u00eb"]}',
     }
+    metas["link.json"] = (b'{"format_version": 2, "num_nodes": 16, "num_edges": 64, '
+                          b'"feat_dim": 1, "num_classes": 0, "link": {"negatives": "shared", '
+                          b'"eval_edges_in_graph": false, "published": true}}')
     for name, data in metas.items():
         put("meta", name, data)
+    for name, data in hetero_metas().items():
+        put("hetero_meta", name, data)
+    for name, data in typed_csvs().items():
+        put("typed_csv", name, data)
+    for name, data in link_splits().items():
+        put("link_split", name, data)
 
 
 if __name__ == "__main__":

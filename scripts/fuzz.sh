@@ -2,13 +2,15 @@
 # Builds the libFuzzer targets (CMake preset `fuzz`, clang, in build-fuzz/) and runs each for
 # SECONDS (default 600) on a seed corpus made by fuzz/make_corpus.py. Findings are written to
 # build-fuzz/findings/TARGET/; each run's summary line goes to build-fuzz/fuzz-summary.txt.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: npy npz text meta csv)
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (default: every target in fuzz/CMakeLists.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(npy npz text meta csv)
+if [ ${#targets[@]} -eq 0 ]; then
+  read -ra targets < <(sed -n 's/^set(DIRECTGNN_FUZZ_TARGETS \(.*\))$/\1/p' fuzz/CMakeLists.txt)
+fi
 
 scripts/install-deps.sh
 if ! command -v clang++ >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \

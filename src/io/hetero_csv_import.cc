@@ -21,19 +21,22 @@ namespace {
 
 constexpr const char* kEdgeSuffixes[] = {".csv.gz", ".txt.gz", ".tsv.gz", ".csv", ".txt", ".tsv"};
 
-// nodes.csv: "type,count" per line, in the order the types are to be kept; '#' comments, blank
-// lines and a header line ("type,count") before the first type are skipped.
 std::vector<NodeType> read_nodes_csv(const std::string& path) {
   DGNN_CHECK(fs::exists(path), path,
              ": missing; list each node type and its count, one "
              "\"type,count\" per line");
-  const std::string text = read_all_text(path);
+  return parse_node_table(read_all_text(path), path);
+}
+
+}  // namespace
+
+std::vector<NodeType> parse_node_table(std::string_view text, const std::string& path) {
   std::vector<NodeType> types;
   size_t begin = 0;
   for (int64_t line = 1; begin < text.size(); ++line) {
     size_t end = text.find('\n', begin);
     if (end == std::string::npos) end = text.size();
-    const std::string_view row = trimmed(std::string_view(text).substr(begin, end - begin));
+    const std::string_view row = trimmed(text.substr(begin, end - begin));
     begin = end + 1;
     if (row.empty() || row.front() == '#') continue;
     std::string_view f[2];
@@ -51,9 +54,7 @@ std::vector<NodeType> read_nodes_csv(const std::string& path) {
   return types;
 }
 
-// "S___R___D" and the file's suffix removed: the relation's three names, or false when the
-// file is no relation's edge list.
-bool relation_of(const std::string& file, std::string names[3]) {
+bool relation_file_names(const std::string& file, std::string names[3]) {
   for (const char* suffix : kEdgeSuffixes) {
     const std::string_view s(suffix);
     if (file.size() <= s.size() || file.compare(file.size() - s.size(), s.size(), s) != 0) {
@@ -69,6 +70,8 @@ bool relation_of(const std::string& file, std::string names[3]) {
   }
   return false;
 }
+
+namespace {
 
 Relation read_relation(const HeteroDataset& ds, const std::string& path,
                        const std::string names[3]) {
@@ -91,7 +94,7 @@ void read_relations(HeteroDataset& ds, const std::string& dir) {
   std::sort(files.begin(), files.end());
   for (const std::string& file : files) {
     std::string names[3];
-    if (relation_of(file, names))
+    if (relation_file_names(file, names))
       ds.relations.push_back(read_relation(ds, dir + "/" + file, names));
   }
   DGNN_CHECK(!ds.relations.empty(), dir,

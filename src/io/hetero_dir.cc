@@ -58,18 +58,20 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// What meta.json says of one node type.
-struct TypeMeta {
-  std::string name, feat_dtype;
-  int64_t count = 0, feat_dim = 0;
-  FileStamp checked;
-};
+// Names become directory names: they must not leave the directory or hide in it.
+void check_path_name(const std::string& name, const std::string& what, const std::string& out) {
+  DGNN_CHECK(!name.empty() && name.find('/') == std::string::npos && name.front() != '.' &&
+                 name.find('\0') == std::string::npos,
+             out, ": ", what, " '", name,
+             "' cannot name a directory; rename it without '/' or a leading '.'");
+}
 
-TypeMeta parse_type(const Json& entry, size_t i, const std::string& where) {
+HeteroMeta::Type parse_type(const Json& entry, size_t i, const std::string& where) {
   const std::string what = where + " (node_types[" + std::to_string(i) + "])";
   DGNN_CHECK(entry.is_object(), what, ": must be an object");
-  TypeMeta t;
+  HeteroMeta::Type t;
   t.name = json_field<std::string>(entry, "name", what);
+  check_path_name(t.name, "node type", what);
   t.count = json_field<int64_t>(entry, "count", what);
   t.feat_dim = optional_json_field<int64_t>(entry, "feat_dim", what, 0);
   t.feat_dtype = optional_json_field<std::string>(entry, "feat_dtype", what, "float32");
@@ -87,30 +89,68 @@ TypeMeta parse_type(const Json& entry, size_t i, const std::string& where) {
   return t;
 }
 
-Json parse_meta(const std::string& dir) {
-  const std::string where = dir + "/meta.json";
-  const std::string text = read_text(where);
-  if (text.empty())
-    fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
-  Json meta;
-  try {
-    meta = Json::parse(text);
-  } catch (const Json::exception& e) {
-    fail(where, ": not valid JSON: ", e.what());
+int meta_type_index(const HeteroMeta& meta, const std::string& name, const std::string& what) {
+  std::string names;
+  for (size_t t = 0; t < meta.node_types.size(); ++t) {
+    if (meta.node_types[t].name == name) return static_cast<int>(t);
+    names += (names.empty() ? "" : ", ") + meta.node_types[t].name;
   }
-  DGNN_CHECK(meta.is_object(), where, ": must hold a JSON object");
-  DGNN_CHECK(optional_json_field<std::string>(meta, "kind", where, "") == kKind, where,
-             ": field 'kind' must be \"", kKind, "\" for a heterogeneous dataset directory");
-  const auto version = json_field<int64_t>(meta, "format_version", where);
-  DGNN_CHECK(version == kHeteroFormatVersion, where, ": format_version ", version,
-             " is not supported for heterogeneous directories (this build reads version ",
-             kHeteroFormatVersion, ")");
-  return meta;
+  fail(what, ": names node type '", name, "', which node_types does not list (", names,
+       "); add the type or fix the name");
+}
+
+void parse_types(HeteroMeta& out, const Json& meta, const std::string& where) {
+  const Json& types = array_field(meta, "node_types", where);
+  for (size_t i = 0; i < types.size(); ++i) {
+    HeteroMeta::Type t = parse_type(types[i], i, where);
+    for (const HeteroMeta::Type& before : out.node_types) {
+      DGNN_CHECK(before.name != t.name, where, " (node_types[", i, "]): node type '", t.name,
+                 "' is listed twice; give each type once");
+    }
+    out.node_types.push_back(std::move(t));
+  }
+}
+
+void parse_relations(HeteroMeta& out, const Json& meta, const std::string& where) {
+  const Json& relations = array_field(meta, "relations", where);
+  for (size_t i = 0; i < relations.size(); ++i) {
+    const std::string what = where + " (relations[" + std::to_string(i) + "])";
+    DGNN_CHECK(relations[i].is_object(), what, ": must be an object");
+    HeteroMeta::Rel r;
+    r.src = json_field<std::string>(relations[i], "src", what);
+    r.rel = json_field<std::string>(relations[i], "rel", what);
+    r.dst = json_field<std::string>(relations[i], "dst", what);
+    r.num_edges = json_field<int64_t>(relations[i], "num_edges", what);
+    meta_type_index(out, r.src, what);
+    meta_type_index(out, r.dst, what);
+    check_path_name(r.rel, "relation", what);
+    DGNN_CHECK(r.num_edges >= 0, what, ": num_edges must not be negative, got ", r.num_edges);
+    out.relations.push_back(std::move(r));
+  }
+}
+
+void parse_target(HeteroMeta& out, const Json& meta, const std::string& where) {
+  out.num_splits = optional_json_field<int64_t>(meta, "num_splits", where, 0);
+  DGNN_CHECK(out.num_splits >= 0, where, ": num_splits must not be negative, got ",
+             out.num_splits);
+  if (!meta.contains("target") || meta.at("target").is_null()) {
+    DGNN_CHECK(out.num_splits == 0, where, ": num_splits = ", out.num_splits,
+               " but no target type; add \"target\" naming the labelled type");
+    return;
+  }
+  const Json& target = meta.at("target");
+  const std::string what = where + " (target)";
+  DGNN_CHECK(target.is_object(), what, ": must be an object {\"type\", \"num_classes\"}");
+  out.target = meta_type_index(out, json_field<std::string>(target, "type", what), what);
+  out.num_classes = json_field<int64_t>(target, "num_classes", what);
+  DGNN_CHECK(out.num_classes >= 2, what, ": num_classes must be at least 2, got ",
+             out.num_classes);
+  out.class_names = class_names_field(target, out.num_classes, what);
 }
 
 // One type's features.npy, checked against meta.json; scanned for NaN/inf unless meta.json's
 // stamp says this very file was checked when written.
-void load_type_features(NodeType& t, const TypeMeta& m, const std::string& dir) {
+void load_type_features(NodeType& t, const HeteroMeta::Type& m, const std::string& dir) {
   if (m.feat_dim == 0) return;
   const std::string path = dir + "/nodes/" + m.name + "/features.npy";
   DGNN_CHECK(fs::exists(path), path, ": missing; meta.json gives node type '", m.name,
@@ -136,93 +176,40 @@ void load_type_features(NodeType& t, const TypeMeta& m, const std::string& dir) 
   advise_access(t.features, large ? MapAccess::kRandom : MapAccess::kReadAround);
 }
 
-void load_types(HeteroDataset& ds, const Json& meta, const std::string& dir) {
-  const std::string where = dir + "/meta.json";
-  const Json& types = array_field(meta, "node_types", where);
-  for (size_t i = 0; i < types.size(); ++i) {
-    const TypeMeta m = parse_type(types[i], i, where);
-    NodeType t;
-    t.name = m.name;
-    t.count = m.count;
-    load_type_features(t, m, dir);
-    ds.node_types.push_back(std::move(t));
-  }
+Relation load_relation(const HeteroMeta::Rel& m, int64_t num_dst, const std::string& dir) {
+  Relation r;
+  r.src = m.src;
+  r.rel = m.rel;
+  r.dst = m.dst;
+  const std::string rdir = relation_dir(dir, r.src, r.rel, r.dst);
+  r.graph.indptr = load_required(rdir, "indptr.npy");
+  r.graph.indices = load_required(rdir, "indices.npy");
+  DGNN_CHECK(r.graph.indptr.dim() == 1 && r.graph.indptr.numel() == num_dst + 1, rdir,
+             "/indptr.npy: has ", r.graph.indptr.numel(), " entries but node type '", r.dst,
+             "' has ", num_dst,
+             " nodes (meta.json count); a relation's CSR has one row per destination node, ",
+             num_dst + 1, " entries");
+  DGNN_CHECK(r.graph.indices.dim() == 1 && r.graph.indices.numel() == m.num_edges, rdir,
+             "/indices.npy: has shape ", r.graph.indices.sizes(), " but meta.json gives ",
+             r.key(), " num_edges = ", m.num_edges);
+  return r;
 }
 
-int64_t type_count(const HeteroDataset& ds, const std::string& name, const std::string& what) {
-  for (const NodeType& t : ds.node_types) {
-    if (t.name == name) return t.count;
-  }
-  std::string names;
-  for (const NodeType& t : ds.node_types) names += (names.empty() ? "" : ", ") + t.name;
-  fail(what, ": names node type '", name, "', which node_types does not list (", names,
-       "); add the type or fix the relation");
-}
-
-void load_relations(HeteroDataset& ds, const Json& meta, const std::string& dir) {
-  const std::string where = dir + "/meta.json";
-  const Json& relations = array_field(meta, "relations", where);
-  for (size_t i = 0; i < relations.size(); ++i) {
-    const std::string what = where + " (relations[" + std::to_string(i) + "])";
-    DGNN_CHECK(relations[i].is_object(), what, ": must be an object");
-    Relation r;
-    r.src = json_field<std::string>(relations[i], "src", what);
-    r.rel = json_field<std::string>(relations[i], "rel", what);
-    r.dst = json_field<std::string>(relations[i], "dst", what);
-    const auto num_edges = json_field<int64_t>(relations[i], "num_edges", what);
-    type_count(ds, r.src, what);
-    const int64_t num_dst = type_count(ds, r.dst, what);
-    const std::string rdir = relation_dir(dir, r.src, r.rel, r.dst);
-    r.graph.indptr = load_required(rdir, "indptr.npy");
-    r.graph.indices = load_required(rdir, "indices.npy");
-    DGNN_CHECK(r.graph.indptr.dim() == 1 && r.graph.indptr.numel() == num_dst + 1, rdir,
-               "/indptr.npy: has ", r.graph.indptr.numel(), " entries but node type '", r.dst,
-               "' has ", num_dst,
-               " nodes (meta.json count); a relation's CSR has one row per "
-               "destination node, ",
-               num_dst + 1, " entries");
-    DGNN_CHECK(r.graph.indices.dim() == 1 && r.graph.indices.numel() == num_edges, rdir,
-               "/indices.npy: has shape ", r.graph.indices.sizes(), " but meta.json gives ",
-               r.key(), " num_edges = ", num_edges);
-    ds.relations.push_back(std::move(r));
-  }
-}
-
-void load_target(HeteroDataset& ds, const Json& meta, const std::string& dir) {
-  const std::string where = dir + "/meta.json";
-  const int64_t num_splits = optional_json_field<int64_t>(meta, "num_splits", where, 0);
-  if (!meta.contains("target") || meta.at("target").is_null()) {
-    DGNN_CHECK(num_splits == 0, where, ": num_splits = ", num_splits,
-               " but no target type; add \"target\" naming the labelled type");
-    return;
-  }
-  const Json& target = meta.at("target");
-  const std::string what = where + " (target)";
-  DGNN_CHECK(target.is_object(), what, ": must be an object {\"type\", \"num_classes\"}");
-  const auto type = json_field<std::string>(target, "type", what);
-  ds.num_classes = json_field<int64_t>(target, "num_classes", what);
-  DGNN_CHECK(ds.num_classes >= 2, what, ": num_classes must be at least 2, got ", ds.num_classes);
-  ds.class_names = class_names_field(target, ds.num_classes, what);
-  ds.target_type = ds.type_index(type, what);
+void load_target(HeteroDataset& ds, const HeteroMeta& meta, const std::string& dir) {
+  if (meta.target < 0) return;
+  ds.num_classes = meta.num_classes;
+  ds.class_names = meta.class_names;
+  ds.target_type = meta.target;
   ds.labels = load_required(dir, "labels.npy");
   const int64_t count = ds.target().count;
   DGNN_CHECK(ds.labels.dim() == 1 && ds.labels.numel() == count, dir, "/labels.npy: has shape ",
-             ds.labels.sizes(), " but target type '", type, "' has ", count,
+             ds.labels.sizes(), " but target type '", ds.target().name, "' has ", count,
              " nodes (meta.json count); give one label per node, -1 for unlabelled");
-  DGNN_CHECK(num_splits >= 0, where, ": num_splits must not be negative, got ", num_splits);
-  for (int64_t k = 0; k < num_splits; ++k) {
+  for (int64_t k = 0; k < meta.num_splits; ++k) {
     const std::string sdir = hetero_split_dir(dir, static_cast<size_t>(k));
     ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),
                          load_required(sdir, "test_idx.npy")});
   }
-}
-
-// Names become directory names: they must not leave the directory or hide in it.
-void check_path_name(const std::string& name, const std::string& what, const std::string& out) {
-  DGNN_CHECK(!name.empty() && name.find('/') == std::string::npos && name.front() != '.' &&
-                 name.find('\0') == std::string::npos,
-             out, ": ", what, " '", name,
-             "' cannot name a directory; rename it without '/' or a leading '.'");
 }
 
 Json type_entry(const NodeType& t, const std::string& dir, const std::string& out) {
@@ -264,14 +251,47 @@ bool is_hetero_dir(const std::string& dir) {
   return meta.is_object() && meta.contains("kind") && meta.at("kind") == kKind;
 }
 
+HeteroMeta parse_hetero_meta(std::string_view text, const std::string& where) {
+  Json meta;
+  try {
+    meta = Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail(where, ": not valid JSON: ", e.what());
+  }
+  DGNN_CHECK(meta.is_object(), where, ": must hold a JSON object");
+  DGNN_CHECK(optional_json_field<std::string>(meta, "kind", where, "") == kKind, where,
+             ": field 'kind' must be \"", kKind, "\" for a heterogeneous dataset directory");
+  const auto version = json_field<int64_t>(meta, "format_version", where);
+  DGNN_CHECK(version == kHeteroFormatVersion, where, ": format_version ", version,
+             " is not supported for heterogeneous directories (this build reads version ",
+             kHeteroFormatVersion, ")");
+  HeteroMeta out;
+  out.name = optional_json_field<std::string>(meta, "name", where, "");
+  parse_types(out, meta, where);
+  parse_relations(out, meta, where);
+  parse_target(out, meta, where);
+  return out;
+}
+
 HeteroDataset load_hetero_dir(const std::string& dir) {
-  const Json meta = parse_meta(dir);
+  const std::string text = read_text(dir + "/meta.json");
+  if (text.empty())
+    fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
+  const HeteroMeta meta = parse_hetero_meta(text, dir + "/meta.json");
   HeteroDataset ds;
   ds.source = dir;
-  const std::string name = optional_json_field<std::string>(meta, "name", dir + "/meta.json", "");
-  ds.name = name.empty() ? fs::path(dir).filename().string() : name;
-  load_types(ds, meta, dir);
-  load_relations(ds, meta, dir);
+  ds.name = meta.name.empty() ? fs::path(dir).filename().string() : meta.name;
+  for (const HeteroMeta::Type& m : meta.node_types) {
+    NodeType t;
+    t.name = m.name;
+    t.count = m.count;
+    load_type_features(t, m, dir);
+    ds.node_types.push_back(std::move(t));
+  }
+  for (const HeteroMeta::Rel& m : meta.relations) {
+    const int64_t num_dst = meta.node_types[meta_type_index(meta, m.dst, dir)].count;
+    ds.relations.push_back(load_relation(m, num_dst, dir));
+  }
   load_target(ds, meta, dir);
   // Feature tables were checked above (or are stamped as checked when written).
   validate_hetero(ds, dir, /*features_checked=*/true);

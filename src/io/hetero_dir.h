@@ -17,11 +17,36 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/hetero_graph.h"
+#include "io/dataset_files.h"
 
 namespace directgnn {
+
+// What a heterogeneous meta.json says, every field checked before any array is opened: types
+// and relations named so that they stay inside the directory, relations and the target naming
+// listed types, counts and dimensions in range.
+struct HeteroMeta {
+  struct Type {
+    std::string name, feat_dtype = "float32";
+    int64_t count = 0, feat_dim = 0;  // feat_dim 0: no features
+    FileStamp checked;                // features.npy as checked finite when written
+  };
+  struct Rel {
+    std::string src, rel, dst;
+    int64_t num_edges = 0;
+  };
+  std::string name;
+  std::vector<Type> node_types;
+  std::vector<Rel> relations;
+  int target = -1;  // index into node_types; -1: no labels
+  int64_t num_classes = 0, num_splits = 0;
+  std::vector<std::string> class_names;
+};
+// `text` is meta.json's content; `where` names it in errors.
+HeteroMeta parse_hetero_meta(std::string_view text, const std::string& where);
 
 // True when `dir` holds a meta.json whose "kind" is "heterogeneous".
 bool is_hetero_dir(const std::string& dir);
@@ -50,5 +75,11 @@ HeteroDataset import_ogb_hetero(const std::string& dir, const HeteroImportOption
 // optionally, T.features.npy per type, target.txt naming the labelled type, labels.npy (one per
 // node of it) and train_idx.npy, val_idx.npy, test_idx.npy (its ids). Other files are ignored.
 HeteroDataset import_hetero_csv(const std::string& dir, const HeteroImportOptions& options);
+// Its parts, for tests and the fuzz targets: nodes.csv's text ("type,count" per line, in the
+// order the types are kept; '#' comments, blank lines and a "type,count" header skipped), and
+// an edge list's file name (S___R___D and a suffix above) as the relation's three names, false
+// when the file names no relation.
+std::vector<NodeType> parse_node_table(std::string_view text, const std::string& where);
+bool relation_file_names(const std::string& file, std::string names[3]);
 
 }  // namespace directgnn

@@ -198,6 +198,55 @@ TEST(HeteroDir, LoadChecksMetaJson) {
   EXPECT_ERROR_CONTAINS(load_hetero_dir(tmp.file("homo")), "field 'kind' must be");
 }
 
+TEST(HeteroDir, MetaJsonIsCheckedBeforeAnyFileIsOpened) {
+  const std::string head = R"({"format_version": 2, "kind": "heterogeneous", "node_types": [)";
+  const HeteroMeta meta = parse_hetero_meta(
+      head + R"({"name": "a", "count": 2}, {"name": "p", "count": 3, "feat_dim": 4}],
+        "relations": [{"src": "a", "rel": "w", "dst": "p", "num_edges": 5}],
+        "target": {"type": "p", "num_classes": 2}, "num_splits": 1})",
+      "m.json");
+  ASSERT_EQ(meta.node_types.size(), 2u);
+  EXPECT_EQ(meta.node_types[1].feat_dim, 4);
+  ASSERT_EQ(meta.relations.size(), 1u);
+  EXPECT_EQ(meta.relations[0].num_edges, 5);
+  EXPECT_EQ(meta.target, 1);
+  // Names become paths: one that would leave the directory is refused before it is opened.
+  EXPECT_ERROR_CONTAINS(
+      parse_hetero_meta(head + R"({"name": "a", "count": 1}], "relations": [{"src": "a",
+        "rel": "../../x", "dst": "a", "num_edges": 0}]})",
+                        "m.json"),
+      "m.json (relations[0]): relation '../../x' cannot name a directory");
+  EXPECT_ERROR_CONTAINS(
+      parse_hetero_meta(head + R"({"name": "../a", "count": 1}], "relations": []})", "m.json"),
+      "m.json (node_types[0]): node type '../a' cannot name a directory");
+  EXPECT_ERROR_CONTAINS(parse_hetero_meta(head + R"({"name": "a", "count": 1},
+        {"name": "a", "count": 2}], "relations": []})",
+                                          "m.json"),
+                        "m.json (node_types[1]): node type 'a' is listed twice");
+  EXPECT_ERROR_CONTAINS(parse_hetero_meta(head + R"({"name": "a", "count": 1}], "relations": [],
+        "target": {"type": "b", "num_classes": 2}})",
+                                          "m.json"),
+                        "m.json (target): names node type 'b', which node_types does not list (a)");
+  EXPECT_ERROR_CONTAINS(parse_hetero_meta(head + R"({"name": "a", "count": 1}], "relations": [{
+        "src": "a", "rel": "r", "dst": "a", "num_edges": -1}]})",
+                                          "m.json"),
+                        "num_edges must not be negative, got -1");
+}
+
+TEST(HeteroImport, NodeTableAndRelationFileNames) {
+  const auto types = parse_node_table("type,count\n# c\n\nauthor, 3\npaper,4", "nodes.csv");
+  ASSERT_EQ(types.size(), 2u);
+  EXPECT_EQ(types[0].name, "author");
+  EXPECT_EQ(types[1].count, 4);
+  EXPECT_ERROR_CONTAINS(parse_node_table("a,1\nb,x\n", "nodes.csv"),
+                        "nodes.csv line 2: expected \"type,count\", got 'b,x'");
+  std::string names[3];
+  ASSERT_TRUE(relation_file_names("author___writes___paper.tsv.gz", names));
+  EXPECT_EQ(names[1], "writes");
+  EXPECT_FALSE(relation_file_names("author___paper.csv", names));
+  EXPECT_FALSE(relation_file_names("a___r___b.npy", names));
+}
+
 // ogbn-mag's layout in miniature, with files the importer ignores (node_year, edge_reltype).
 void write_ogb_mag(const std::string& dir) {
   write_gz(dir + "/raw/num-node-dict.csv.gz", "paper,author\n4,3\n");
