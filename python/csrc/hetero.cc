@@ -11,6 +11,7 @@
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "errors.h"
+#include "graph/hetero_link_split.h"
 #include "graph/mag_generator.h"
 #include "io/hetero_dir.h"
 #include "loader/hetero_loader.h"
@@ -274,6 +275,39 @@ HeteroFields as_fields(const HeteroDataset& ds) {
   return f;
 }
 
+namespace {
+
+// The seeded link split of `train --task link --target-relation` on `graph`: the
+// message-passing graph's CSR per relation (indptrs, indices, in the dataset's order), then the
+// split (train, val, test positives[, val_neg, test_neg]) as (source id, destination id) pairs.
+std::tuple<std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>>
+hetero_link_split(const c10::intrusive_ptr<HeteroGraphHolder>& graph, c10::string_view relation,
+                  double val, double test, int64_t neg_per_source, int64_t seed) {
+  const HeteroDataset& ds = graph->dataset();
+  const HeteroLinkTarget target =
+      find_link_target(ds, std::string(relation), "directgnn.HeteroDataset.random_link_split");
+  LinkSplitOptions options;
+  options.val = val;
+  options.test = test;
+  options.neg_per_source = neg_per_source;
+  options.seed = static_cast<uint64_t>(seed);
+  check_link_split_options(options);
+  const HeteroLinkSplit out = random_hetero_link_split(ds, target, options);
+  std::vector<at::Tensor> indptrs, indices;
+  for (const Relation& r : out.graph.relations) {
+    indptrs.push_back(r.graph.indptr);
+    indices.push_back(r.graph.indices);
+  }
+  std::vector<at::Tensor> link{out.split.train, out.split.val, out.split.test};
+  if (out.split.negatives != LinkNegatives::kNone) {
+    link.push_back(out.split.val_neg);
+    link.push_back(out.split.test_neg);
+  }
+  return {indptrs, indices, link};
+}
+
+}  // namespace
+
 std::vector<std::vector<int64_t>> checked_hetero_fanouts(
     const HeteroDataset& ds, const std::vector<std::vector<int64_t>>& fanouts,
     const std::string& where) {
@@ -314,6 +348,12 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
       .def("save", [](const c10::intrusive_ptr<HeteroGraphHolder>& self, std::string out) {
         translating([&] { self->save(out); });
       });
+  // After the class, which its schema names.
+  m.def(
+      "random_hetero_link_split(__torch__.torch.classes.directgnn.HeteroGraph graph, "
+      "str relation, float val, float test, int neg_per_source, int seed) "
+      "-> (Tensor[], Tensor[], Tensor[])",
+      guarded<&hetero_link_split>);
   m.class_<HeteroSamplerHolder>("HeteroSampler")
       .def(guarded_init<HeteroSamplerHolder, c10::intrusive_ptr<HeteroGraphHolder>,
                         std::vector<std::vector<int64_t>>>())

@@ -16,6 +16,7 @@ See docs/python.md.
 
 from . import datasets
 from . import hetero
+from .checkpoint import Checkpoint, load_checkpoint
 from .data import Dataset, load
 from .hetero import HeteroBatch, HeteroBlock, HeteroDataset, HeteroLoader, HeteroSampler
 from .link import LinkBatch, LinkLoader
@@ -26,6 +27,7 @@ from .tensor import GATHER_METHODS, UnifiedTensor, gather, unified
 __all__ = [
     "Batch",
     "Block",
+    "Checkpoint",
     "Dataset",
     "GATHER_METHODS",
     "HeteroBatch",
@@ -43,5 +45,6 @@ __all__ = [
     "gather",
     "hetero",
     "load",
+    "load_checkpoint",
     "unified",
 ]

@@ -162,6 +162,27 @@ class HeteroDataset:
             [s["val"] for s in self.splits], [s["test"] for s in self.splits],
             self._features_checked or not with_features)
 
+    def random_link_split(self, relation, seed: int = 0, val: float = 0.05, test: float = 0.1,
+                          neg_per_source: int = 0) -> Tuple["HeteroDataset", Dict[str, object]]:
+        """The seeded link split of ``directgnn train --task link --target-relation
+        RELATION`` (PyG's ``RandomLinkSplit`` with ``edge_types`` and ``rev_edge_types``):
+        ``relation`` (``(src, rel, dst)``, "src,rel,dst" or a unique relation name) gives the
+        positives; ``val`` and ``test`` fractions of them leave the message-passing graph, from
+        the relation and its reverse. Returns the message-passing dataset and the split:
+        ``train``, ``val``, ``test`` ([E, 2] source, destination ids), ``val_neg`` and
+        ``test_neg`` (one shared pair per positive, or ``neg_per_source`` destinations per
+        positive's source) and ``negatives`` (the layout)."""
+        key = ",".join(relation) if isinstance(relation, (tuple, list)) else str(relation)
+        with os_errors():
+            indptrs, indices, link = ops.random_hetero_link_split(
+                self._graph(with_features=False), key, float(val), float(test),
+                int(neg_per_source), int(seed))
+        graph = dataclasses.replace(self, indptr=dict(zip(self.edge_types, indptrs)),
+                                    indices=dict(zip(self.edge_types, indices)))
+        split = dict(zip(("train", "val", "test", "val_neg", "test_neg"), link))
+        split["negatives"] = "per_source" if neg_per_source > 0 else "shared"
+        return graph, split
+
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes a heterogeneous dataset directory (``path`` must not exist; written under a
         temporary name, then renamed), checked as the reader checks it."""

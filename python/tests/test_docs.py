@@ -7,6 +7,7 @@ import inspect
 import os
 import re
 import shutil
+import subprocess
 import textwrap
 
 import pytest
@@ -44,7 +45,8 @@ def docstring_blocks(obj, name):
 
 def documented_objects():
     modules = [directgnn, directgnn.pyg] + [getattr(directgnn, m) for m in
-                                            ("tensor", "loader", "sampler", "data", "datasets")]
+                                            ("tensor", "loader", "sampler", "data", "datasets",
+                                             "checkpoint")]
     for module in modules:
         yield module.__name__, module
         for name, obj in vars(module).items():
@@ -77,5 +79,14 @@ def test_the_snippet_runs(where, code, tmp_path, monkeypatch):
     if "cora.npz" in code:
         from conftest import dataset_path
         shutil.copy(dataset_path("cora.npz"), tmp_path / "cora.npz")
+    if "load_checkpoint(\"ck\")" in code:
+        # A snippet reading a checkpoint gets one trained on cora by the CLI.
+        cli = os.environ.get("DIRECTGNN_CLI")
+        if not cli:
+            pytest.skip("DIRECTGNN_CLI (the directgnn binary) is not set")
+        from conftest import dataset_path
+        subprocess.run([cli, "train", "--dataset", dataset_path("cora.npz"), "--epochs", "1",
+                        "--threads", "1", "--checkpoint", str(tmp_path / "ck")], check=True,
+                       capture_output=True)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, where, "exec"), {"__name__": "__snippet__"})

@@ -145,7 +145,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
   void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {
     nlohmann::json meta = {{"primary_metric", primary_link_metric(split_.split.negatives)}};
     if (e != nullptr) meta.update(e->metrics);
-    write_checkpoint(dir, epoch, config_.to_json(), std::move(meta));
+    write_checkpoint(dir, epoch, config_.to_json(), split_.graph, std::move(meta));
   }
 
   void print_header(std::ostream& out) const override;

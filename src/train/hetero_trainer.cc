@@ -95,7 +95,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {
     nlohmann::json meta = {{"split", o_.split}};
     if (e != nullptr) meta.update(e->record);
-    write_checkpoint(dir, epoch, config_.to_json(), std::move(meta));
+    write_checkpoint(dir, epoch, config_.to_json(), ds_, std::move(meta));
   }
 
   void print_header(std::ostream& out) const override {

@@ -92,11 +92,16 @@ class HeteroTask : public RunTask {
     return *cpu_model_;
   }
   // Writes the best model's checkpoint: `meta` with what every heterogeneous checkpoint
-  // records; the tables first, as checkpoint.pt, written last, names the tables its model
+  // records (the type and relation names of `ds`, which the model's configuration gives by
+  // index); the tables first, as checkpoint.pt, written last, names the tables its model
   // was trained with.
   void write_checkpoint(const std::string& dir, int64_t epoch, const nlohmann::json& config,
-                        nlohmann::json meta) {
+                        const HeteroDataset& ds, nlohmann::json meta) {
+    nlohmann::json types = nlohmann::json::array(), relations = nlohmann::json::array();
+    for (const NodeType& t : ds.node_types) types.push_back(t.name);
+    for (const Relation& r : ds.relations) relations.push_back({r.src, r.rel, r.dst});
     meta.update(nlohmann::json{{"task", run_kind_name(this->kind())},
+                               {"graph", {{"node_types", types}, {"relations", relations}}},
                                {"options", options_json(o_, this->kind())},
                                {"model", config},
                                {"epoch", epoch},
