@@ -11,9 +11,12 @@ Benchmarks (each a real `directgnn` command):
   cora      train on cora.npz, 2 layers x 64, fan-out 10,10, batch 64, 50 epochs:
             median epoch seconds
   link      link prediction on cora.npz (train --task link, 8 epochs): median epoch seconds
+  hetero    heterogeneous node classification on mag:0.01 (rgcn, 4 epochs): median epoch seconds
+  hetero_link  link prediction on mag:0.01's author-writes-paper (4 epochs)
   default   the default job (`directgnn train`): median epoch seconds, alone
   busy      the default job beside one single-threaded busy loop (`yes > /dev/null`)
-  The busy/default ratio is the oversubscription figure (target: at most 2x).
+  KIND_busy cora, link, hetero or hetero_link beside that busy loop
+  The busy/alone ratios are the oversubscription figures (target: at most 2x).
 
 Usage: .venv/bin/python bench/cpu/compare.py [--rounds N] [--only a,b] [--json OUT] NAME=BINARY ...
 """
@@ -32,6 +35,8 @@ CORA = ["--dataset", os.path.join(DATA, "cora.npz"), "--layers", "2", "--hidden"
         "--fan-out", "10,10", "--batch-size", "64", "--lr", "0.01", "--weight-decay", "5e-4",
         "--epochs", "50"]
 LINK = ["--task", "link", "--dataset", os.path.join(DATA, "cora.npz"), "--epochs", "8"]
+HETERO = ["--dataset", "mag:0.01", "--epochs", "4"]
+HETERO_LINK = [*HETERO, "--task", "link", "--target-relation", "author,writes,paper"]
 SAGE100K = ["--synthetic", "100000,20,128", "--layers", "3", "--fan-out", "15,10,5",
             "--epochs", "2"]
 
@@ -70,13 +75,19 @@ def step_time(binary):
     return r["epoch_time_s"] / r["steps_per_epoch"]
 
 
-BENCHES = {
-    "sage100k": step_time,
-    "cora": lambda b: epoch_times(b, CORA),
-    "link": lambda b: epoch_times(b, LINK),
-    "default": lambda b: epoch_times(b, []),
-    "busy": lambda b: epoch_times(b, [], busy=True),
-}
+KINDS = {"cora": CORA, "link": LINK, "hetero": HETERO, "hetero_link": HETERO_LINK}
+BENCHES = {"sage100k": step_time}
+for _kind, _args in KINDS.items():
+    BENCHES[_kind] = lambda b, a=_args: epoch_times(b, a)
+    BENCHES[_kind + "_busy"] = lambda b, a=_args: epoch_times(b, a, busy=True)
+BENCHES["default"] = lambda b: epoch_times(b, [])
+BENCHES["busy"] = lambda b: epoch_times(b, [], busy=True)
+
+
+def busy_ratios(med):
+    """Each busy figure over its figure alone, where both were measured."""
+    pairs = [("busy", "default")] + [(k + "_busy", k) for k in KINDS]
+    return {b: med[b] / med[q] for b, q in pairs if b in med and q in med}
 
 
 def main():
@@ -95,14 +106,13 @@ def main():
                 v = BENCHES[bench](binary)
                 figures[name][bench].append(v)
                 print(f"round {r + 1}/{a.rounds} {bench:9s} {name:10s} {v:.4f} s", flush=True)
-    print(f"\n{'build':12s}" + "".join(f"{b:>12s}" for b in benches) +
-          ("  busy/default" if {"busy", "default"} <= set(benches) else ""))
+    print(f"\n{'build':12s}" + "".join(f"{b:>17s}" for b in benches))
     for name, _ in builds:
         med = {b: statistics.median(figures[name][b]) for b in benches}
-        line = f"{name:12s}" + "".join(f"{med[b]:12.4f}" for b in benches)
-        if "busy" in med and "default" in med:
-            line += f"  {med['busy'] / med['default']:.2f}x"
-        print(line)
+        print(f"{name:12s}" + "".join(f"{med[b]:17.4f}" for b in benches))
+        ratios = busy_ratios(med)
+        if ratios:
+            print(f"{'':12s}busy / alone: " + ", ".join(f"{b} {q:.2f}x" for b, q in ratios.items()))
     if len(builds) == 2:
         first, second = (name for name, _ in builds)
         for b in benches:

@@ -32,8 +32,11 @@ inline std::string cli_binary() {
   return env != nullptr && *env != '\0' ? std::string(env) : std::string(DIRECTGNN_BINARY);
 }
 
-inline CommandResult run(const std::string& args) {
-  const std::string command = cli_binary() + " " + args + " 2>&1";
+// `directgnn ARGS`, or `env ENV directgnn ARGS` when `env` is given (env(1)'s arguments:
+// "-u NAME", "NAME=VALUE").
+inline CommandResult run(const std::string& args, const std::string& env = "") {
+  const std::string command =
+      (env.empty() ? "" : "env " + env + " ") + cli_binary() + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string output;
   std::array<char, 4096> buffer;

@@ -5,7 +5,8 @@
 // both values, and a finished run is extended by --epochs only; two ranks extended by --resume
 // end like their straight run (learnable tables included), and one process cannot take their
 // state; a feature read that fails saves the state, and the mended run resumes to its end;
-// beside a busy process, a run whose thread count is left to directgnn trains with fewer threads.
+// beside a busy process, a run whose thread count is left to directgnn trains with fewer threads,
+// and its OpenMP threads wait passively unless the user chose otherwise.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -205,6 +206,26 @@ TEST_P(EveryKind, BesideABusyProcessTheThreadCountDrops) {
   ASSERT_EQ(records.size(), 4u);
   EXPECT_LT(records[2]["threads"].get<int>(), static_cast<int>(std::thread::hardware_concurrency()))
       << r.output;
+}
+
+// libgomp reads OMP_WAIT_POLICY in its initialiser, before main(): a run started without it
+// restarts itself with PASSIVE (apps/main.cc), so libgomp starts once, without spinning; a
+// value the user gave is kept, and `info` does not restart.
+TEST(BusyMachine, OpenMpWaitsPassivelyUnlessTheUserChoseOtherwise) {
+  TempDirectory dir;
+  const std::string display = "-u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose";
+  const CommandResult r = run("train --epochs 1 --metrics " + dir.file("m.jsonl"), display);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string spin = "GOMP_SPINCOUNT = '0'";
+  ASSERT_NE(r.output.find(spin), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("GOMP_SPINCOUNT = '"), r.output.find(spin)) << r.output;  // started once
+  const CommandResult active =
+      run("train --epochs 1", "OMP_WAIT_POLICY=ACTIVE OMP_DISPLAY_ENV=verbose");
+  ASSERT_EQ(active.status, 0) << active.output;
+  EXPECT_NE(active.output.find("OMP_WAIT_POLICY = 'ACTIVE'"), std::string::npos) << active.output;
+  const CommandResult info = run("info --build", display);
+  ASSERT_EQ(info.status, 0) << info.output;
+  EXPECT_EQ(info.output.find(spin), std::string::npos) << info.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, EveryKind, ::testing::ValuesIn(kKinds),
