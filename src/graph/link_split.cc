@@ -464,8 +464,7 @@ void validate_link_split(LinkSplit& s, const CsrGraph& graph, bool directed,
   if (s.negatives != LinkNegatives::kNone) refuse_negative_edges(s, edges, directed, where);
 }
 
-LinkSplitFaults count_link_split_faults(const LinkSplit& s, const CsrGraph& graph,
-                                        bool directed) {
+LinkSplitFaults count_link_split_faults(const LinkSplit& s, const CsrGraph& graph, bool directed) {
   const EdgeLookup edges(graph);
   const int64_t n = graph.num_nodes();
   LinkSplitFaults out;

@@ -131,8 +131,7 @@ void parse_relations(HeteroMeta& out, const Json& meta, const std::string& where
 
 void parse_target(HeteroMeta& out, const Json& meta, const std::string& where) {
   out.num_splits = optional_json_field<int64_t>(meta, "num_splits", where, 0);
-  DGNN_CHECK(out.num_splits >= 0, where, ": num_splits must not be negative, got ",
-             out.num_splits);
+  DGNN_CHECK(out.num_splits >= 0, where, ": num_splits must not be negative, got ", out.num_splits);
   if (!meta.contains("target") || meta.at("target").is_null()) {
     DGNN_CHECK(out.num_splits == 0, where, ": num_splits = ", out.num_splits,
                " but no target type; add \"target\" naming the labelled type");
@@ -143,8 +142,7 @@ void parse_target(HeteroMeta& out, const Json& meta, const std::string& where) {
   DGNN_CHECK(target.is_object(), what, ": must be an object {\"type\", \"num_classes\"}");
   out.target = meta_type_index(out, json_field<std::string>(target, "type", what), what);
   out.num_classes = json_field<int64_t>(target, "num_classes", what);
-  DGNN_CHECK(out.num_classes >= 2, what, ": num_classes must be at least 2, got ",
-             out.num_classes);
+  DGNN_CHECK(out.num_classes >= 2, what, ": num_classes must be at least 2, got ", out.num_classes);
   out.class_names = class_names_field(target, out.num_classes, what);
 }
 
@@ -190,8 +188,8 @@ Relation load_relation(const HeteroMeta::Rel& m, int64_t num_dst, const std::str
              " nodes (meta.json count); a relation's CSR has one row per destination node, ",
              num_dst + 1, " entries");
   DGNN_CHECK(r.graph.indices.dim() == 1 && r.graph.indices.numel() == m.num_edges, rdir,
-             "/indices.npy: has shape ", r.graph.indices.sizes(), " but meta.json gives ",
-             r.key(), " num_edges = ", m.num_edges);
+             "/indices.npy: has shape ", r.graph.indices.sizes(), " but meta.json gives ", r.key(),
+             " num_edges = ", m.num_edges);
   return r;
 }
 
