@@ -262,12 +262,12 @@ class HeteroGNN(nn.Module):
                 num_nodes_dict: Optional[Dict[str, int]] = None) -> Dict[str, torch.Tensor]:
         """The last layer's output per emitted type (see the class)."""
         types = range(len(self.node_types))
-        h = [x_dict[n].float() if self._in_width(0, t) > 0 else None
-             for t, n in enumerate(self.node_types)]
         for t, n in enumerate(self.node_types):
             if self._in_width(0, t) > 0 and n not in x_dict:
                 raise KeyError(f"HeteroGNN: x_dict has no input for node type '{n}', which "
                                "the model reads (its features, or Checkpoint.embeddings)")
+        h = [x_dict[n].float() if self._in_width(0, t) > 0 else None
+             for t, n in enumerate(self.node_types)]
         rows = [_count(n, x_dict, num_nodes_dict, edge_index_dict) for n in self.node_types]
         edges = [edge_index_dict[e] for e in self.edge_types]
         layers = int(self.config["layers"])

@@ -121,8 +121,8 @@ void parse_relations(HeteroMeta& out, const Json& meta, const std::string& where
     r.rel = json_field<std::string>(relations[i], "rel", what);
     r.dst = json_field<std::string>(relations[i], "dst", what);
     r.num_edges = json_field<int64_t>(relations[i], "num_edges", what);
-    meta_type_index(out, r.src, what);
-    meta_type_index(out, r.dst, what);
+    r.src_type = meta_type_index(out, r.src, what);
+    r.dst_type = meta_type_index(out, r.dst, what);
     check_path_name(r.rel, "relation", what);
     DGNN_CHECK(r.num_edges >= 0, what, ": num_edges must not be negative, got ", r.num_edges);
     out.relations.push_back(std::move(r));
@@ -287,8 +287,7 @@ HeteroDataset load_hetero_dir(const std::string& dir) {
     ds.node_types.push_back(std::move(t));
   }
   for (const HeteroMeta::Rel& m : meta.relations) {
-    const int64_t num_dst = meta.node_types[meta_type_index(meta, m.dst, dir)].count;
-    ds.relations.push_back(load_relation(m, num_dst, dir));
+    ds.relations.push_back(load_relation(m, meta.node_types[m.dst_type].count, dir));
   }
   load_target(ds, meta, dir);
   // Feature tables were checked above (or are stamped as checked when written).

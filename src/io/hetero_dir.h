@@ -36,6 +36,7 @@ struct HeteroMeta {
   };
   struct Rel {
     std::string src, rel, dst;
+    int src_type = -1, dst_type = -1;  // indices into node_types
     int64_t num_edges = 0;
   };
   std::string name;
