@@ -43,6 +43,11 @@ constexpr RunFlag kRunFlags[] = {
      "the embeddings' sparse optimiser: adagrad (row-wise, one float of state per row) or adam "
      "(sparse Adam)"},
     {"embedding_lr", false, "the embeddings' learning rate"},
+    {"embedding_weight_decay", false,
+     "the embeddings' L2 penalty, applied to the rows each step updates"},
+    {"embedding_init_hops", false,
+     "the tables start as random rows smoothed over this many hops of the training graph "
+     "(each row the mean of its in-neighbours' rows; 0: random rows)"},
     {"optimizer", false, "adam or sgd"},
     {"lr", false, "learning rate"},
     {"weight_decay", false, "weight decay"},

@@ -49,6 +49,7 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/gpu/placement.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/feature_store.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/embedding_table.cc
+  ${CMAKE_CURRENT_LIST_DIR}/train/table_init.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/pcie_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/cpu/gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/disk/read_plan.cc

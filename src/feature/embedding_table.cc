@@ -91,19 +91,23 @@ void EmbeddingTable::update(const at::Tensor& ids_in, const at::Tensor& grad_in)
   const float* g = grad.data_ptr<float>();
   float* w = weight_.data_ptr<float>();
   const auto lr = static_cast<float>(options_.lr);
+  const auto decay = static_cast<float>(options_.weight_decay);
   if (options_.optimizer == SparseOptimizer::kRowAdagrad) {
     float* s = sum_.data_ptr<float>();
     const auto eps = static_cast<float>(options_.eps);
     at::parallel_for(0, n, 256, [&](int64_t begin, int64_t end) {
       for (int64_t k = begin; k < end; ++k) {
         const float* gk = g + k * d;
+        float* row = w + id[k] * d;
         float sq = 0;
-        for (int64_t j = 0; j < d; ++j) sq += gk[j] * gk[j];
+        for (int64_t j = 0; j < d; ++j) {
+          const float gj = gk[j] + decay * row[j];
+          sq += gj * gj;
+        }
         float& state = s[id[k]];
         state += sq / static_cast<float>(d);
         const float step = lr / (std::sqrt(state) + eps);
-        float* row = w + id[k] * d;
-        for (int64_t j = 0; j < d; ++j) row[j] -= step * gk[j];
+        for (int64_t j = 0; j < d; ++j) row[j] -= step * (gk[j] + decay * row[j]);
       }
     });
     return;
@@ -117,7 +121,7 @@ void EmbeddingTable::update(const at::Tensor& ids_in, const at::Tensor& grad_in)
     for (int64_t k = begin; k < end; ++k) {
       const int64_t base = id[k] * d;
       for (int64_t j = 0; j < d; ++j) {
-        const float gj = g[k * d + j];
+        const float gj = g[k * d + j] + decay * w[base + j];
         m[base + j] = b1 * m[base + j] + (1 - b1) * gj;
         v[base + j] = b2 * v[base + j] + (1 - b2) * gj * gj;
         w[base + j] -= lr * (m[base + j] / c1) / (std::sqrt(v[base + j] / c2) + 1e-8f);

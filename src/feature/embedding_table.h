@@ -8,6 +8,8 @@
 //     t += 1; m[i] = b1 m[i] + (1 - b1) g[i]; v[i] = b2 v[i] + (1 - b2) g[i]^2;
 //     w[i] -= lr * (m[i] / (1 - b1^t)) / (sqrt(v[i] / (1 - b2^t)) + eps)
 //
+// weight_decay adds weight_decay * w[i] to g[i] first (an L2 penalty on the rows a step reads).
+//
 // Rows are independent, so the update runs in parallel over rows with the same result for any
 // thread count. The table and its state are saved as .npy files (atomically), never inside the
 // model's checkpoint payload: a table can be larger than memory is comfortable with.
@@ -29,6 +31,8 @@ struct EmbeddingOptions {
   int64_t dim = 0;  // 0: no embeddings (where an option struct carries them)
   SparseOptimizer optimizer = SparseOptimizer::kRowAdagrad;
   double lr = 0.01;
+  double weight_decay = 0;  // L2 on the rows a step updates: g += weight_decay * w
+  int64_t init_hops = 8;    // rows start smoothed over this many hops (train/table_init.h)
   double eps = 1e-10;  // Adagrad's; Adam uses 1e-8
   double beta1 = 0.9, beta2 = 0.999;
 };

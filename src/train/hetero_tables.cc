@@ -2,11 +2,14 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <utility>
 
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "train/table_init.h"
 
 namespace directgnn {
 namespace fs = std::filesystem;
@@ -56,12 +59,36 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
     : tables_(ds.node_types.size()) {
   for (const NodeType& t : ds.node_types) names_.push_back(t.name);
   if (options.dim <= 0) return;
+  DGNN_CHECK_ARG(options.init_hops >= 0, "embedding_init_hops", "must be 0 or more, got ",
+                 options.init_hops);
+  DGNN_CHECK_ARG(options.weight_decay >= 0, "embedding_weight_decay", "must be 0 or more, got ",
+                 options.weight_decay);
+  init_hops_ = options.init_hops;
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     if (ds.node_types[t].has_features()) continue;
     tables_[t] =
         std::make_unique<EmbeddingTable>(ds.node_types[t].count, options, mix64(seed, 0xe3b0, t));
     in_dims[t] = options.dim;
   }
+}
+
+void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progress) {
+  if (init_hops_ == 0 || std::none_of(tables_.begin(), tables_.end(),
+                                      [](const auto& table) { return table != nullptr; })) {
+    return;
+  }
+  const auto start_time = std::chrono::steady_clock::now();
+  std::vector<at::Tensor> start(tables_.size());
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t]) start[t] = tables_[t]->weight();
+  }
+  const std::vector<at::Tensor> rows =
+      smoothed_rows(graph, start, init_hops_, mix64(seed, 0x5e0f), progress);
+  for (size_t t = 0; t < tables_.size(); ++t) {
+    if (tables_[t]) tables_[t]->weight().copy_(rows[t]);
+  }
+  smooth_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
 }
 
 void HeteroTables::read_rows(const std::vector<at::Tensor>& input_nodes, const c10::Device& device,

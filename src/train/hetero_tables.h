@@ -36,6 +36,12 @@ class HeteroTables {
   HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& options, uint64_t seed,
                std::vector<int64_t>& in_dims);
 
+  // With options.init_hops > 0, each table's rows are smoothed over that many hops of `graph`
+  // (train/table_init.h): the training graph, which for link prediction leaves the held-out
+  // edges out. Called once, before training; `progress` draws a progress line on a terminal.
+  void smooth(const HeteroDataset& graph, uint64_t seed, bool progress);
+  double smooth_seconds() const { return smooth_seconds_; }
+
   // x[t] for each table: its rows of input_nodes[t], read now, on `device`, as leaves whose
   // gradient update() applies.
   void read_rows(const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
@@ -60,6 +66,8 @@ class HeteroTables {
  private:
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
   std::vector<std::string> names_;
+  int64_t init_hops_ = 0;
+  double smooth_seconds_ = 0;
 };
 
 }  // namespace directgnn

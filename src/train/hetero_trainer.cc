@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iomanip>
 #include <optional>
 
 #include "core/random.h"
@@ -34,6 +35,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
         loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader)) {
+    tables_.smooth(ds, o.seed, rank_ == 0);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
     // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
@@ -104,7 +106,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         << ds_.target().name << ", " << ds_.num_classes << " classes\n"
         << "Split: " << split_.train.numel() << " training, " << split_.val.numel()
         << " validation, " << split_.test.numel() << " test nodes\n";
-    print_hetero_inputs(ds_, config_, o_.hetero.embeddings, out);
+    print_hetero_inputs(ds_, config_, o_.hetero.embeddings, tables_.smooth_seconds(), out);
     out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.num_bases > 0 ? ", " + std::to_string(config_.num_bases) + " bases" : "")
@@ -193,10 +195,17 @@ std::string hetero_run_line(const LoaderSettings& s, ProcessGroup* group) {
 }
 
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
-                         const EmbeddingOptions& e, std::ostream& out) {
+                         const EmbeddingOptions& e, double smooth_s, std::ostream& out) {
   if (e.dim > 0) {
     out << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
-        << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr << "\n";
+        << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr;
+    if (e.weight_decay > 0) out << ", weight decay " << e.weight_decay;
+    if (e.init_hops > 0) {
+      out << "; rows start smoothed over " << e.init_hops << " hops of the training graph ("
+          << std::fixed << std::setprecision(2) << smooth_s << " s)";
+      out.unsetf(std::ios_base::floatfield);
+    }
+    out << "\n";
   }
   if (config.kind == HeteroModelKind::kMlp) return;  // it reads the target's features only
   for (size_t t = 0; t < ds.node_types.size(); ++t) {

@@ -31,9 +31,10 @@ namespace directgnn {
 // With ranks every rank evaluates the whole graph itself (the same result on each).
 // The header's lines on the model's inputs: the learnable tables, and a warning, naming the
 // type and the fix, for each node type whose nodes all look alike to the model (no input of
-// its own: no features, no learnable table; and no relation ending at it).
+// its own: no features, no learnable table; and no relation ending at it). `smooth_s`: the
+// seconds the tables' smoothed start took.
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
-                         const EmbeddingOptions& e, std::ostream& out);
+                         const EmbeddingOptions& e, double smooth_s, std::ostream& out);
 
 RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
                        std::ostream& out);

@@ -146,6 +146,10 @@ const std::vector<Spec>& table() {
       choice("embedding_optimizer", kHeteroAll, R::kKeep, DGNN_AT(hetero.embeddings.optimizer),
              parse_sparse_optimizer, sparse_optimizer_name),
       number<double>("embedding_lr", kHeteroAll, R::kKeep, DGNN_AT(hetero.embeddings.lr)),
+      number<double>("embedding_weight_decay", kHeteroAll, R::kKeep,
+                     DGNN_AT(hetero.embeddings.weight_decay)),
+      number<int64_t>("embedding_init_hops", kHeteroAll, R::kKeep,
+                      DGNN_AT(hetero.embeddings.init_hops)),
       // Optimisation.
       choice("optimizer", kAll, R::kKeep, DGNN_AT(optimizer), parse_optimizer, optimizer_name),
       number<double>("lr", kAll, R::kKeep, DGNN_AT(lr)),

@@ -41,6 +41,35 @@ TEST(EmbeddingTable, RowWiseAdagradMatchesTheDenseFormulaOnTouchedRowsOnly) {
                         fresh.weight().index_select(0, untouched)));
 }
 
+TEST(EmbeddingTable, WeightDecayAddsTheRowsL2GradientBeforeTheStep) {
+  EmbeddingOptions o = options(SparseOptimizer::kRowAdagrad);
+  o.weight_decay = 0.1;
+  EmbeddingTable table(4, o, 5);
+  at::Tensor w = table.weight().clone();
+  const at::Tensor ids = at::tensor(std::vector<int64_t>{2, 0});
+  const at::Tensor grad = at::randn({2, 6});
+  table.update(ids, grad);
+  for (int64_t k = 0; k < 2; ++k) {
+    const int64_t i = ids[k].item<int64_t>();
+    const at::Tensor g = grad[k] + 0.1 * w[i];
+    w[i] -= 0.05 * g / (g.pow(2).mean().sqrt() + 1e-10);
+  }
+  EXPECT_TRUE(at::allclose(table.weight(), w, 1e-5, 1e-5));
+  // Adam: torch's dense Adam with weight_decay (L2 added to the gradient) when all rows step.
+  o = options(SparseOptimizer::kAdam);
+  o.weight_decay = 0.1;
+  EmbeddingTable adam_table(3, o, 6);
+  at::Tensor dense = adam_table.weight().clone().requires_grad_(true);
+  torch::optim::Adam adam({dense}, torch::optim::AdamOptions(0.05).eps(1e-8).weight_decay(0.1));
+  for (int step = 0; step < 3; ++step) {
+    const at::Tensor g = at::randn({3, 6});
+    adam_table.update(at::arange(3, at::kLong), g);
+    dense.mutable_grad() = g.clone();
+    adam.step();
+  }
+  EXPECT_TRUE(at::allclose(adam_table.weight(), dense.detach(), 1e-5, 1e-5));
+}
+
 TEST(EmbeddingTable, SparseAdamEqualsTorchsAdamWhenEveryRowIsTouched) {
   EmbeddingTable table(5, options(SparseOptimizer::kAdam), 8);
   at::Tensor dense = table.weight().clone().requires_grad_(true);
