@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/progress.h"
@@ -53,19 +54,24 @@ void add_neighbour_rows(const CsrGraph& g, const at::Tensor& x, at::Tensor& acc,
   });
 }
 
-// x's rows replaced by acc's mean rows scaled to norm 1, where count says a row had neighbours.
-void take_mean_rows(const at::Tensor& acc, const std::vector<int64_t>& count, at::Tensor& x) {
-  const int64_t dim = x.size(1);
-  const float* a = acc.data_ptr<float>();
-  float* out = x.data_ptr<float>();
-  at::parallel_for(0, x.size(0), 1024, [&](int64_t begin, int64_t end) {
+// acc's rows scaled to norm 1 where count says a row had neighbours (their mean's direction),
+// else `previous`'s row.
+void finish_mean_rows(const at::Tensor& previous, const std::vector<int64_t>& count,
+                      at::Tensor& acc) {
+  const int64_t dim = acc.size(1);
+  const float* before = previous.data_ptr<float>();
+  float* out = acc.data_ptr<float>();
+  at::parallel_for(0, acc.size(0), 1024, [&](int64_t begin, int64_t end) {
     for (int64_t v = begin; v < end; ++v) {
-      if (count[v] == 0) continue;
+      float* row = out + v * dim;
       double norm = 0;
-      for (int64_t j = 0; j < dim; ++j) norm += double(a[v * dim + j]) * a[v * dim + j];
-      if (norm == 0) continue;
+      for (int64_t j = 0; j < dim; ++j) norm += double(row[j]) * row[j];
+      if (count[v] == 0 || norm == 0) {
+        std::copy(before + v * dim, before + (v + 1) * dim, row);
+        continue;
+      }
       const auto scale = static_cast<float>(1.0 / std::sqrt(norm));
-      for (int64_t j = 0; j < dim; ++j) out[v * dim + j] = a[v * dim + j] * scale;
+      for (int64_t j = 0; j < dim; ++j) row[j] *= scale;
     }
   });
 }
@@ -85,7 +91,7 @@ std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at
   for (size_t t = 0; t < types; ++t) {
     const NodeType& type = graph.node_types[t];
     if (start[t].defined()) {
-      x[t] = start[t].to(at::kFloat).contiguous().clone();
+      x[t] = start[t].to(at::kFloat).contiguous();  // read only: each hop writes new arrays
     } else if (type.has_features() && dim > 0) {
       x[t] = projected_features(type.features, dim, mix64(seed, 0x9d0f, t));
     }
@@ -93,7 +99,8 @@ std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at
   Progress shown("smoothing the embedding tables (hops)", progress ? hops : -1);
   for (int64_t hop = 0; hop < hops; ++hop) {
     shown.update(hop);
-    std::vector<at::Tensor> next = x;
+    // Each hop reads the previous hop's rows of every type: a second array per type.
+    std::vector<at::Tensor> next(types);
     for (size_t t = 0; t < types; ++t) {
       if (!x[t].defined()) continue;
       at::Tensor acc = at::zeros_like(x[t]);
@@ -106,8 +113,8 @@ std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at
           add_neighbour_rows<int64_t>(r.graph, x[r.src_type], acc, count);
         }
       }
-      next[t] = x[t].clone();
-      take_mean_rows(acc, count, next[t]);
+      finish_mean_rows(x[t], count, acc);
+      next[t] = std::move(acc);
     }
     x = std::move(next);
   }
