@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The learnable-embedding recipe's measurements (issue 42 item 12; outside CI, about 30 minutes
-# on 2 cores): test metrics over seeds 0-2 of featureless inputs trained through learnable
-# tables, with the tables' start smoothed over 0-16 hops, at two learning rates, with and
-# without an L2 penalty, on three graphs:
+# The learnable-embedding recipe's measurements (issue 42 item 12; outside CI; about 45 minutes
+# on 2 cores beside other work): test metrics over seeds 0-2 of featureless inputs trained
+# through learnable tables, with the tables' start smoothed over 0-16 hops, at two learning
+# rates, with and without an L2 penalty, on three graphs:
 #   cora-node  Cora with its features left out, node classification, 100 epochs
 #   cora-link  the same graph, link prediction, 20 epochs
 #   ui-link    a featureless user-item graph (bench/embeddings/user_item.py), 10 epochs
