@@ -46,8 +46,9 @@ constexpr RunFlag kRunFlags[] = {
     {"embedding_weight_decay", false,
      "the embeddings' L2 penalty, applied to the rows each step updates"},
     {"embedding_init_hops", false,
-     "the tables start as random rows smoothed over this many hops of the training graph "
-     "(each row the mean of its in-neighbours' rows; 0: random rows)"},
+     "the tables start as random rows smoothed over this many hops of the graph (each row the "
+     "mean of its in-neighbours' rows; link prediction: the training edges only; 0: random "
+     "rows)"},
     {"optimizer", false, "adam or sgd"},
     {"lr", false, "learning rate"},
     {"weight_decay", false, "weight decay"},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <utility>
 
@@ -58,11 +59,12 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
                            std::vector<int64_t>& in_dims)
     : tables_(ds.node_types.size()) {
   for (const NodeType& t : ds.node_types) names_.push_back(t.name);
-  if (options.dim <= 0) return;
   DGNN_CHECK_ARG(options.init_hops >= 0, "embedding_init_hops", "must be 0 or more, got ",
                  options.init_hops);
-  DGNN_CHECK_ARG(options.weight_decay >= 0, "embedding_weight_decay", "must be 0 or more, got ",
+  DGNN_CHECK_ARG(std::isfinite(options.weight_decay) && options.weight_decay >= 0,
+                 "embedding_weight_decay", "must be a finite number, 0 or more, got ",
                  options.weight_decay);
+  if (options.dim <= 0) return;
   init_hops_ = options.init_hops;
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     if (ds.node_types[t].has_features()) continue;
@@ -73,8 +75,9 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
 }
 
 void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progress) {
-  if (init_hops_ == 0 || std::none_of(tables_.begin(), tables_.end(),
-                                      [](const auto& table) { return table != nullptr; })) {
+  if (init_hops_ == 0 || smoothed_ ||
+      std::none_of(tables_.begin(), tables_.end(),
+                   [](const auto& table) { return table != nullptr; })) {
     return;
   }
   const auto start_time = std::chrono::steady_clock::now();
@@ -87,6 +90,7 @@ void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progre
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (tables_[t]) tables_[t]->weight().copy_(rows[t]);
   }
+  smoothed_ = true;
   smooth_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
 }

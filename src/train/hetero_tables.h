@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,15 @@ class HeteroTables {
                std::vector<int64_t>& in_dims);
 
   // With options.init_hops > 0, each table's rows are smoothed over that many hops of `graph`
-  // (train/table_init.h): the training graph, which for link prediction leaves the held-out
-  // edges out. Called once, before training; `progress` draws a progress line on a terminal.
+  // (train/table_init.h): for node classification the dataset's graph, for link prediction
+  // the training graph, which leaves the held-out edges out. Called once, before training (a
+  // resumed run reads its tables from the training state instead); `progress` draws a progress
+  // line on a terminal.
   void smooth(const HeteroDataset& graph, uint64_t seed, bool progress);
-  double smooth_seconds() const { return smooth_seconds_; }
+  // The seconds smooth() took; nullopt when it did not run.
+  std::optional<double> smooth_seconds() const {
+    return smoothed_ ? std::optional<double>(smooth_seconds_) : std::nullopt;
+  }
 
   // x[t] for each table: its rows of input_nodes[t], read now, on `device`, as leaves whose
   // gradient update() applies.
@@ -67,6 +73,7 @@ class HeteroTables {
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
   std::vector<std::string> names_;
   int64_t init_hops_ = 0;
+  bool smoothed_ = false;
   double smooth_seconds_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <optional>
+#include <sstream>
 
 #include "core/random.h"
 #include "core/threads.h"
@@ -35,7 +36,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
         loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader)) {
-    tables_.smooth(ds, o.seed, rank_ == 0);
+    if (o.resume_dir.empty()) tables_.smooth(ds, o.seed, rank_ == 0 && !o.quiet);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
     // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
@@ -195,17 +196,18 @@ std::string hetero_run_line(const LoaderSettings& s, ProcessGroup* group) {
 }
 
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
-                         const EmbeddingOptions& e, double smooth_s, std::ostream& out) {
+                         const EmbeddingOptions& e, std::optional<double> smooth_s,
+                         std::ostream& out) {
   if (e.dim > 0) {
-    out << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
-        << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr;
-    if (e.weight_decay > 0) out << ", weight decay " << e.weight_decay;
-    if (e.init_hops > 0) {
-      out << "; rows start smoothed over " << e.init_hops << " hops of the training graph ("
-          << std::fixed << std::setprecision(2) << smooth_s << " s)";
-      out.unsetf(std::ios_base::floatfield);
+    std::ostringstream line;
+    line << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
+         << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr;
+    if (e.weight_decay > 0) line << ", weight decay " << e.weight_decay;
+    if (smooth_s) {
+      line << "; rows start smoothed over " << e.init_hops << " hops of the graph (" << std::fixed
+           << std::setprecision(2) << *smooth_s << " s)";
     }
-    out << "\n";
+    out << line.str() << "\n";
   }
   if (config.kind == HeteroModelKind::kMlp) return;  // it reads the target's features only
   for (size_t t = 0; t < ds.node_types.size(); ++t) {

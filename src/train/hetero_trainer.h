@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -32,9 +33,10 @@ namespace directgnn {
 // The header's lines on the model's inputs: the learnable tables, and a warning, naming the
 // type and the fix, for each node type whose nodes all look alike to the model (no input of
 // its own: no features, no learnable table; and no relation ending at it). `smooth_s`: the
-// seconds the tables' smoothed start took.
+// seconds the tables' smoothed start took, when it ran (not in a resumed run).
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
-                         const EmbeddingOptions& e, double smooth_s, std::ostream& out);
+                         const EmbeddingOptions& e, std::optional<double> smooth_s,
+                         std::ostream& out);
 
 RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
                        std::ostream& out);

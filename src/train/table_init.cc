@@ -13,23 +13,41 @@
 namespace directgnn {
 namespace {
 
+// Rows scaled to norm 1 in place (a zero row stays zero).
+void unit_rows(at::Tensor& x) {
+  const int64_t dim = x.size(1);
+  float* p = x.data_ptr<float>();
+  at::parallel_for(0, x.size(0), 1024, [&](int64_t begin, int64_t end) {
+    for (int64_t v = begin; v < end; ++v) {
+      double norm = 0;
+      for (int64_t j = 0; j < dim; ++j) norm += double(p[v * dim + j]) * p[v * dim + j];
+      if (norm == 0) continue;
+      const auto scale = static_cast<float>(1.0 / std::sqrt(norm));
+      for (int64_t j = 0; j < dim; ++j) p[v * dim + j] *= scale;
+    }
+  });
+}
+
 // Rows of `features` (any float dtype, maybe memory-mapped) times a random [F, dim] matrix of
-// N(0, 1/F) entries, a block of rows at a time so that a mapped table is never copied whole.
+// uniform entries, scaled to norm 1. Blocks of a fixed number of rows, each one single-threaded
+// product inside the parallel loop (as nn/linear.cc), so that neither the thread count nor the
+// library's own threading changes a row, and a mapped table is never copied whole.
 at::Tensor projected_features(const at::Tensor& features, int64_t dim, uint64_t seed) {
-  const int64_t f = features.size(1);
+  const int64_t f = features.size(1), n = features.size(0);
   at::Tensor w = at::empty({f, dim}, at::kFloat);
   float* p = w.data_ptr<float>();
   SplitRng rng(seed);
-  for (int64_t i = 0; i < f * dim; ++i) {
-    p[i] = static_cast<float>((rng.uniform() * 2.0 - 1.0) * std::sqrt(3.0 / f));
-  }
-  at::Tensor out = at::empty({features.size(0), dim}, at::kFloat);
-  constexpr int64_t kBlock = 1 << 16;
-  for (int64_t begin = 0; begin < features.size(0); begin += kBlock) {
-    const int64_t n = std::min(kBlock, features.size(0) - begin);
-    at::Tensor rows = out.narrow(0, begin, n);
-    at::mm_out(rows, features.narrow(0, begin, n).to(at::kFloat), w);
-  }
+  for (int64_t i = 0; i < f * dim; ++i) p[i] = static_cast<float>(rng.uniform() * 2.0 - 1.0);
+  at::Tensor out = at::empty({n, dim}, at::kFloat);
+  constexpr int64_t kBlock = 4096;
+  at::parallel_for(0, (n + kBlock - 1) / kBlock, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t lo = b * kBlock, rows = std::min(kBlock, n - lo);
+      at::Tensor slice = out.narrow(0, lo, rows);
+      at::mm_out(slice, features.narrow(0, lo, rows).to(at::kFloat), w);
+    }
+  });
+  unit_rows(out);
   return out;
 }
 
@@ -54,26 +72,32 @@ void add_neighbour_rows(const CsrGraph& g, const at::Tensor& x, at::Tensor& acc,
   });
 }
 
-// acc's rows scaled to norm 1 where count says a row had neighbours (their mean's direction),
-// else `previous`'s row.
-void finish_mean_rows(const at::Tensor& previous, const std::vector<int64_t>& count,
-                      at::Tensor& acc) {
+// One hop for type t: the mean of its in-neighbours' rows in `x` over every relation into it,
+// scaled to norm 1; a row without in-neighbours (or whose sum is zero) keeps x[t]'s row.
+at::Tensor next_rows(const HeteroDataset& graph, const std::vector<at::Tensor>& x, size_t t) {
+  at::Tensor acc = at::zeros_like(x[t]);
+  std::vector<int64_t> count(x[t].size(0), 0);
+  for (const Relation& r : graph.relations) {
+    if (r.dst_type != static_cast<int>(t) || !x[r.src_type].defined()) continue;
+    if (r.graph.indices.scalar_type() == at::kInt) {
+      add_neighbour_rows<int32_t>(r.graph, x[r.src_type], acc, count);
+    } else {
+      add_neighbour_rows<int64_t>(r.graph, x[r.src_type], acc, count);
+    }
+  }
+  unit_rows(acc);
   const int64_t dim = acc.size(1);
-  const float* before = previous.data_ptr<float>();
+  const float* before = x[t].data_ptr<float>();
   float* out = acc.data_ptr<float>();
   at::parallel_for(0, acc.size(0), 1024, [&](int64_t begin, int64_t end) {
     for (int64_t v = begin; v < end; ++v) {
-      float* row = out + v * dim;
-      double norm = 0;
-      for (int64_t j = 0; j < dim; ++j) norm += double(row[j]) * row[j];
-      if (count[v] == 0 || norm == 0) {
-        std::copy(before + v * dim, before + (v + 1) * dim, row);
-        continue;
-      }
-      const auto scale = static_cast<float>(1.0 / std::sqrt(norm));
-      for (int64_t j = 0; j < dim; ++j) row[j] *= scale;
+      const bool empty =
+          std::all_of(out + v * dim, out + (v + 1) * dim, [](float value) { return value == 0; });
+      if (count[v] == 0 || empty)
+        std::copy(before + v * dim, before + (v + 1) * dim, out + v * dim);
     }
   });
+  return acc;
 }
 
 }  // namespace
@@ -84,14 +108,21 @@ std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at
   DGNN_CHECK(start.size() == types, "smoothed_rows: ", start.size(), " starts for ", types,
              " node types");
   int64_t dim = 0;
-  for (const at::Tensor& s : start) {
-    if (s.defined()) dim = s.size(1);
+  for (size_t t = 0; t < types; ++t) {
+    if (!start[t].defined()) continue;
+    DGNN_CHECK(start[t].dim() == 2 && start[t].size(0) == graph.node_types[t].count &&
+                   (dim == 0 || start[t].size(1) == dim),
+               "smoothed_rows: the start of node type '", graph.node_types[t].name, "' has shape ",
+               start[t].sizes(), " for ", graph.node_types[t].count, " nodes");
+    dim = start[t].size(1);
   }
+  // x[t]: a smoothed type's rows of the last hop (the start itself before the first, read only),
+  // or a featured type's projection, which every hop reads and none changes.
   std::vector<at::Tensor> x(types);
   for (size_t t = 0; t < types; ++t) {
     const NodeType& type = graph.node_types[t];
     if (start[t].defined()) {
-      x[t] = start[t].to(at::kFloat).contiguous();  // read only: each hop writes new arrays
+      x[t] = start[t].to(at::kFloat).contiguous();
     } else if (type.has_features() && dim > 0) {
       x[t] = projected_features(type.features, dim, mix64(seed, 0x9d0f, t));
     }
@@ -99,22 +130,10 @@ std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at
   Progress shown("smoothing the embedding tables (hops)", progress ? hops : -1);
   for (int64_t hop = 0; hop < hops; ++hop) {
     shown.update(hop);
-    // Each hop reads the previous hop's rows of every type: a second array per type.
-    std::vector<at::Tensor> next(types);
+    // Each hop reads the previous hop's rows of every type and writes a new array per type.
+    std::vector<at::Tensor> next = x;
     for (size_t t = 0; t < types; ++t) {
-      if (!x[t].defined()) continue;
-      at::Tensor acc = at::zeros_like(x[t]);
-      std::vector<int64_t> count(x[t].size(0), 0);
-      for (const Relation& r : graph.relations) {
-        if (r.dst_type != static_cast<int>(t) || !x[r.src_type].defined()) continue;
-        if (r.graph.indices.scalar_type() == at::kInt) {
-          add_neighbour_rows<int32_t>(r.graph, x[r.src_type], acc, count);
-        } else {
-          add_neighbour_rows<int64_t>(r.graph, x[r.src_type], acc, count);
-        }
-      }
-      finish_mean_rows(x[t], count, acc);
-      next[t] = std::move(acc);
+      if (start[t].defined()) next[t] = next_rows(graph, x, t);
     }
     x = std::move(next);
   }

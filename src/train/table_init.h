@@ -15,12 +15,13 @@
 namespace directgnn {
 
 // `start` holds, per type of `graph`, a float32 [count, dim] tensor or an undefined one. A type
-// without a start takes part through a random projection of its features (the same `dim`,
-// drawn from `seed`), or not at all when it has none. Each of `hops` rounds replaces a row by
-// the mean of the rows of its in-neighbours over every relation into its type, scaled to norm
-// 1; a row without in-neighbours keeps its value. Returns the rows of the types given a start,
-// undefined for the others. The same result for any thread count. `progress` draws a progress
-// line of the hops on a terminal.
+// without a start takes part, when it has features, through a random projection of them to
+// `dim` (drawn from `seed`, rows scaled to norm 1), held fixed: the rows of the types given a
+// start are what moves. Each of `hops` rounds replaces such a row by the mean of the rows of its
+// in-neighbours over every relation into its type, scaled to norm 1; a row without
+// in-neighbours keeps its value. Returns the rows of the types given a start, undefined for the
+// others. The same result for any thread count. `progress` draws a progress line of the hops
+// on a terminal.
 std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at::Tensor> start,
                                       int64_t hops, uint64_t seed, bool progress = false);
 
