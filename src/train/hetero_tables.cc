@@ -1,6 +1,7 @@
 #include "train/hetero_tables.h"
 
 #include <ATen/ATen.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -90,6 +91,9 @@ void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progre
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (tables_[t]) tables_[t]->weight().copy_(rows[t]);
   }
+  // The allocator keeps freed memory for the next batch (core/threads.cc); the smoothing's
+  // arrays are freed for good, so their pages go back to the system now.
+  malloc_trim(0);
   smoothed_ = true;
   smooth_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
