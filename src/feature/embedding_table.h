@@ -33,7 +33,7 @@ struct EmbeddingOptions {
   double lr = 0.01;
   double weight_decay = 0;  // L2 on the rows a step updates: g += weight_decay * w
   int64_t init_hops = 8;    // rows start smoothed over this many hops (train/table_init.h)
-  double eps = 1e-10;  // Adagrad's; Adam uses 1e-8
+  double eps = 1e-10;       // Adagrad's; Adam uses 1e-8
   double beta1 = 0.9, beta2 = 0.999;
 };
 

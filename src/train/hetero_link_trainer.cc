@@ -70,7 +70,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
         config_(std::move(config)),
         loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
                 resolve_hetero_loader(o.loader)) {
-    if (o.resume_dir.empty()) tables_.smooth(split_.graph, o.seed, rank_ == 0 && !o.quiet);
+    smooth_tables(split_.graph);
     init_model(
         [this] {
           return std::make_unique<HeteroLinkModel>(config_, link_.decoder, link_.decoder_layers);

@@ -4,11 +4,11 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "train/table_init.h"
@@ -76,12 +76,12 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
 }
 
 void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progress) {
-  if (init_hops_ == 0 || smoothed_ ||
+  if (init_hops_ == 0 || smooth_seconds_ ||
       std::none_of(tables_.begin(), tables_.end(),
                    [](const auto& table) { return table != nullptr; })) {
     return;
   }
-  const auto start_time = std::chrono::steady_clock::now();
+  const Clock::time_point start_time = Clock::now();
   std::vector<at::Tensor> start(tables_.size());
   for (size_t t = 0; t < tables_.size(); ++t) {
     if (tables_[t]) start[t] = tables_[t]->weight();
@@ -94,9 +94,7 @@ void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progre
   // The allocator keeps freed memory for the next batch (core/threads.cc); the smoothing's
   // arrays are freed for good, so their pages go back to the system now.
   malloc_trim(0);
-  smoothed_ = true;
-  smooth_seconds_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  smooth_seconds_ = seconds_since(start_time);
 }
 
 void HeteroTables::read_rows(const std::vector<at::Tensor>& input_nodes, const c10::Device& device,

@@ -44,9 +44,7 @@ class HeteroTables {
   // line on a terminal.
   void smooth(const HeteroDataset& graph, uint64_t seed, bool progress);
   // The seconds smooth() took; nullopt when it did not run.
-  std::optional<double> smooth_seconds() const {
-    return smoothed_ ? std::optional<double>(smooth_seconds_) : std::nullopt;
-  }
+  std::optional<double> smooth_seconds() const { return smooth_seconds_; }
 
   // x[t] for each table: its rows of input_nodes[t], read now, on `device`, as leaves whose
   // gradient update() applies.
@@ -73,8 +71,7 @@ class HeteroTables {
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
   std::vector<std::string> names_;
   int64_t init_hops_ = 0;
-  bool smoothed_ = false;
-  double smooth_seconds_ = 0;
+  std::optional<double> smooth_seconds_;
 };
 
 }  // namespace directgnn

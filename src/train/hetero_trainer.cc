@@ -36,7 +36,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
         loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader)) {
-    if (o.resume_dir.empty()) tables_.smooth(ds, o.seed, rank_ == 0 && !o.quiet);
+    smooth_tables(ds);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
     // Each rank trains on its own equal shard of every epoch's shuffled training nodes.

@@ -88,6 +88,11 @@ class HeteroTask : public RunTask {
     params_ = std::move(m.params);
     optimizer_ = make_optimizer(params_, o_);
   }
+  // The tables' smoothed start over `graph` (HeteroTables::smooth), in a new run only: a
+  // resumed one reads its tables from the training state.
+  void smooth_tables(const HeteroDataset& graph) {
+    if (o_.resume_dir.empty()) tables_.smooth(graph, o_.seed, rank_ == 0 && !o_.quiet);
+  }
   // The model evaluation and checkpoints read: a GPU model's CPU copy, brought up to date.
   Model& host_model() {
     if (cpu_model_ == nullptr) return *model_;

@@ -51,10 +51,9 @@ at::Tensor projected_features(const at::Tensor& features, int64_t dim, uint64_t 
   return out;
 }
 
-// acc[v] += the sum of x's rows at relation r's in-neighbours of v; count[v] += their number.
+// acc[v] += the sum of x's rows at relation r's in-neighbours of v.
 template <typename Index>
-void add_neighbour_rows(const CsrGraph& g, const at::Tensor& x, at::Tensor& acc,
-                        std::vector<int64_t>& count) {
+void add_neighbour_rows(const CsrGraph& g, const at::Tensor& x, at::Tensor& acc) {
   const int64_t* indptr = g.indptr.data_ptr<int64_t>();
   const Index* indices = g.indices.data_ptr<Index>();
   const int64_t dim = x.size(1);
@@ -67,22 +66,21 @@ void add_neighbour_rows(const CsrGraph& g, const at::Tensor& x, at::Tensor& acc,
         const float* from = src + static_cast<int64_t>(indices[e]) * dim;
         for (int64_t j = 0; j < dim; ++j) row[j] += from[j];
       }
-      count[v] += indptr[v + 1] - indptr[v];
     }
   });
 }
 
 // One hop for type t: the mean of its in-neighbours' rows in `x` over every relation into it,
-// scaled to norm 1; a row without in-neighbours (or whose sum is zero) keeps x[t]'s row.
+// scaled to norm 1; a row whose sum is zero (no in-neighbours, or rows that cancel) keeps
+// x[t]'s row.
 at::Tensor next_rows(const HeteroDataset& graph, const std::vector<at::Tensor>& x, size_t t) {
   at::Tensor acc = at::zeros_like(x[t]);
-  std::vector<int64_t> count(x[t].size(0), 0);
   for (const Relation& r : graph.relations) {
     if (r.dst_type != static_cast<int>(t) || !x[r.src_type].defined()) continue;
     if (r.graph.indices.scalar_type() == at::kInt) {
-      add_neighbour_rows<int32_t>(r.graph, x[r.src_type], acc, count);
+      add_neighbour_rows<int32_t>(r.graph, x[r.src_type], acc);
     } else {
-      add_neighbour_rows<int64_t>(r.graph, x[r.src_type], acc, count);
+      add_neighbour_rows<int64_t>(r.graph, x[r.src_type], acc);
     }
   }
   unit_rows(acc);
@@ -91,10 +89,10 @@ at::Tensor next_rows(const HeteroDataset& graph, const std::vector<at::Tensor>& 
   float* out = acc.data_ptr<float>();
   at::parallel_for(0, acc.size(0), 1024, [&](int64_t begin, int64_t end) {
     for (int64_t v = begin; v < end; ++v) {
-      const bool empty =
-          std::all_of(out + v * dim, out + (v + 1) * dim, [](float value) { return value == 0; });
-      if (count[v] == 0 || empty)
-        std::copy(before + v * dim, before + (v + 1) * dim, out + v * dim);
+      float* row = out + v * dim;
+      if (std::all_of(row, row + dim, [](float value) { return value == 0; })) {
+        std::copy(before + v * dim, before + (v + 1) * dim, row);
+      }
     }
   });
   return acc;

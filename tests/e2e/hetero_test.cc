@@ -75,8 +75,7 @@ TEST(HeteroTraining, LearnableTablesStartSmoothedOverTheGraphAndGeneralise) {
   const std::string common = "--dataset " + cora + " --node-embeddings 64 --epochs 60";
   const CommandResult r = run("train --dataset " + cora + " --node-embeddings 8 --epochs 1");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("rows start smoothed over 8 hops of the graph"),
-            std::string::npos)
+  EXPECT_NE(r.output.find("rows start smoothed over 8 hops of the graph"), std::string::npos)
       << r.output;
   const double smoothed = test_accuracy(common, dir, "smoothed");
   const double random_rows = test_accuracy(common + " --embedding-init-hops 0", dir, "random");
