@@ -62,7 +62,11 @@ void refuse_other_kinds(const nlohmann::json& given, RunKind kind) {
            "training edges); leave it out");
     }
     if (!node && !homogeneous) refuse_heterogeneous_link_option(name, value);
-    if (is_hetero(kind)) fail(flag, " does not apply to heterogeneous datasets yet; leave it out");
+    if (is_hetero(kind)) {
+      const std::string why = hetero_refusal(name);
+      fail(flag, " does not apply to heterogeneous datasets", why.empty() ? "" : ": " + why,
+           "; leave it out");
+    }
     fail(flag,
          " applies to heterogeneous datasets (a heterogeneous dataset directory, or mag:SCALE) "
          "and to --node-embeddings only; leave it out");

@@ -63,13 +63,17 @@ HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_in
 }
 
 // `split_index` picks a homogeneous dataset's split (a heterogeneous one's is the trainer's);
-// `labels` false leaves a homogeneous dataset's labels and split out (link prediction).
+// `labels` false leaves a homogeneous dataset's labels and split out (link prediction);
+// `keep_self_loops` applies to an imported .npz (a heterogeneous dataset keeps its relations
+// as stored).
 HeteroDataset load_hetero(const std::string& dataset, int64_t split_index, uint64_t seed,
-                          bool labels = true) {
+                          bool labels = true, bool keep_self_loops = false) {
   if (!is_hetero_dataset(dataset)) {
-    return as_featureless_hetero(dataset_or_default(dataset, import_options(false)), split_index,
-                                 seed, labels);
+    return as_featureless_hetero(dataset_or_default(dataset, import_options(keep_self_loops)),
+                                 split_index, seed, labels);
   }
+  DGNN_CHECK(!keep_self_loops, "--keep-self-loops applies when importing an .npz file; ", dataset,
+             " is a heterogeneous dataset, whose relations are used as stored; leave it out");
   if (!is_mag_spec(dataset)) return load_hetero_dir(dataset);
   MagOptions mag;
   try {
@@ -112,9 +116,10 @@ HeteroDataset checkpoint_dataset(RunKind kind, const nlohmann::json& meta,
   const std::string dataset =
       dataset_arg.empty() ? run.value("dataset", std::string()) : dataset_arg;
   const uint64_t seed = meta.value("seed", uint64_t{0});
-  if (kind == RunKind::kHeteroLink) return load_hetero(dataset, 0, seed, false);
+  const bool loops = run.value("keep_self_loops", false) && !is_hetero_dataset(dataset);
+  if (kind == RunKind::kHeteroLink) return load_hetero(dataset, 0, seed, false, loops);
   return load_hetero(dataset, std::max<int64_t>(0, run.value("homogeneous_split", int64_t{-1})),
-                     seed);
+                     seed, true, loops);
 }
 
 // The checkpoint's model configuration, checked against `ds` (its classes too, for `classes`).
@@ -169,7 +174,8 @@ bool is_hetero_dataset(const std::string& dataset) {
 void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions o) {
   const bool homogeneous = !is_hetero_dataset(target.dataset);
   o.run_info["homogeneous_split"] = homogeneous ? o.split : -1;
-  const HeteroDataset ds = load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero);
+  const HeteroDataset ds = load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero,
+                                       target.keep_self_loops);
   if (homogeneous) o.split = 0;  // the split chosen above is the only one
   if (kind == RunKind::kHetero) {
     train_hetero(ds, o, std::cout);

@@ -67,7 +67,11 @@ constexpr RunFlag kRunFlags[] = {
     {"features", false,
      "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, pinned "
      "(the GPU reads host memory), device (GPU memory) or disk (rows read from features.npy as "
-     "batches need them; for tables larger than RAM)"},
+     "batches need them; for tables larger than RAM); heterogeneous: every featured type's, "
+     "auto choosing per type by its size and the memory free"},
+    {"features_per_type", false,
+     "heterogeneous: placements of the node types named, e.g. paper=disk,author=pinned (the "
+     "others take --features)"},
     {"gather", false,
      "how a GPU gets feature rows: auto, cpu-copy (CPU gathers, then copies), zero-copy, or "
      "aligned (warp reads on 128-byte boundaries)"},
@@ -86,7 +90,7 @@ constexpr RunFlag kRunFlags[] = {
     {"disk_direct", true, "with --features disk: read with O_DIRECT (no page cache)"},
     {"feature_cache_gib", false,
      "with --features disk: keep this many GiB of the most used rows in RAM, filled before "
-     "training (0: no cache)"},
+     "training (0: no cache); heterogeneous: one cache shared by the types on disk"},
     {"feature_cache_rank", false,
      "which rows the cache keeps: presample (those a sampling pass over the training nodes "
      "gathers most) or degree (the most linked nodes)"},

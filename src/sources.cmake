@@ -76,6 +76,7 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/loader/link_loader.cc
   ${CMAKE_CURRENT_LIST_DIR}/loader/hetero_link_loader.cc
   ${CMAKE_CURRENT_LIST_DIR}/loader/hetero_loader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/loader/hetero_stores.cc
   ${CMAKE_CURRENT_LIST_DIR}/loader/feature_cache.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/link_metrics.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/link_evaluate.cc

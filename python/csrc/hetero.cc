@@ -178,7 +178,7 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
                                 .loader;
     loader_ = std::make_unique<HeteroLoader>(
         ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, "fanouts")},
-        resolve_hetero_loader(o));
+        resolve_hetero_loader(o, ds));
   }
   ~HeteroLoaderHolder() override { passes_.clear(); }
 

@@ -99,4 +99,14 @@ inline std::string gib_text(int64_t bytes) {
   return out.str();
 }
 
+// "12.00 GiB", or "3.25 MiB" below a GiB.
+inline std::string size_text(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 30)) return gib_text(bytes);
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(2);
+  out << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return out.str();
+}
+
 }  // namespace directgnn

@@ -25,14 +25,6 @@ at::Tensor rank_by(const at::Tensor& key) {
   return std::get<1>(key.sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
 }
 
-// "12.00 GiB", or "3.25 MiB" below a GiB.
-std::string size_text(int64_t bytes) {
-  if (bytes >= (int64_t{1} << 30)) return gib_text(bytes);
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
-
 std::function<void(int64_t, int64_t)> progress_of(Progress* bar) {
   if (bar == nullptr) return {};
   return [bar](int64_t done, int64_t) { bar->update(done); };
@@ -171,15 +163,30 @@ DiskTally DiskTally::since(const DiskTally& before) const {
   return d;
 }
 
+DiskTally DiskTally::sum(const std::vector<DiskTally>& tallies) {
+  DiskTally s;
+  for (const DiskTally& t : tallies) {
+    s.rows_gathered += t.rows_gathered;
+    s.bytes_gathered += t.bytes_gathered;
+    s.rows_hit += t.rows_hit;
+    s.bytes_asked += t.bytes_asked;
+    s.read_s += t.read_s;
+  }
+  if (!tallies.empty()) s.bytes_from_disk = tallies.front().bytes_from_disk;
+  return s;
+}
+
 double DiskTally::hit_rate() const {
   return rows_gathered > 0 ? static_cast<double>(rows_hit) / static_cast<double>(rows_gathered)
                            : 0.0;
 }
 
-void DiskTally::write_to(nlohmann::json& record) const {
+void DiskTally::write_to(nlohmann::json& record, bool process) const {
   record["disk_bytes_gathered"] = bytes_gathered;
   record["disk_bytes_asked"] = bytes_asked;
-  record["disk_bytes_read"] = bytes_from_disk >= 0 ? nlohmann::json(bytes_from_disk) : nullptr;
+  if (process) {
+    record["disk_bytes_read"] = bytes_from_disk >= 0 ? nlohmann::json(bytes_from_disk) : nullptr;
+  }
   record["disk_cache_hit_rate"] = hit_rate();
   record["disk_read_s"] = read_s;
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "feature/disk/row_cache.h"
 #include "graph/csr_graph.h"
@@ -66,9 +67,12 @@ struct DiskTally {
 
   static DiskTally of(const FeatureStore& store);
   DiskTally since(const DiskTally& before) const;
+  // Several tables' together (the process's read bytes counted once: the first's).
+  static DiskTally sum(const std::vector<DiskTally>& tallies);
   double hit_rate() const;
-  // Adds disk_* fields to an epoch's JSON record.
-  void write_to(nlohmann::json& record) const;
+  // Adds disk_* fields to an epoch's JSON record (`process` false: the table's own only,
+  // without the process's read bytes).
+  void write_to(nlohmann::json& record, bool process = true) const;
   // " | Disk: rows 7.51 GB, cache hits 99.4%, asked 0.04 GB, process read 0.04 GB,
   // reads 2.4 s"
   std::string text() const;

@@ -8,18 +8,16 @@
 #include "core/clock.h"
 #include "directgnn/error.h"
 #include "loader/batch_pipeline.h"
+#include "loader/loader.h"
 
 namespace directgnn {
 HeteroLinkLoader::HeteroLinkLoader(const HeteroDataset& graph, HeteroLinkTarget target,
                                    HeteroSamplerOptions sampler, LinkSamplerOptions link,
                                    const LoaderSettings& settings)
-    : sampler_(graph, target, std::move(sampler), link), settings_(settings) {
-  DGNN_CHECK_ARG(settings_.batch_size > 0, "batch_size", "must be positive, got ",
-                 settings_.batch_size);
-  DGNN_CHECK_ARG(settings_.workers >= 1, "workers", "must be at least 1, got ", settings_.workers);
-  for (const NodeType& t : graph.node_types) {
-    stores_.push_back(t.has_features() ? std::make_unique<FeatureStore>(t.features) : nullptr);
-  }
+    : sampler_(graph, target, std::move(sampler), link),
+      settings_(settings),
+      stores_(graph, settings_) {
+  check_batch_settings(settings_);
 }
 
 HeteroLinkLoader::~HeteroLinkLoader() = default;
@@ -28,17 +26,30 @@ int64_t HeteroLinkLoader::steps(int64_t num_positives) const {
   return (num_positives + settings_.batch_size - 1) / settings_.batch_size;
 }
 
+// Samples and gathers on the calling thread (on a GPU, on its current stream, which the
+// timings wait for).
+void HeteroLinkLoader::fill(HeteroLinkMinibatch& b, const at::Tensor& positives,
+                            uint64_t sample_seed) const {
+  const bool gpu = settings_.gpu();
+  auto t0 = Clock::now();
+  b.batch = sampler_.sample(positives, sample_seed);
+  hetero_blocks_to(b.batch.sample.blocks, settings_.device);
+  if (gpu) gpu::synchronize_current_stream(settings_.index());
+  b.sample_s = seconds_since(t0);
+  t0 = Clock::now();
+  b.x = stores_.gather(b.batch.sample.input_nodes);
+  if (gpu) gpu::synchronize_current_stream(settings_.index());
+  b.gather_s = seconds_since(t0);
+}
+
 HeteroLinkMinibatch HeteroLinkLoader::prepare(const at::Tensor& positives,
                                               uint64_t sample_seed) const {
   HeteroLinkMinibatch b;
-  auto t0 = Clock::now();
-  b.batch = sampler_.sample(positives, sample_seed);
-  b.sample_s = seconds_since(t0);
-  t0 = Clock::now();
-  for (size_t t = 0; t < stores_.size(); ++t) {
-    b.x.push_back(stores_[t] ? stores_[t]->gather(b.batch.sample.input_nodes[t]) : at::Tensor());
+  if (!settings_.gpu()) {
+    fill(b, positives, sample_seed);
+    return b;
   }
-  b.gather_s = seconds_since(t0);
+  b.ticket = gpu::run_on_side_stream(settings_.index(), [&] { fill(b, positives, sample_seed); });
   return b;
 }
 
@@ -50,7 +61,8 @@ HeteroLinkLoader::Epoch HeteroLinkLoader::epoch(at::Tensor positives,
 
 HeteroLinkLoader::Epoch::Epoch(const HeteroLinkLoader& loader, at::Tensor positives,
                                std::function<uint64_t(int64_t)> sample_seed, int64_t first_step,
-                               int64_t end_step) {
+                               int64_t end_step)
+    : gpu_(loader.settings_.gpu()) {
   DGNN_CHECK(positives.dim() == 2 && positives.size(1) == 2 && positives.device().is_cpu(),
              "heterogeneous link loader: positives must be a CPU tensor [E, 2]");
   positives = positives.to(at::kLong).contiguous();
@@ -69,6 +81,10 @@ HeteroLinkLoader::Epoch::~Epoch() = default;
 
 bool HeteroLinkLoader::Epoch::done() const { return pipeline_->done(); }
 
-HeteroLinkMinibatch HeteroLinkLoader::Epoch::next() { return pipeline_->next(); }
+HeteroLinkMinibatch HeteroLinkLoader::Epoch::next() {
+  HeteroLinkMinibatch b = pipeline_->next();
+  if (gpu_) gpu::wait_on_current_stream(b.ticket, hetero_batch_tensors(b.batch.sample.blocks, b.x));
+  return b;
+}
 
 }  // namespace directgnn

@@ -2,7 +2,9 @@
 // (loader/hetero_loader.h): positive edges of the target relation -> HeteroLinkSampler
 // (negatives, exclusion, typed blocks from both endpoint types) -> one gather per featured node
 // type -> the batch, prepared ahead of the training step by the worker pipeline
-// (loader/pipeline.h) when `prefetch` asks. Batches are delivered on the CPU.
+// (loader/pipeline.h) when `prefetch` asks. Each type's rows come from its store in its
+// placement (loader/hetero_stores.h); on a GPU the blocks and rows are delivered on the device,
+// made on each worker's side stream (the pairs and labels stay on the CPU).
 //
 //   HeteroLinkLoader loader(message_passing_graph, target, sampler, link, options);
 //   HeteroLinkLoader::Epoch epoch = loader.epoch(shuffled_positives, seed_of_step, 0, steps);
@@ -16,8 +18,9 @@
 #include <memory>
 #include <vector>
 
-#include "feature/feature_store.h"
+#include "gpu/runtime.h"
 #include "loader/hetero_loader.h"
+#include "loader/hetero_stores.h"
 #include "loader/options.h"
 #include "sampling/hetero_link_sampler.h"
 
@@ -28,8 +31,10 @@ class Pipeline;
 
 struct HeteroLinkMinibatch {
   HeteroLinkBatch batch;
-  std::vector<at::Tensor> x;  // per node type: input rows (undefined for a featureless type)
+  // Per node type: input rows on the device (undefined for a featureless type).
+  std::vector<at::Tensor> x;
   double sample_s = 0, gather_s = 0;
+  gpu::Ticket ticket;  // the side stream's work (GPU only)
 };
 
 class HeteroLinkLoader {
@@ -57,6 +62,7 @@ class HeteroLinkLoader {
     Epoch(const HeteroLinkLoader& loader, at::Tensor positives,
           std::function<uint64_t(int64_t)> sample_seed, int64_t first_step, int64_t end_step);
     std::unique_ptr<Pipeline<HeteroLinkMinibatch>> pipeline_;
+    bool gpu_ = false;
   };
   Epoch epoch(at::Tensor positives, std::function<uint64_t(int64_t)> sample_seed,
               int64_t first_step = 0, int64_t end_step = -1) const;
@@ -66,11 +72,16 @@ class HeteroLinkLoader {
   HeteroLinkMinibatch prepare(const at::Tensor& positives, uint64_t sample_seed) const;
   const HeteroLinkSampler& sampler() const { return sampler_; }
   const LoaderSettings& settings() const { return settings_; }
+  const HeteroStores& stores() const { return stores_; }
+  // The tables, to fill the disk-backed ones' cache. Not while an epoch runs.
+  HeteroStores& mutable_stores() { return stores_; }
 
  private:
+  void fill(HeteroLinkMinibatch& b, const at::Tensor& positives, uint64_t sample_seed) const;
+
   HeteroLinkSampler sampler_;
   LoaderSettings settings_;
-  std::vector<std::unique_ptr<FeatureStore>> stores_;  // per type; null when featureless
+  HeteroStores stores_;
 };
 
 }  // namespace directgnn

@@ -7,17 +7,17 @@
 #include "core/clock.h"
 #include "directgnn/error.h"
 #include "loader/batch_pipeline.h"
+#include "loader/loader.h"
 
 namespace directgnn {
 HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
                            const LoaderSettings& settings)
-    : dataset_(dataset), sampler_(dataset, std::move(sampler)), settings_(settings) {
-  DGNN_CHECK_ARG(settings_.batch_size > 0, "batch_size", "must be positive, got ",
-                 settings_.batch_size);
-  DGNN_CHECK_ARG(settings_.workers >= 1, "workers", "must be at least 1, got ", settings_.workers);
-  for (const NodeType& t : dataset.node_types) {
-    stores_.push_back(t.has_features() ? std::make_unique<FeatureStore>(t.features) : nullptr);
-  }
+    : dataset_(dataset),
+      sampler_(dataset, std::move(sampler)),
+      settings_(settings),
+      stores_(dataset, settings_) {
+  check_batch_settings(settings_);
+  if (dataset.labels.defined()) labels_ = dataset.labels.to(settings_.device);
 }
 
 HeteroLoader::~HeteroLoader() = default;
@@ -26,17 +26,29 @@ int64_t HeteroLoader::steps(int64_t num_seeds) const {
   return (num_seeds + settings_.batch_size - 1) / settings_.batch_size;
 }
 
-HeteroBatch HeteroLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
-  HeteroBatch b;
+// Samples and gathers on the calling thread (on a GPU, on its current stream, which the
+// timings wait for).
+void HeteroLoader::fill(HeteroBatch& b, const at::Tensor& seeds, uint64_t sample_seed) const {
+  const bool gpu = settings_.gpu();
   auto t0 = Clock::now();
   b.sample = sampler_.sample(dataset_.target_type, seeds, sample_seed);
+  hetero_blocks_to(b.sample.blocks, settings_.device);
+  if (gpu) gpu::synchronize_current_stream(settings_.index());
   b.sample_s = seconds_since(t0);
   t0 = Clock::now();
-  for (size_t t = 0; t < stores_.size(); ++t) {
-    b.x.push_back(stores_[t] ? stores_[t]->gather(b.sample.input_nodes[t]) : at::Tensor());
-  }
-  if (dataset_.labels.defined()) b.labels = dataset_.labels.index_select(0, b.sample.seeds);
+  b.x = stores_.gather(b.sample.input_nodes);
+  if (labels_.defined()) b.labels = labels_.index_select(0, b.sample.seeds.to(settings_.device));
+  if (gpu) gpu::synchronize_current_stream(settings_.index());
   b.gather_s = seconds_since(t0);
+}
+
+HeteroBatch HeteroLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
+  HeteroBatch b;
+  if (!settings_.gpu()) {
+    fill(b, seeds, sample_seed);
+    return b;
+  }
+  b.ticket = gpu::run_on_side_stream(settings_.index(), [&] { fill(b, seeds, sample_seed); });
   return b;
 }
 
@@ -47,7 +59,8 @@ HeteroLoader::Epoch HeteroLoader::epoch(at::Tensor seeds,
 }
 
 HeteroLoader::Epoch::Epoch(const HeteroLoader& loader, at::Tensor seeds,
-                           std::function<uint64_t(int64_t)> sample_seed, int64_t first_step) {
+                           std::function<uint64_t(int64_t)> sample_seed, int64_t first_step)
+    : gpu_(loader.settings_.gpu()) {
   DGNN_CHECK(seeds.dim() == 1 && seeds.device().is_cpu(),
              "heterogeneous loader: seeds must be a 1-D CPU tensor");
   seeds = seeds.to(at::kLong).contiguous();
@@ -65,6 +78,14 @@ HeteroLoader::Epoch::~Epoch() = default;
 
 bool HeteroLoader::Epoch::done() const { return pipeline_->done(); }
 
-HeteroBatch HeteroLoader::Epoch::next() { return pipeline_->next(); }
+HeteroBatch HeteroLoader::Epoch::next() {
+  HeteroBatch b = pipeline_->next();
+  if (gpu_) {
+    std::vector<at::Tensor> used = hetero_batch_tensors(b.sample.blocks, b.x);
+    if (b.labels.defined()) used.push_back(b.labels);
+    gpu::wait_on_current_stream(b.ticket, used);
+  }
+  return b;
+}
 
 }  // namespace directgnn

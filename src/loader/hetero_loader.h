@@ -1,10 +1,11 @@
 // The heterogeneous minibatch data path, the twin of MinibatchLoader (loader/loader.h) for
-// typed graphs: seed nodes of the target type -> HeteroSampler (typed blocks) -> one gather per
-// node type with features, from that type's feature store -> labels of the seeds, prepared
-// ahead of the training step by the worker pipeline (loader/pipeline.h). CPU only for now:
-// batches are delivered on the CPU.
+// typed graphs: seed nodes of the target type -> HeteroSampler (typed blocks, on the CPU) ->
+// one gather per node type with features, from that type's store in its placement
+// (loader/hetero_stores.h) -> labels of the seeds, prepared ahead of the training step by the
+// worker pipeline (loader/pipeline.h). On a GPU the blocks, rows and labels are delivered on
+// the device, made on each worker's side stream as MinibatchLoader's are.
 //
-//   HeteroLoader loader(dataset, sampler_options, resolve_hetero_loader(loader_options));
+//   HeteroLoader loader(dataset, sampler_options, resolve_hetero_loader(options, dataset));
 //   HeteroLoader::Epoch epoch = loader.epoch(shuffled_seeds, seed_of_step);
 //   while (!epoch.done()) { HeteroBatch b = epoch.next(); ... }
 #pragma once
@@ -16,8 +17,9 @@
 #include <memory>
 #include <vector>
 
-#include "feature/feature_store.h"
+#include "gpu/runtime.h"
 #include "graph/hetero_graph.h"
+#include "loader/hetero_stores.h"
 #include "loader/options.h"
 #include "sampling/hetero_sampler.h"
 
@@ -27,18 +29,19 @@ template <typename T>
 class Pipeline;
 
 struct HeteroBatch {
-  HeteroMiniBatch sample;
-  // Per node type: its input rows [input_nodes[t], F_t] (undefined for a featureless type).
+  HeteroMiniBatch sample;  // its blocks on the loader's device; seeds and input nodes on the CPU
+  // Per node type: its input rows [input_nodes[t], F_t] on the device (undefined for a
+  // featureless type).
   std::vector<at::Tensor> x;
-  at::Tensor labels;  // int64 [B]: the seeds' labels (undefined without labels)
+  at::Tensor labels;  // int64 [B] on the device: the seeds' labels (undefined without labels)
   double sample_s = 0, gather_s = 0;
+  gpu::Ticket ticket;  // the side stream's work (GPU only)
 };
 
 class HeteroLoader {
  public:
-  // The dataset must outlive the loader. Seeds are of the dataset's target type. Of the
-  // settings (resolve_hetero_loader, loader/options.h), the batch size and how batches are
-  // prepared ahead (prefetch, workers, worker_threads) apply; batches are delivered on the CPU.
+  // The dataset must outlive the loader. Seeds are of the dataset's target type. `settings`
+  // come from resolve_hetero_loader (loader/options.h) for this dataset.
   HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
                const LoaderSettings& settings);
   ~HeteroLoader();
@@ -60,6 +63,7 @@ class HeteroLoader {
     Epoch(const HeteroLoader& loader, at::Tensor seeds,
           std::function<uint64_t(int64_t)> sample_seed, int64_t first_step);
     std::unique_ptr<Pipeline<HeteroBatch>> pipeline_;
+    bool gpu_ = false;
   };
   Epoch epoch(at::Tensor seeds, std::function<uint64_t(int64_t)> sample_seed,
               int64_t first_step = 0) const;
@@ -69,12 +73,18 @@ class HeteroLoader {
   HeteroBatch prepare(const at::Tensor& seeds, uint64_t sample_seed) const;
   const HeteroSampler& sampler() const { return sampler_; }
   const LoaderSettings& settings() const { return settings_; }
+  const HeteroStores& stores() const { return stores_; }
+  // The tables, to fill the disk-backed ones' cache. Not while an epoch runs.
+  HeteroStores& mutable_stores() { return stores_; }
 
  private:
+  void fill(HeteroBatch& b, const at::Tensor& seeds, uint64_t sample_seed) const;
+
   const HeteroDataset& dataset_;
   HeteroSampler sampler_;
   LoaderSettings settings_;
-  std::vector<std::unique_ptr<FeatureStore>> stores_;  // per type; null when featureless
+  HeteroStores stores_;
+  at::Tensor labels_;  // on the device
 };
 
 }  // namespace directgnn

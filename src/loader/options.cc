@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
+#include "core/resources.h"
 #include "directgnn/error.h"
 #include "gpu/runtime.h"
 #include "sampling/sampler.h"
@@ -68,6 +70,51 @@ std::optional<int> parse_prefetch(const std::string& text) {
   return static_cast<int>(depth);
 }
 
+std::vector<TypePlacement> parse_type_placements(const std::string& text) {
+  std::vector<TypePlacement> out;
+  if (text.empty()) return out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    const size_t eq = item.find('=');
+    DGNN_CHECK_ARG(eq != std::string::npos && eq > 0 && eq + 1 < item.size(), "features_per_type",
+                   "'", item, "' is not TYPE=PLACEMENT; write e.g. paper=disk,author=pinned");
+    const std::string type = item.substr(0, eq);
+    for (const TypePlacement& p : out) {
+      DGNN_CHECK_ARG(p.type != type, "features_per_type", "node type '", type,
+                     "' is named twice; give each type one placement");
+    }
+    out.push_back({type, parse_feature_placement(item.substr(eq + 1))});
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string type_placements_text(const std::vector<TypePlacement>& placements) {
+  std::string out;
+  for (const TypePlacement& p : placements) {
+    out += (out.empty() ? "" : ",") + p.type + "=" + feature_placement_name(p.placement);
+  }
+  return out;
+}
+
+std::pair<Placement, std::string> auto_type_placement(const TableFacts& table, bool gpu,
+                                                      PlacementRoom& room) {
+  if (table.on_gpu) return {Placement::kDevice, "on the GPU already"};
+  if (gpu && table.bytes <= room.gpu_left) {
+    room.gpu_left -= table.bytes;
+    return {Placement::kDevice, "fits in GPU memory"};
+  }
+  const Placement in_memory = gpu ? Placement::kPinned : Placement::kHost;
+  if (table.bytes <= room.ram_left) {
+    room.ram_left -= table.bytes;
+    return {in_memory, gpu ? "fits in RAM, not in the GPU's share" : "fits in RAM"};
+  }
+  if (table.has_file) return {Placement::kDisk, "larger than the RAM left for tables"};
+  return {in_memory, "larger than the RAM left, but in memory already, with no file to read"};
+}
+
 namespace {
 
 // With device auto on a machine without a GPU, options that only make sense on a GPU name
@@ -122,6 +169,90 @@ void resolve_data_path(const LoaderOptions& o, const Dataset& ds, LoaderSettings
                  "device to cuda");
   s.gpu_sampler =
       o.sampler == SamplerChoice::kGpu || (o.sampler == SamplerChoice::kAuto && s.gpu());
+}
+
+// A heterogeneous type's gather method: `auto` as the homogeneous table's; a GPU method only for
+// a table GPU threads can read.
+GatherMethod type_gather_method(GatherMethod method, Placement p, bool gpu,
+                                const std::string& type) {
+  if (!gpu) {
+    DGNN_CHECK_ARG(method == GatherMethod::kAuto || method == GatherMethod::kCpuCopy, "gather",
+                   gather_method_name(method), " gathers onto a GPU, but training runs on the CPU");
+    return GatherMethod::kCpuCopy;
+  }
+  if (method == GatherMethod::kAuto) return default_gather_method(p);
+  DGNN_CHECK_ARG(
+      method == GatherMethod::kCpuCopy || p == Placement::kPinned || p == Placement::kDevice,
+      "gather", gather_method_name(method),
+      " has GPU threads read the table, but node "
+      "type '",
+      type, "' keeps its table ", placement_name(p),
+      ", where only the CPU reads it; place it pinned or device (features_per_type ", type,
+      "=pinned), or gather auto");
+  return method;
+}
+
+// The placement the user gave node type `t` (the type's own, else `features`), checked.
+std::optional<Placement> given_placement(const LoaderOptions& o, const HeteroDataset& ds, size_t t,
+                                         bool gpu) {
+  const NodeType& type = ds.node_types[t];
+  std::optional<Placement> p = o.features;
+  const char* parameter = "features";
+  for (const TypePlacement& named : o.type_features) {
+    if (named.type == type.name) p = named.placement, parameter = "features_per_type";
+  }
+  if (!p) return p;
+  const std::string what = placement_name(*p) + (parameter == std::string("features")
+                                                     ? " (for node type '" + type.name + "')"
+                                                     : " for node type '" + type.name + "'");
+  DGNN_CHECK_ARG(gpu || *p == Placement::kHost || *p == Placement::kDisk, parameter, what,
+                 " keeps the table for a GPU to read, but training runs on the CPU: place it "
+                 "host or disk, or set device to cuda");
+  DGNN_CHECK_ARG(*p != Placement::kDisk || !type.features_path.empty(), parameter, what,
+                 " reads rows from the type's features .npy, but ",
+                 ds.source.empty() ? "this dataset" : ds.source,
+                 " holds the table in memory, not in a file; write the dataset to a directory "
+                 "(directgnn generate mag --out DIR, or directgnn convert) and load that");
+  return p;
+}
+
+// Every featured type's placement and gather method into `s` (its device resolved).
+void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, LoaderSettings& s) {
+  for (const TypePlacement& named : o.type_features) {
+    const auto found = std::find_if(ds.node_types.begin(), ds.node_types.end(),
+                                    [&](const NodeType& t) { return t.name == named.type; });
+    DGNN_CHECK_ARG(found != ds.node_types.end(), "features_per_type", "no node type '", named.type,
+                   "' in ", ds.source.empty() ? "the dataset" : ds.source);
+    DGNN_CHECK_ARG(found->has_features(), "features_per_type", "node type '", named.type,
+                   "' has no feature table to place (a learnable table stands in for its input, "
+                   "where node embeddings are asked for); leave it out");
+  }
+  PlacementRoom room;
+  room.ram_left = host_memory().available / 2;
+  if (s.gpu()) room.gpu_left = gpu::device_memory(s.index()).free / 4;
+  s.gather = o.gather;
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    const NodeType& type = ds.node_types[t];
+    Placement p = Placement::kHost;
+    std::string why;
+    if (type.has_features()) {
+      if (const std::optional<Placement> given = given_placement(o, ds, t, s.gpu())) {
+        p = *given;
+      } else {
+        const TableFacts facts{type.features.numel() * type.features.element_size(),
+                               type.features.is_cuda(), !type.features_path.empty()};
+        std::tie(p, why) = auto_type_placement(facts, s.gpu(), room);
+      }
+    }
+    s.type_features.push_back(p);
+    s.type_reasons.push_back(why);
+    s.type_gather.push_back(type_gather_method(o.gather.method, p, s.gpu(), type.name));
+  }
+  DGNN_CHECK_ARG(o.cache.gib == 0 || std::find(s.type_features.begin(), s.type_features.end(),
+                                               Placement::kDisk) != s.type_features.end(),
+                 "feature_cache_gib",
+                 "the cache keeps hot rows of tables read from disk in RAM, but no node type's "
+                 "table is placed on disk; place one there (features_per_type TYPE=disk)");
 }
 
 }  // namespace
@@ -180,15 +311,32 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
   return s;
 }
 
-LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const ProcessGroup* group) {
+LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset& ds,
+                                     const ProcessGroup* group) {
   check_counts(o);
+  DGNN_CHECK_ARG(o.sampler != SamplerChoice::kGpu, "sampler",
+                 "gpu: heterogeneous graphs are sampled on the CPU (the GPU sampler does not draw "
+                 "per relation yet); leave sampler at auto or cpu");
+  if (o.device.kind == DeviceChoice::Kind::kAuto && !gpu::available()) {
+    check_gpu_only_choices(o);
+    for (const TypePlacement& p : o.type_features) {
+      DGNN_CHECK_ARG(p.placement != Placement::kPinned && p.placement != Placement::kDevice,
+                     "features_per_type", p.type, "=", feature_placement_name(p.placement),
+                     " needs a GPU, but ", gpu::unavailable_reason(), "; place it host or disk");
+    }
+  }
   LoaderSettings s;
   s.device = resolve_device(o.device, group, &s.note);
+  resolve_type_placements(o, ds, s);
   s.fanouts = o.fanouts;
   s.batch_size = o.batch_size;
+  s.disk = o.disk;
+  s.cache = o.cache;
   // As node training: on the CPU a producer thread only takes cores from the model, on a GPU
-  // it hides sampling behind the step.
-  s.prefetch = o.prefetch.value_or(s.gpu() ? LoaderOptions::kGpuPrefetch : 0);
+  // or with rows read from disk it hides that work behind the step.
+  const bool disk = std::find(s.type_features.begin(), s.type_features.end(), Placement::kDisk) !=
+                    s.type_features.end();
+  s.prefetch = o.prefetch.value_or(s.gpu() || disk ? LoaderOptions::kGpuPrefetch : 0);
   s.workers = o.workers;
   return s;
 }

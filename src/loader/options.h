@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dist/process_group.h"
 #include "feature/disk/row_cache.h"
 #include "feature/disk/row_file.h"
 #include "feature/feature_store.h"
+#include "graph/hetero_graph.h"
 #include "io/dataset.h"
 #include "sampling/block.h"
 #include "sampling/hetero_sampler.h"
@@ -52,6 +54,18 @@ std::string feature_placement_name(const std::optional<Placement>& placement);
 // prefetch: nullopt is auto.
 std::optional<int> parse_prefetch(const std::string& text);
 
+// Heterogeneous graphs: one node type's table placement (nullopt: auto), as
+// "paper=disk,author=pinned" names them.
+struct TypePlacement {
+  std::string type;
+  std::optional<Placement> placement;
+  bool operator==(const TypePlacement& o) const {
+    return type == o.type && placement == o.placement;
+  }
+};
+std::vector<TypePlacement> parse_type_placements(const std::string& text);
+std::string type_placements_text(const std::vector<TypePlacement>& placements);
+
 struct LoaderOptions {
   // Minibatches prepared ahead by default where preparing overlaps training (a GPU, or rows
   // read from disk); none elsewhere, where the producer would take cores from the model's
@@ -64,6 +78,8 @@ struct LoaderOptions {
   int64_t batch_size = 1024;
   DeviceChoice device;
   std::optional<Placement> features;
+  // Heterogeneous graphs: the placements of the types named (the others take `features`).
+  std::vector<TypePlacement> type_features;
   // Method kAuto: aligned for pinned and device tables, cpu-copy for host and disk ones.
   GatherOptions gather;
   SamplerChoice sampler = SamplerChoice::kAuto;
@@ -84,6 +100,11 @@ struct LoaderSettings {
   c10::Device device{c10::kCPU};
   Placement features = Placement::kHost;
   GatherOptions gather;  // method resolved: cpu-copy on the CPU and for host or disk tables
+  // Heterogeneous graphs, per node type (empty otherwise): its table's placement (kHost for a
+  // featureless type), its gather method, and why `auto` chose that placement ("" when given).
+  std::vector<Placement> type_features;
+  std::vector<GatherMethod> type_gather;
+  std::vector<std::string> type_reasons;
   bool gpu_sampler = false;
   GraphPlacement graph = GraphPlacement::kPinned;
   SampleMode sample_mode = SampleMode::kFreshPerLayer;
@@ -117,10 +138,30 @@ LoaderSettings resolve_loader(const LoaderOptions& options, const Dataset& datas
                               const ProcessGroup* group = nullptr);
 
 // The same for a heterogeneous graph's loaders (loader/hetero_loader.h): the device, the batch
-// size, the fan-outs and how batches are prepared ahead (prefetch auto: as resolve_loader's
-// for a table in memory). Batches are sampled and gathered on the CPU, from tables in memory.
-LoaderSettings resolve_hetero_loader(const LoaderOptions& options,
+// size, the fan-outs, how batches are prepared ahead (prefetch auto: as resolve_loader's), and
+// per featured node type its table's placement (type_features names some, `features` gives
+// the rest; auto_type_placement decides `auto`) and gather method. Batches are sampled on the
+// CPU. Throws naming the option, the type and the fix.
+LoaderSettings resolve_hetero_loader(const LoaderOptions& options, const HeteroDataset& dataset,
                                      const ProcessGroup* group = nullptr);
+
+// What `auto` places a heterogeneous graph's tables in, one at a time in type order, out of the
+// room left: on a GPU, GPU memory while it lasts (a quarter of what is free when the run starts,
+// the rest left to training), then pinned host memory; on the CPU, host memory. Host memory
+// lasts for half of the RAM available; a table beyond it that has its file is read from disk,
+// one without stays where it is (host, or pinned on a GPU). A table already on a GPU stays there.
+struct PlacementRoom {
+  int64_t ram_left = 0;  // bytes
+  int64_t gpu_left = 0;  // bytes; 0 without a GPU
+};
+struct TableFacts {
+  int64_t bytes = 0;
+  bool on_gpu = false;    // the tensor is on a GPU already
+  bool has_file = false;  // a .npy file it can be read from
+};
+// Returns the placement and why ("fits in GPU memory", ...); takes what it uses from `room`.
+std::pair<Placement, std::string> auto_type_placement(const TableFacts& table, bool gpu,
+                                                      PlacementRoom& room);
 
 // The device a choice names on this machine (a rank's own GPU for "cuda" in a group); `note`
 // says why auto chose the CPU. For front ends that need a device without a loader.

@@ -69,7 +69,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
         split_(checked_split(ds, target, o)),
         config_(std::move(config)),
         loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
-                resolve_hetero_loader(o.loader)) {
+                resolve_hetero_loader(o.loader, split_.graph, o.group)) {
     smooth_tables(split_.graph);
     init_model(
         [this] {
@@ -86,6 +86,22 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
 
   RunKind kind() const override { return RunKind::kHeteroLink; }
   const LoaderSettings& settings() const override { return loader_.settings(); }
+  std::vector<NamedStore> stores() const override { return named_stores(loader_.stores()); }
+
+  // Ranks by the batches of one epoch over the training edges in an order of their own.
+  std::string fill_cache(bool verbose) override {
+    const at::Tensor positives = shuffled_rows(split_.split.train, mix64(o_.seed, 0xcac4e));
+    const int64_t batch = loader_.settings().batch_size;
+    const HeteroPresample presample{
+        steps_, [&](int64_t step) {
+          const int64_t start = step * batch;
+          const at::Tensor part =
+              positives.narrow(0, start, std::min(batch, positives.size(0) - start));
+          return loader_.sampler().sample(part, mix64(o_.seed, 0xcac4e, step)).sample.input_nodes;
+        }};
+    return fill_hetero_feature_cache(loader_.mutable_stores(), split_.graph, presample,
+                                     o_.loader.cache, verbose);
+  }
   int64_t steps_per_epoch() const override { return steps_; }
   int64_t num_nodes() const override { return split_.graph.num_nodes(); }
   bool classifies() const override { return false; }
@@ -204,7 +220,8 @@ void HeteroLinkTask::print_header(std::ostream& out) const {
       << ", fan-out " << hetero_fanout_text(ds, hetero_fanouts(ds, o_)) << ", batch "
       << loader_.settings().batch_size << " positive edges" << (ranks_ > 1 ? " per rank" : "")
       << "\n"
-      << hetero_run_line(loader_.settings(), o_.group) << "\n";
+      << hetero_run_line(loader_.settings(), o_.group) << "\n"
+      << hetero_features_line(loader_.stores());
   for (const int t : {target_.src_type, target_.dst_type}) {
     const NodeType& type = ds.node_types[t];
     if (config_.kind == HeteroModelKind::kMlp && !type.has_features() &&

@@ -35,7 +35,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         ds_(ds),
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
-        loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader)) {
+        loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader, ds, o.group)) {
     smooth_tables(ds);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
@@ -48,6 +48,24 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
 
   RunKind kind() const override { return RunKind::kHetero; }
   const LoaderSettings& settings() const override { return loader_.settings(); }
+  std::vector<NamedStore> stores() const override { return named_stores(loader_.stores()); }
+
+  // Ranks by one pass over the training nodes in an order of its own, as node training does.
+  std::string fill_cache(bool verbose) override {
+    at::Tensor order = split_.train.clone();
+    seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), mix64(o_.seed, 0xcac4e));
+    const int64_t batch = loader_.settings().batch_size;
+    const HeteroPresample presample{
+        loader_.steps(order.numel()), [&](int64_t step) {
+          const int64_t start = step * batch;
+          const at::Tensor part = order.narrow(0, start, std::min(batch, order.numel() - start));
+          return loader_.sampler()
+              .sample(ds_.target_type, part, mix64(o_.seed, 0xcac4e, step))
+              .input_nodes;
+        }};
+    return fill_hetero_feature_cache(loader_.mutable_stores(), ds_, presample, o_.loader.cache,
+                                     verbose);
+  }
   int64_t steps_per_epoch() const override { return steps_; }
   int64_t num_nodes() const override { return ds_.num_nodes(); }
   bool classifies() const override { return true; }
@@ -113,7 +131,8 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         << (config_.num_bases > 0 ? ", " + std::to_string(config_.num_bases) + " bases" : "")
         << ", fan-out " << hetero_fanout_text(ds_, hetero_fanouts(ds_, o_)) << ", batch "
         << loader_.settings().batch_size << "\n"
-        << hetero_run_line(loader_.settings(), o_.group) << "\n";
+        << hetero_run_line(loader_.settings(), o_.group) << "\n"
+        << hetero_features_line(loader_.stores());
   }
 
   std::string best_text(const RunReport& r) const override {
@@ -182,6 +201,19 @@ std::string hetero_type_summary(const HeteroDataset& ds) {
   for (const NodeType& t : ds.node_types) {
     out += (out.empty() ? "" : ", ") + t.name + " " + std::to_string(t.count);
     if (t.has_features()) out += " (" + std::to_string(t.feat_dim()) + "-d)";
+  }
+  return out;
+}
+
+std::string hetero_features_line(const HeteroStores& stores) {
+  const std::string d = stores.description();
+  return d.empty() ? d : "Features: " + d + "\n";
+}
+
+std::vector<NamedStore> named_stores(const HeteroStores& stores) {
+  std::vector<NamedStore> out;
+  for (size_t t = 0; t < stores.size(); ++t) {
+    if (stores.store(t) != nullptr) out.push_back({stores.type_name(t), stores.store(t)});
   }
   return out;
 }

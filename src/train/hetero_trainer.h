@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "graph/hetero_graph.h"
+#include "loader/hetero_stores.h"
 #include "loader/options.h"
 #include "nn/hetero_model.h"
 #include "sampling/hetero_sampler.h"
@@ -26,9 +27,11 @@
 namespace directgnn {
 
 // Trains with options.hetero's model and embeddings and options.loader's fan-outs (those of
-// options.loader.relation_fanouts per relation). On a GPU the loader still samples and gathers
-// on the CPU and each batch is copied over (the conventional path); embedding rows go over and
-// their gradients come back to the host tables; evaluation runs on a CPU copy of the model.
+// options.loader.relation_fanouts per relation) and placements (every featured type's table in
+// its own, loader/hetero_stores.h). On a GPU the loader samples on the CPU and delivers each
+// batch's blocks and rows on the device, gathered by each type's method; embedding rows go
+// over and their gradients come back to the host tables; evaluation runs on a CPU copy of the
+// model.
 // With ranks every rank evaluates the whole graph itself (the same result on each).
 // The header's lines on the model's inputs: the learnable tables, and a warning, naming the
 // type and the fix, for each node type whose nodes all look alike to the model (no input of
@@ -45,13 +48,19 @@ RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options
 HeteroModelConfig hetero_model_config(const HeteroDataset& dataset, const TrainOptions& options);
 // The sampler's fan-outs for `dataset` from the run's options.
 HeteroSamplerOptions hetero_fanouts(const HeteroDataset& dataset, const TrainOptions& options);
-// The blocks' tensors and the inputs moved to `device` (nothing on the CPU).
+// The blocks' tensors and the inputs moved to `device` (nothing on the CPU, nor for tensors
+// the loader delivered there).
 void hetero_batch_to_device(std::vector<HeteroBlock>& blocks, std::vector<at::Tensor>& x,
                             const c10::Device& device);
 // "paper 736389 (128-d), author 1134649, ..."
 std::string hetero_type_summary(const HeteroDataset& dataset);
 // The header's line on a run's threads, ranks, prefetch and device.
 std::string hetero_run_line(const LoaderSettings& settings, ProcessGroup* group);
+// The header's line on where each type's table lives and how it is gathered ("" when no type
+// has features): "Features: paper disk (...), cpu-copy; field host".
+std::string hetero_features_line(const HeteroStores& stores);
+// The featured types' tables, by type name, for the run loop's disk counters.
+std::vector<NamedStore> named_stores(const HeteroStores& stores);
 
 // What both heterogeneous kinds hold: the tables, the model (and a GPU run's CPU copy for
 // evaluation and checkpoints), the optimiser, the ranks.

@@ -42,6 +42,13 @@ struct Evaluation {
 
 struct RunReport;
 
+// A feature table a loader reads, by name: a heterogeneous graph's node type ("" for the one
+// table of a homogeneous graph).
+struct NamedStore {
+  std::string name;
+  const FeatureStore* store = nullptr;
+};
+
 // What one kind of run does; the loop does the rest.
 class RunTask {
  public:
@@ -59,7 +66,12 @@ class RunTask {
   virtual const LoaderSettings& settings() const = 0;
   // The feature table the loader reads (its disk counters, its cache), or nullptr.
   virtual const FeatureStore* store() const = 0;
-  // Fills a disk table's RAM cache before the first epoch; returns the header's line ("" when
+  // Every table the loader reads (a heterogeneous graph's, per node type): store()'s by default.
+  virtual std::vector<NamedStore> stores() const {
+    if (store() == nullptr) return {};
+    return {NamedStore{"", store()}};
+  }
+  // Fills the disk tables' RAM cache before the first epoch; returns the header's line ("" when
   // there is nothing to fill).
   virtual std::string fill_cache(bool verbose) {
     (void)verbose;

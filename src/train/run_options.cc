@@ -169,23 +169,27 @@ const std::vector<Spec>& table() {
          o.loader.relation_fanouts = parse_relation_fanouts(text_of(v));
        }},
       choice("device", kAll, R::kKeep, DGNN_AT(loader.device), parse_device, device_choice_name),
-      choice("features", kHomogeneous, R::kKeep, DGNN_AT(loader.features), parse_feature_placement,
+      choice("features", kAll, R::kKeep, DGNN_AT(loader.features), parse_feature_placement,
              feature_placement_name),
-      choice("gather", kHomogeneous, R::kKeep, DGNN_AT(loader.gather.method), parse_gather_method,
+      {"features_per_type", kHeteroAll, R::kKeep,
+       [](const TrainOptions& o) { return json(type_placements_text(o.loader.type_features)); },
+       [](TrainOptions& o, const json& v) {
+         o.loader.type_features = parse_type_placements(text_of(v));
+       }},
+      choice("gather", kAll, R::kKeep, DGNN_AT(loader.gather.method), parse_gather_method,
              gather_method_name),
-      choice("sampler", kHomogeneous, R::kKeep, DGNN_AT(loader.sampler), parse_sampler,
-             sampler_name),
+      choice("sampler", kAll, R::kKeep, DGNN_AT(loader.sampler), parse_sampler, sampler_name),
       choice("graph", kHomogeneous, R::kKeep, DGNN_AT(loader.graph), parse_graph_placement,
              graph_placement_name),
       boolean("weighted_sampling", kHomogeneous, R::kKeep, DGNN_AT(loader.weighted)),
       choice("prefetch", kAll, R::kGivenNow, DGNN_AT(loader.prefetch), parse_prefetch,
              prefetch_name),
       number<int>("sampler_workers", kAll, R::kGivenNow, DGNN_AT(loader.workers)),
-      choice("disk_io", kHomogeneous, R::kGivenNow, DGNN_AT(loader.disk.backend),
-             disk::parse_backend, disk::backend_name),
-      boolean("disk_direct", kHomogeneous, R::kGivenNow, DGNN_AT(loader.disk.direct)),
-      number<double>("feature_cache_gib", kHomogeneous, R::kGivenNow, DGNN_AT(loader.cache.gib)),
-      choice("feature_cache_rank", kHomogeneous, R::kGivenNow, DGNN_AT(loader.cache.ranking),
+      choice("disk_io", kAll, R::kGivenNow, DGNN_AT(loader.disk.backend), disk::parse_backend,
+             disk::backend_name),
+      boolean("disk_direct", kAll, R::kGivenNow, DGNN_AT(loader.disk.direct)),
+      number<double>("feature_cache_gib", kAll, R::kGivenNow, DGNN_AT(loader.cache.gib)),
+      choice("feature_cache_rank", kAll, R::kGivenNow, DGNN_AT(loader.cache.ranking),
              disk::parse_cache_ranking, disk::cache_ranking_name),
       // Link prediction.
       choice("decoder", kLinkAll, R::kKeep, DGNN_AT(link.decoder), parse_decoder_kind,
@@ -287,6 +291,28 @@ TrainOptions default_options(RunKind kind) {
   return o;
 }
 
+std::string hetero_refusal(const std::string& name) {
+  static const std::pair<const char*, const char*> kWhy[] = {
+      {"graph",
+       "it places the graph the GPU sampler reads, and heterogeneous graphs are sampled "
+       "on the CPU"},
+      {"weighted_sampling",
+       "the relations of a heterogeneous dataset carry no edge weights to draw neighbours by"},
+      {"norm", "the heterogeneous models (rgcn, hsage, mlp) have no normalisation layers"},
+      {"residual", "the heterogeneous models (rgcn, hsage, mlp) have no residual connections"},
+      {"heads",
+       "attention heads belong to gat, which has no heterogeneous form yet (rgcn, hsage, "
+       "mlp)"},
+      {"attn_dropout",
+       "attention belongs to gat, which has no heterogeneous form yet (rgcn, "
+       "hsage, mlp)"},
+  };
+  for (const auto& [option, why] : kWhy) {
+    if (name == option) return why;
+  }
+  return "";
+}
+
 bool takes_option(RunKind kind, const std::string& name) { return find(kind, name) != nullptr; }
 
 bool is_option(const std::string& name) {
@@ -319,6 +345,9 @@ void set_option(TrainOptions& options, RunKind kind, const std::string& name, co
       if (name == s.name) kinds |= s.kinds;
     }
     DGNN_CHECK_ARG(kinds != 0, name, "is not an option of a training run");
+    const std::string why = hetero_refusal(name);
+    DGNN_CHECK_ARG(!is_hetero(kind) || why.empty(), name,
+                   "does not apply to heterogeneous graphs: ", why, "; leave it out");
     fail_argument(name, "applies to ", kinds_text(kinds), " only, not to ", run_kind_name(kind),
                   " runs; leave it out");
   }

@@ -50,6 +50,9 @@ void set_option(TrainOptions& options, RunKind kind, const std::string& name,
 // Whether `kind` takes option `name`, and whether any kind does.
 bool takes_option(RunKind kind, const std::string& name);
 bool is_option(const std::string& name);
+// Why an option of homogeneous runs does not apply to heterogeneous ones, in words for an error
+// ("" for any other option).
+std::string hetero_refusal(const std::string& name);
 OnResume on_resume(const std::string& name);
 // The names of `kind`'s options, in the table's order.
 std::vector<std::string> option_names(RunKind kind);

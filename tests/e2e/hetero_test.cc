@@ -124,10 +124,48 @@ TEST(HeteroTraining, AGraphWithoutLabelsOrReverseRelationsSaysWhatItLacks) {
   EXPECT_EQ(link.output.find("warning: node type 'item'"), std::string::npos) << link.output;
 }
 
+// A type's table read from disk through a cache shared by the disk-backed types trains the same
+// model as the table in RAM, and the metrics count its reads per type.
+TEST(HeteroTraining, TablesOnDiskTrainTheSameModelAndCountTheirReadsPerType) {
+  TempDirectory dir;
+  const CommandResult g = run("generate mag --scale 0.005 --out " + dir.file("mag"));
+  ASSERT_EQ(g.status, 0) << g.output;
+  const std::string common =
+      "train --dataset " + dir.file("mag") + " --epochs 2 --hidden 16 --threads 2 ";
+  const CommandResult host = run(common + "--metrics " + dir.file("host.jsonl"));
+  ASSERT_EQ(host.status, 0) << host.output;
+  EXPECT_NE(host.output.find("Features: paper host (auto: fits in RAM)"), std::string::npos)
+      << host.output;
+  const CommandResult disk = run(common +
+                                 "--features-per-type paper=disk --feature-cache-gib 0.0005 "
+                                 "--disk-io pread --metrics " +
+                                 dir.file("disk.jsonl"));
+  ASSERT_EQ(disk.status, 0) << disk.output;
+  for (const char* needle :
+       {"Features: paper disk", "Feature cache: 0.51 MiB shared by paper (0.51 MiB, ",
+        "(paper: rows "}) {
+    EXPECT_NE(disk.output.find(needle), std::string::npos) << needle << "\n" << disk.output;
+  }
+  EXPECT_EQ(final_record(dir.file("host.jsonl"))["param_digest"],
+            final_record(dir.file("disk.jsonl"))["param_digest"]);
+  const nlohmann::json epoch = e2e::read_jsonl(dir.file("disk.jsonl")).front();
+  const nlohmann::json& paper = epoch["disk_types"]["paper"];
+  EXPECT_GT(paper["disk_bytes_gathered"].get<int64_t>(), 0) << epoch.dump();
+  EXPECT_GT(paper["disk_cache_hit_rate"].get<double>(), 0.0) << epoch.dump();
+  EXPECT_EQ(epoch["disk_bytes_gathered"], paper["disk_bytes_gathered"]);
+}
+
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
-      {"--dataset mag:0.005 --features pinned", "--features does not apply to heterogeneous"},
-      {"--dataset mag:0.005 --gather cpu", "--gather does not apply to heterogeneous"},
+      {"--dataset mag:0.005 --features disk",
+       "holds the table in memory, not in a file; write the dataset to a directory"},
+      {"--dataset mag:0.005 --features-per-type author=host",
+       "node type 'author' has no feature table to place"},
+      {"--dataset mag:0.005 --sampler gpu", "heterogeneous graphs are sampled on the CPU"},
+      {"--dataset mag:0.005 --graph device",
+       "--graph does not apply to heterogeneous datasets: it places the graph the GPU sampler"},
+      {"--dataset mag:0.005 --norm batch", "have no normalisation layers"},
+      {"--dataset mag:0.005 --keep-self-loops", "--keep-self-loops applies when importing"},
       {"--dataset mag:0.005 --model gat", "use rgcn, hsage or mlp"},
       {"--dataset mag:0.005 --fan-out-rel \"paper,likes,paper=3,3\"",
        "no relation 'paper,likes,paper'"},

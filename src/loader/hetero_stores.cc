@@ -1,0 +1,242 @@
+#include "loader/hetero_stores.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/clock.h"
+#include "core/progress.h"
+#include "core/resources.h"
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace {
+
+std::unique_ptr<FeatureStore> make_type_store(const NodeType& t, Placement p,
+                                              const LoaderSettings& s) {
+  if (!t.has_features()) return nullptr;
+  if (p != Placement::kDisk) return std::make_unique<FeatureStore>(t.features, p, s.index());
+  DGNN_CHECK(!t.features_path.empty(), "heterogeneous loader: node type '", t.name,
+             "' is placed on disk, but its table was not loaded from a file");
+  return std::make_unique<FeatureStore>(
+      FeatureStore::on_disk(t.features, t.features_path, s.disk, s.index()));
+}
+
+template <typename Id>
+void count_into(const Id* ids, int64_t n, int64_t* counts) {
+  for (int64_t i = 0; i < n; ++i) ++counts[static_cast<int64_t>(ids[i])];
+}
+
+void count_ids(const at::Tensor& ids, at::Tensor& counts) {
+  const at::Tensor c = ids.contiguous();
+  if (c.scalar_type() == at::kInt) {
+    count_into(c.data_ptr<int32_t>(), c.numel(), counts.data_ptr<int64_t>());
+  } else {
+    count_into(c.data_ptr<int64_t>(), c.numel(), counts.data_ptr<int64_t>());
+  }
+}
+
+// The ranking's counts of every disk-backed type (undefined for the others): pre-sampled
+// minibatch counts, or in-degrees.
+std::vector<at::Tensor> cache_counts(const HeteroStores& stores, const HeteroDataset& graph,
+                                     const HeteroPresample& presample,
+                                     const disk::CacheOptions& options, bool show_progress) {
+  std::vector<at::Tensor> counts(stores.size());
+  for (size_t t = 0; t < stores.size(); ++t) {
+    const FeatureStore* s = stores.store(t);
+    if (s == nullptr || s->placement() != Placement::kDisk) continue;
+    counts[t] = options.ranking == disk::CacheRanking::kDegree
+                    ? hetero_in_degrees(graph, static_cast<int>(t))
+                    : at::zeros({s->num_rows()}, at::kLong);
+  }
+  if (options.ranking == disk::CacheRanking::kDegree) return counts;
+  Progress bar("Pre-sampling for the feature cache", show_progress ? presample.steps : -1);
+  for (int64_t step = 0; step < presample.steps; ++step) {
+    const std::vector<at::Tensor> inputs = presample.inputs_of(step);
+    for (size_t t = 0; t < counts.size(); ++t) {
+      if (counts[t].defined()) count_ids(inputs[t].cpu(), counts[t]);
+    }
+    bar.update(step + 1);
+  }
+  bar.finish();
+  return counts;
+}
+
+struct CacheShare {
+  at::Tensor ranked;  // the type's rows, best first
+  int64_t rows = 0;   // how many of them the budget takes
+};
+
+// Ranks the rows of every type with counts together (count, then degree, then type order,
+// then id; each row costs its type's row bytes) and takes the best until `budget` bytes are
+// spent.
+std::vector<CacheShare> share_cache(const HeteroStores& stores, const HeteroDataset& graph,
+                                    const std::vector<at::Tensor>& counts, int64_t budget) {
+  std::vector<at::Tensor> keys, type_of, row_of;
+  int64_t span = 1;
+  std::vector<at::Tensor> degrees(counts.size());
+  for (size_t t = 0; t < counts.size(); ++t) {
+    if (!counts[t].defined()) continue;
+    degrees[t] = hetero_in_degrees(graph, static_cast<int>(t));
+    if (degrees[t].numel() > 0) span = std::max(span, degrees[t].max().item<int64_t>() + 1);
+  }
+  for (size_t t = 0; t < counts.size(); ++t) {
+    if (!counts[t].defined()) continue;
+    keys.push_back(counts[t] * span + degrees[t]);
+    type_of.push_back(at::full({counts[t].numel()}, static_cast<int64_t>(t), at::kLong));
+    row_of.push_back(at::arange(counts[t].numel(), at::kLong));
+  }
+  // A stable sort over the types' rows in type order keeps ties by type, then id.
+  const at::Tensor order = std::get<1>(at::cat(keys).sort(true, 0, true));
+  const at::Tensor types = at::cat(type_of).index_select(0, order);
+  const at::Tensor rows = at::cat(row_of).index_select(0, order);
+  std::vector<CacheShare> shares(counts.size());
+  std::vector<int64_t> row_bytes(counts.size(), 0);
+  for (size_t t = 0; t < counts.size(); ++t) {
+    if (counts[t].defined()) row_bytes[t] = std::max<int64_t>(1, stores.store(t)->row_bytes());
+  }
+  const int64_t* ty = types.data_ptr<int64_t>();
+  int64_t spent = 0;
+  for (int64_t i = 0; i < types.numel(); ++i) {
+    const auto t = static_cast<size_t>(ty[i]);
+    if (spent + row_bytes[t] > budget) break;
+    spent += row_bytes[t];
+    ++shares[t].rows;
+  }
+  for (size_t t = 0; t < counts.size(); ++t) {
+    if (!counts[t].defined()) continue;
+    shares[t].ranked = rows.index_select(0, (types == static_cast<int64_t>(t)).nonzero().flatten());
+  }
+  return shares;
+}
+
+}  // namespace
+
+HeteroStores::HeteroStores(const HeteroDataset& dataset, const LoaderSettings& settings)
+    : dataset_(dataset), settings_(settings) {
+  DGNN_CHECK(settings_.type_features.size() == dataset.node_types.size() &&
+                 settings_.type_gather.size() == dataset.node_types.size(),
+             "heterogeneous loader: the settings place ", settings_.type_features.size(),
+             " node types, but the dataset has ", dataset.node_types.size(),
+             "; resolve them for this dataset");
+  for (size_t t = 0; t < dataset.node_types.size(); ++t) {
+    stores_.push_back(
+        make_type_store(dataset.node_types[t], settings_.type_features[t], settings_));
+  }
+}
+
+std::vector<at::Tensor> HeteroStores::gather(const std::vector<at::Tensor>& input_nodes) const {
+  std::vector<at::Tensor> x;
+  for (size_t t = 0; t < stores_.size(); ++t) {
+    if (stores_[t] == nullptr) {
+      x.emplace_back();
+    } else if (settings_.gpu()) {
+      GatherOptions g = settings_.gather;
+      g.method = settings_.type_gather[t];
+      x.push_back(stores_[t]->gather(input_nodes[t], settings_.device, g));
+    } else {
+      x.push_back(stores_[t]->gather(input_nodes[t]));
+    }
+  }
+  return x;
+}
+
+bool HeteroStores::has_disk() const {
+  return std::any_of(stores_.begin(), stores_.end(),
+                     [](const auto& s) { return s != nullptr && s->row_file() != nullptr; });
+}
+
+std::string HeteroStores::description() const {
+  std::string out;
+  for (size_t t = 0; t < stores_.size(); ++t) {
+    if (stores_[t] == nullptr) continue;
+    out += (out.empty() ? "" : "; ") + type_name(t) + " " + stores_[t]->description();
+    if (settings_.gpu()) out += ", " + gather_method_name(settings_.type_gather[t]);
+    if (!settings_.type_reasons[t].empty()) out += " (auto: " + settings_.type_reasons[t] + ")";
+  }
+  return out;
+}
+
+void hetero_blocks_to(std::vector<HeteroBlock>& blocks, const c10::Device& device) {
+  if (device.is_cpu()) return;
+  for (HeteroBlock& block : blocks) {
+    for (Block& r : block.relations) {
+      r.indptr = r.indptr.to(device);
+      r.indices = r.indices.to(device);
+    }
+  }
+}
+
+std::vector<at::Tensor> hetero_batch_tensors(const std::vector<HeteroBlock>& blocks,
+                                             const std::vector<at::Tensor>& x) {
+  std::vector<at::Tensor> all;
+  for (const HeteroBlock& block : blocks) {
+    for (const Block& r : block.relations) all.insert(all.end(), {r.indptr, r.indices});
+  }
+  for (const at::Tensor& rows : x) {
+    if (rows.defined()) all.push_back(rows);
+  }
+  return all;
+}
+
+at::Tensor hetero_in_degrees(const HeteroDataset& graph, int t) {
+  at::Tensor counts = at::zeros({graph.node_types[static_cast<size_t>(t)].count}, at::kLong);
+  for (const Relation& r : graph.relations) {
+    if (r.src_type == t) count_ids(r.graph.indices, counts);
+  }
+  return counts;
+}
+
+std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset& graph,
+                                      const HeteroPresample& presample,
+                                      const disk::CacheOptions& options, bool show_progress) {
+  const auto start = Clock::now();
+  const std::vector<at::Tensor> counts =
+      cache_counts(stores, graph, presample, options, show_progress);
+  double table_bytes = 0;
+  for (size_t t = 0; t < counts.size(); ++t) {
+    if (counts[t].defined())
+      table_bytes +=
+          static_cast<double>(stores.store(t)->num_rows() * stores.store(t)->row_bytes());
+  }
+  // At most every disk-backed row (a larger budget, even inf, caches them all).
+  const auto budget = static_cast<int64_t>(
+      std::min(options.gib * static_cast<double>(int64_t{1} << 30), table_bytes));
+  const HostMemory memory = host_memory();
+  DGNN_CHECK_ARG(memory.available == 0 || budget < memory.available, "feature_cache_gib",
+                 options.gib, " asks for ", gib_text(budget), " of RAM, but only ",
+                 gib_text(memory.available), " are available; give a smaller cache");
+  const std::vector<CacheShare> shares = share_cache(stores, graph, counts, budget);
+  int64_t total_rows = 0;
+  for (const CacheShare& s : shares) total_rows += s.rows;
+  Progress bar("Filling the feature cache (rows)", show_progress ? total_rows : -1);
+  int64_t filled = 0, cached_bytes = 0;
+  std::string parts;
+  for (size_t t = 0; t < shares.size(); ++t) {
+    if (!counts[t].defined()) continue;
+    FeatureStore& store = *stores.mutable_store(t);
+    const int64_t bytes = shares[t].rows * store.row_bytes();
+    store.cache_hot_rows(shares[t].ranked, bytes,
+                         [&](int64_t done, int64_t) { bar.update(filled + done); });
+    filled += shares[t].rows;
+    cached_bytes += bytes;
+    char part[160];
+    std::snprintf(part, sizeof(part), "%s (%s, %.1f%% of its rows)", stores.type_name(t).c_str(),
+                  size_text(bytes).c_str(),
+                  100.0 * static_cast<double>(shares[t].rows) /
+                      static_cast<double>(std::max<int64_t>(1, store.num_rows())));
+    parts += (parts.empty() ? "" : ", ") + std::string(part);
+  }
+  bar.finish();
+  const std::string how = options.ranking == disk::CacheRanking::kDegree
+                              ? "by in-degree"
+                              : "by pre-sampling " + std::to_string(presample.steps) +
+                                    (presample.steps == 1 ? " minibatch" : " minibatches");
+  char line[96];
+  std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds_since(start));
+  return "Feature cache: " + size_text(cached_bytes) + " shared by " + parts + ", ranked " + how +
+         line;
+}
+
+}  // namespace directgnn
