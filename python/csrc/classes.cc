@@ -51,7 +51,7 @@ at::Tensor FeatureStoreHolder::gather(const at::Tensor& ids, const std::string& 
 }
 
 LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
-                                 const LoaderNumbers& numbers) {
+                                 const LoaderNumbers& numbers, RunKind kind) {
   // Python's names of the run options (train/run_options.h), set as the command line's flags
   // are; the sampling mode and edge ids are the loader's own.
   nlohmann::json values = {{"batch_size", numbers.batch_size},
@@ -71,15 +71,17 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
     } else if (key == "weighted") {
       values["weighted_sampling"] = value;
     } else if (key == "device" || key == "features" || key == "gather" || key == "sampler" ||
-               key == "graph" || key == "disk_io" || key == "feature_cache_rank") {
+               key == "graph" || key == "disk_io" || key == "feature_cache_rank" ||
+               (key == "features_per_type" && is_hetero(kind))) {
       values[key] = value;
     } else {
-      fail_argument(key, "is not an option of directgnn.Loader");
+      fail_argument(key, "is not an option of directgnn.", is_hetero(kind) ? "Hetero" : "",
+                    "Loader");
     }
   }
   LoaderOptions o;
   try {
-    o = make_options(RunKind::kNode, values).loader;
+    o = make_options(kind, values).loader;
   } catch (const InvalidArgument& e) {
     // Python's keywords where they differ from the options' names.
     const std::string& p = e.parameter();

@@ -22,6 +22,7 @@
 #include "ops.h"
 #include "passes.h"
 #include "sampling/sampler.h"
+#include "train/run_options.h"
 
 namespace directgnn::ops {
 
@@ -68,10 +69,11 @@ struct LoaderNumbers {
   double feature_cache_gib = 0;
 };
 // Python's Loader arguments as the library's LoaderOptions: `choices` holds the named choices as
-// text (device, features, gather, sampler, graph, mode, disk_io, feature_cache_rank), each parsed
-// by the library's own parser, as the CLI's flags are.
+// text (device, features, gather, sampler, graph, mode, disk_io, feature_cache_rank; for a
+// heterogeneous `kind`, features_per_type too), each parsed by the library's own parser, as the
+// CLI's flags are.
 LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
-                                 const LoaderNumbers& numbers);
+                                 const LoaderNumbers& numbers, RunKind kind = RunKind::kNode);
 
 // Loader over a graph, features and labels: MinibatchLoader (loader/loader.h) with its
 // options resolved by resolve_loader, as the command's are. `features_path` is the

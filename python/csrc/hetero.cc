@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "classes.h"
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "errors.h"
@@ -15,6 +16,7 @@
 #include "graph/mag_generator.h"
 #include "io/hetero_dir.h"
 #include "loader/hetero_loader.h"
+#include "loader/hetero_stores.h"
 #include "passes.h"
 #include "sampling/hetero_sampler.h"
 #include "sampling/sampler.h"
@@ -164,22 +166,47 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
  public:
   HeteroLoaderHolder(c10::intrusive_ptr<HeteroGraphHolder> graph,
                      std::vector<std::vector<int64_t>> fanouts, int64_t batch_size,
-                     int64_t prefetch, int64_t workers)
+                     int64_t prefetch, int64_t workers, c10::Dict<std::string, std::string> choices,
+                     bool disk_direct, double feature_cache_gib)
       : graph_(std::move(graph)) {
     const HeteroDataset& ds = graph_->dataset();
     DGNN_CHECK_ARG(ds.target_type >= 0, "data",
                    "has no target node type; the loader's seeds are nodes of the labelled type");
-    DGNN_CHECK_ARG(prefetch >= 0 && prefetch <= 64, "prefetch", "must be in 0..64, got ", prefetch);
-    // As the command line's flags are set (train/run_options.h); batches come on the CPU.
-    const LoaderOptions o = make_options(RunKind::kHetero, {{"batch_size", batch_size},
-                                                            {"prefetch", std::to_string(prefetch)},
-                                                            {"sampler_workers", workers},
-                                                            {"device", "cpu"}})
-                                .loader;
+    // As the command line's flags are set (train/run_options.h); prefetch -1 is auto.
+    const LoaderNumbers numbers{{}, batch_size, prefetch, workers, disk_direct, feature_cache_gib};
+    const LoaderSettings settings =
+        resolve_hetero_loader(loader_options_arg(choices, numbers, RunKind::kHetero), ds);
+    note_ = settings.note;
     loader_ = std::make_unique<HeteroLoader>(
-        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, "fanouts")},
-        resolve_hetero_loader(o, ds));
+        ds, HeteroSamplerOptions{checked_hetero_fanouts(ds, fanouts, "fanouts")}, settings);
   }
+
+  // Ranks and fills the shared cache of the types on disk by one pass over `seeds` (in this
+  // order; batch i drawn with a seed mixed from `seed` and i); the header's line, or "".
+  std::string fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress) {
+    const LoaderSettings& s = loader_->settings();
+    if (s.cache.gib <= 0) return "";
+    passes_.clear();
+    const HeteroDataset& ds = graph_->dataset();
+    const at::Tensor order = seeds.cpu().to(at::kLong).contiguous();
+    check_seeds(order, ds.target().count);
+    const auto base = static_cast<uint64_t>(seed);
+    const HeteroPresample presample{loader_->steps(order.numel()), [&](int64_t step) {
+                                      const int64_t start = step * s.batch_size;
+                                      const at::Tensor part = order.narrow(
+                                          0, start, std::min(s.batch_size, order.numel() - start));
+                                      return loader_->sampler()
+                                          .sample(ds.target_type, part, mix64(base, 0xcac4e, step))
+                                          .input_nodes;
+                                    }};
+    return fill_hetero_feature_cache(loader_->mutable_stores(), ds, presample, s.cache,
+                                     show_progress);
+  }
+
+  // Where each type's table lives and how it is gathered.
+  std::string placements() const { return loader_->stores().description(); }
+  std::string device() const { return loader_->settings().device.str(); }
+  std::string note() const { return note_; }
   ~HeteroLoaderHolder() override { passes_.clear(); }
 
   // Starts a pass over `seeds` (target-type ids, in this order); batch i draws with a seed
@@ -218,6 +245,7 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
   c10::intrusive_ptr<HeteroGraphHolder> graph_;
   std::unique_ptr<HeteroLoader> loader_;
   Passes<HeteroLoader::Epoch> passes_;
+  std::string note_;
 };
 
 }  // namespace
@@ -228,11 +256,20 @@ HeteroGraphHolder::HeteroGraphHolder(
     std::vector<at::Tensor> indptrs, std::vector<at::Tensor> indices, std::string target,
     std::optional<at::Tensor> labels, int64_t num_classes, std::vector<std::string> class_names,
     std::vector<at::Tensor> train, std::vector<at::Tensor> val, std::vector<at::Tensor> test,
-    bool features_checked) {
+    std::vector<std::string> feature_files, bool features_checked) {
   const std::string where = "directgnn.HeteroDataset '" + name + "'";
   dataset_.name = std::move(name);
   dataset_.source = where;
   add_types(dataset_, types, counts, features);
+  DGNN_CHECK_ARG(feature_files.empty() || feature_files.size() == types.size(), "features_path",
+                 "needs a file name (or \"\") per node type; got ", feature_files.size(), " for ",
+                 types.size(), " types");
+  for (size_t t = 0; t < feature_files.size(); ++t) {
+    DGNN_CHECK_ARG(feature_files[t].empty() || dataset_.node_types[t].has_features(),
+                   "features_path", "names ", feature_files[t], " for node type '", types[t],
+                   "', which has no features");
+    dataset_.node_types[t].features_path = feature_files[t];
+  }
   add_relations(dataset_, relations, indptrs, indices);
   if (!target.empty()) dataset_.target_type = dataset_.type_index(target, where + " (target)");
   if (labels) dataset_.labels = labels->cpu();
@@ -251,7 +288,7 @@ void HeteroGraphHolder::save(const std::string& out) const { save_hetero_dir(dat
 HeteroFields as_fields(const HeteroDataset& ds) {
   HeteroFields f;
   auto& [name, types, counts, features, relations, indptrs, indices, target, labels, num_classes,
-         class_names, train, val, test] = f;
+         class_names, train, val, test, files] = f;
   name = ds.name;
   for (const NodeType& t : ds.node_types) {
     types.push_back(t.name);
@@ -272,6 +309,7 @@ HeteroFields as_fields(const HeteroDataset& ds) {
     val.push_back(s.val);
     test.push_back(s.test);
   }
+  for (const NodeType& t : ds.node_types) files.push_back(t.features_path);
   return f;
 }
 
@@ -333,7 +371,7 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
   using namespace directgnn::ops;  // NOLINT: registration reads as a table
   const std::string fields =
       " -> (str, str[], int[], Tensor?[], str[], Tensor[], Tensor[], str, Tensor?, int, str[], "
-      "Tensor[], Tensor[], Tensor[])";
+      "Tensor[], Tensor[], Tensor[], str[])";
   m.def(("load_hetero(str path, bool add_inverse_edges=False)" + fields).c_str(), guarded<&load>);
   m.def("is_hetero(str path) -> bool", guarded<&is_hetero>);
   m.def(("mag_dataset(float scale, int seed, int feat_dim, int num_classes)" + fields).c_str(),
@@ -344,7 +382,7 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
                         std::vector<std::string>, std::vector<at::Tensor>, std::vector<at::Tensor>,
                         std::string, std::optional<at::Tensor>, int64_t, std::vector<std::string>,
                         std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
-                        bool>())
+                        std::vector<std::string>, bool>())
       .def("save", [](const c10::intrusive_ptr<HeteroGraphHolder>& self, std::string out) {
         translating([&] { self->save(out); });
       });
@@ -360,7 +398,12 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
       .def("sample", guarded<&HeteroSamplerHolder::sample>);
   m.class_<HeteroLoaderHolder>("HeteroLoader")
       .def(guarded_init<HeteroLoaderHolder, c10::intrusive_ptr<HeteroGraphHolder>,
-                        std::vector<std::vector<int64_t>>, int64_t, int64_t, int64_t>())
+                        std::vector<std::vector<int64_t>>, int64_t, int64_t, int64_t,
+                        c10::Dict<std::string, std::string>, bool, double>())
+      .def("fill_cache", guarded<&HeteroLoaderHolder::fill_cache>)
+      .def("placements", guarded<&HeteroLoaderHolder::placements>)
+      .def("device", guarded<&HeteroLoaderHolder::device>)
+      .def("note", guarded<&HeteroLoaderHolder::note>)
       .def("start", guarded<&HeteroLoaderHolder::start>)
       .def("has_next", guarded<&HeteroLoaderHolder::has_next>)
       .def("next", guarded<&HeteroLoaderHolder::next>)

@@ -15,13 +15,15 @@ target type::
 
 import dataclasses
 import os
+import warnings
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 
 from ._ops import classes, ops, os_errors
 from .sampler import Block
-from .tensor import _as_tensor, _ids
+from .tensor import UnifiedTensor, _as_tensor, _ids
 
 EdgeType = Tuple[str, str, str]
 
@@ -96,6 +98,8 @@ class HeteroDataset:
         y: int64 [count of target] labels (-1 = unlabelled), or None.
         num_classes, class_names: the labels' classes (names empty when unknown).
         splits: each a dict of target-type ids under "train", "val" and "test".
+        features_path: node type -> the .npy file its ``x`` maps (a dataset directory's, or a
+            numpy memory map's), which ``features="disk"`` reads rows from.
     """
 
     name: str
@@ -108,6 +112,7 @@ class HeteroDataset:
     num_classes: int = 0
     class_names: List[str] = dataclasses.field(default_factory=list)
     splits: List[dict] = dataclasses.field(default_factory=list)
+    features_path: Dict[str, str] = dataclasses.field(default_factory=dict)
     _features_checked: bool = dataclasses.field(default=False, repr=False, compare=False)
 
     @property
@@ -160,6 +165,8 @@ class HeteroDataset:
             [self.indices[et] for et in self.edge_types], self.target or "", self.y,
             int(self.num_classes), list(self.class_names), [s["train"] for s in self.splits],
             [s["val"] for s in self.splits], [s["test"] for s in self.splits],
+            [self.features_path.get(t, "") if with_features and t in self.x else ""
+             for t in self.node_types],
             self._features_checked or not with_features)
 
     def random_link_split(self, relation, seed: int = 0, val: float = 0.05, test: float = 0.1,
@@ -217,11 +224,12 @@ class HeteroDataset:
         as split 0 when it has all three."""
         counts = {t: int(data[t].num_nodes) for t in data.node_types}
         x = {t: _features(data[t].x, t) for t in data.node_types if "x" in data[t]}
+        files = {t: _npy_file(data[t].x) for t in x if _npy_file(data[t].x)}
         indptr, indices = {}, {}
         for et in data.edge_types:
             indptr[et], indices[et], _ = csc(data[et].edge_index, counts[et[0]], counts[et[2]],
                                              f"data[{et}].edge_index")
-        out = HeteroDataset(name, counts, x, indptr, indices)
+        out = HeteroDataset(name, counts, x, indptr, indices, features_path=files)
         target = target if target is not None else _labelled_type(data)
         if target is not None:
             out.target, out.y = target, _labels(data[target], target)
@@ -242,11 +250,21 @@ class HeteroDataset:
 
 
 def _features(x, node_type):
+    if isinstance(x, UnifiedTensor):
+        x = x.tensor  # its own memory, pinned in place: read there
     x = _as_tensor(x)
     if x.dtype not in (torch.float32, torch.float16):
         raise ValueError(f"directgnn.HeteroDataset.from_pyg: node type {node_type!r} has x of "
                          f"dtype {x.dtype}; give float32 or float16 features (x.float())")
     return x
+
+
+def _npy_file(x):
+    """The .npy file a numpy memory map (``np.load(path, mmap_mode="r")``) maps, else ""."""
+    name = getattr(x, "filename", None)
+    if isinstance(x, np.memmap) and name and str(name).endswith(".npy"):
+        return os.fspath(name)
+    return ""
 
 
 def _labelled_type(data):
@@ -271,13 +289,14 @@ def _labels(store, target):
 
 def _from_fields(fields, checked=True) -> HeteroDataset:
     (name, types, counts, features, keys, indptrs, indices, target, labels, num_classes,
-     class_names, train, val, test) = fields
+     class_names, train, val, test, files) = fields
     edge_types = [_edge_type(k) for k in keys]
     return HeteroDataset(
         name, dict(zip(types, counts)), {t: x for t, x in zip(types, features) if x is not None},
         dict(zip(edge_types, indptrs)), dict(zip(edge_types, indices)), target or None, labels,
         int(num_classes), list(class_names),
-        [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)], checked)
+        [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)],
+        {t: f for t, f in zip(types, files) if f}, checked)
 
 
 def load_hetero(path: Union[str, os.PathLike], *, add_inverse_edges: bool = False
@@ -425,28 +444,45 @@ class HeteroSampler:
 
 class HeteroLoader:
     """Minibatches of target-type ``seeds`` over a heterogeneous graph: typed neighbour
-    sampling (each layer drawn anew, as DGL's), one feature gather per node type and the
-    seeds' labels, prepared ahead by C++ threads while the current minibatch trains. Batches are
-    made on the CPU (``batch.to(device)`` moves them).
+    sampling (each layer drawn anew, as DGL's), one feature gather per node type, each type's
+    table in its own placement, and the seeds' labels, prepared ahead by C++ threads while the
+    current minibatch trains.
 
     Args:
         data: a :class:`HeteroDataset` or a PyG ``HeteroData`` (converted by
-            :meth:`HeteroDataset.from_pyg`, with ``target``).
+            :meth:`HeteroDataset.from_pyg`, with ``target``; its ``x`` tensors, numpy memory
+            maps and :class:`UnifiedTensor` are read in place, never copied).
         seeds: ids of the target type (a tensor, numpy array or list, or a bool mask).
         fanouts: neighbours per hop, seed hop first, for every relation (``[10, 5]``), or a dict
             ``{(src, rel, dst): [10, 5], ...}`` naming every relation; -1 takes all.
         batch_size: seeds per minibatch (the last one may be smaller).
         shuffle: a new order every pass (seeded by ``seed`` and the pass number).
-        prefetch: minibatches prepared ahead (0: each when asked for).
+        prefetch: minibatches prepared ahead (0: each when asked for; "auto": 2 on a GPU or
+            with a table on disk, else 0).
         workers: threads preparing them.
         seed: the base of the shuffling and of every sampling draw; a pass depends only on
             it, the pass number and the data, not on the number of threads.
         target: with a ``HeteroData``: the labelled node type (default: the one with ``y``).
+        device: where batches are made: "cpu" (the default; ``batch.to(device)`` moves them),
+            "auto", "cuda" or "cuda:N". On a GPU each type's rows are gathered onto it.
+        features: every featured type's placement, as ``directgnn train --features``: "auto"
+            (per type by its size and the memory free: GPU memory, then RAM, then disk),
+            "host", "pinned", "device" or "disk" (rows read from the type's .npy as batches
+            need them: a dataset directory's, or a numpy memory map's).
+        features_per_type: ``{node_type: placement}`` for the types named (others take
+            ``features``).
+        gather: how a GPU gets rows: "auto", "cpu-copy", "zero-copy" or "aligned".
+        disk_io, disk_direct: how rows on disk are read ("auto", "io_uring", "pread"; O_DIRECT).
+        feature_cache_gib: one RAM cache of this many GiB shared by the types on disk, filled
+            here by ``feature_cache_rank`` ("presample": a pass over ``seeds``; "degree").
     """
 
     def __init__(self, data, seeds, *, fanouts, batch_size: int = 1024, shuffle: bool = True,
-                 prefetch: int = 1, workers: int = 1, seed: int = 0,
-                 target: Optional[str] = None):
+                 prefetch: Union[str, int] = 1, workers: int = 1, seed: int = 0,
+                 target: Optional[str] = None, device: Union[str, torch.device] = "cpu",
+                 features: str = "auto", features_per_type: Optional[Mapping[str, str]] = None,
+                 gather: str = "auto", disk_io: str = "auto", disk_direct: bool = False,
+                 feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample"):
         if not isinstance(data, HeteroDataset):
             data = HeteroDataset.from_pyg(data, target=target)
         if data.target is None:
@@ -457,9 +493,31 @@ class HeteroLoader:
         self.seeds = _ids(seeds, data.num_nodes[data.target], "directgnn.HeteroLoader").long()
         self.fanouts = relation_fanouts(data.edge_types, fanouts, "directgnn.HeteroLoader")
         self.batch_size, self.shuffle, self.seed = int(batch_size), shuffle, int(seed)
-        self._loader = classes.HeteroLoader(data._graph(), self.fanouts, self.batch_size,
-                                            int(prefetch), int(workers))
+        per_type = ",".join(f"{t}={p}" for t, p in (features_per_type or {}).items())
+        choices = {"device": str(device), "features": features, "gather": gather,
+                   "disk_io": disk_io, "feature_cache_rank": feature_cache_rank,
+                   "features_per_type": per_type}
+        depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
+        with os_errors():
+            self._loader = classes.HeteroLoader(data._graph(), self.fanouts, self.batch_size,
+                                                depth, int(workers), choices, bool(disk_direct),
+                                                float(feature_cache_gib))
+            # A progress line on a terminal (stderr), nothing otherwise.
+            self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
+        note = self._loader.note()
+        if note:
+            warnings.warn(note.removeprefix("note: "), stacklevel=2)
+
+    @property
+    def device(self) -> torch.device:
+        """Where minibatches are delivered."""
+        return torch.device(self._loader.device())
+
+    @property
+    def placements(self) -> str:
+        """Where each type's table lives and how it is gathered, e.g. "paper disk (...)"."""
+        return self._loader.placements()
 
     def __len__(self) -> int:
         return self._loader.steps(self.seeds.numel())

@@ -122,6 +122,46 @@ def test_loader_deterministic_for_a_seed(mag):
     assert not same(first, batches(make(seed=6)))
 
 
+def test_loader_places_each_type_and_reads_disk_tables_as_memory(mag, tmp_path):
+    mag.save(tmp_path / "mag")
+    on_file = directgnn.load(tmp_path / "mag")
+    assert on_file.features_path[PAPER].endswith("paper/features.npy")
+
+    def xs(loader):
+        return [b.x[PAPER] for b in loader]
+
+    make = lambda data, **kw: directgnn.HeteroLoader(data, data.train_idx, fanouts=[4, 3],  # noqa
+                                                     batch_size=200, seed=2, **kw)
+    memory = make(on_file)
+    assert "paper host (auto: fits in RAM)" in memory.placements
+    assert memory.device == torch.device("cpu")
+    disk = make(on_file, features="disk", feature_cache_gib=1e-4, feature_cache_rank="degree")
+    assert disk.placements.startswith("paper disk")
+    assert "shared by paper" in disk.feature_cache and "ranked by in-degree" in disk.feature_cache
+    assert same(xs(memory), xs(disk))
+    # A numpy memory map in a HeteroData is read from its file, the same rows again.
+    data = on_file.to_pyg()
+    data[PAPER].x = np.load(on_file.features_path[PAPER], mmap_mode="r")
+    mapped = directgnn.HeteroDataset.from_pyg(data)
+    assert mapped.features_path[PAPER] == on_file.features_path[PAPER]
+    assert same(xs(make(mapped)), xs(make(mapped, features_per_type={PAPER: "disk"})))
+    # A UnifiedTensor is read in place.
+    data[PAPER].x = directgnn.UnifiedTensor(mag.x[PAPER])
+    assert directgnn.HeteroDataset.from_pyg(data).x[PAPER].data_ptr() == mag.x[PAPER].data_ptr()
+
+
+def test_loader_placements_are_checked_naming_type_and_fix(mag):
+    make = lambda **kw: directgnn.HeteroLoader(mag, mag.train_idx, fanouts=[2], **kw)  # noqa
+    with pytest.raises(ValueError, match="holds the table in memory, not in a file"):
+        make(features="disk")
+    with pytest.raises(ValueError, match="node type 'author' has no feature table"):
+        make(features_per_type={"author": "host"})
+    with pytest.raises(ValueError, match="no node type 'venue'"):
+        make(features_per_type={"venue": "host"})
+    with pytest.raises(ValueError, match="no node type's table is placed on disk"):
+        make(feature_cache_gib=1.0)
+
+
 def test_loader_blocks_read_the_graph(mag):
     fanouts = {et: [3, 2] for et in mag.edge_types}
     fanouts[WRITES] = [5, -1]
