@@ -451,7 +451,7 @@ class HeteroLoader:
     Args:
         data: a :class:`HeteroDataset` or a PyG ``HeteroData`` (converted by
             :meth:`HeteroDataset.from_pyg`, with ``target``; its ``x`` tensors, numpy memory
-            maps and :class:`UnifiedTensor` are read in place, never copied).
+            maps and :class:`UnifiedTensor` are read in place, unless placed "device").
         seeds: ids of the target type (a tensor, numpy array or list, or a bool mask).
         fanouts: neighbours per hop, seed hop first, for every relation (``[10, 5]``), or a dict
             ``{(src, rel, dst): [10, 5], ...}`` naming every relation; -1 takes all.

@@ -37,76 +37,82 @@ void count_ids(const at::Tensor& ids, at::Tensor& counts) {
   }
 }
 
-// The ranking's counts of every disk-backed type (undefined for the others): pre-sampled
-// minibatch counts, or in-degrees.
-std::vector<at::Tensor> cache_counts(const HeteroStores& stores, const HeteroDataset& graph,
-                                     const HeteroPresample& presample,
-                                     const disk::CacheOptions& options, bool show_progress) {
-  std::vector<at::Tensor> counts(stores.size());
+// Per disk-backed type (undefined for the others): its in-degrees, and the ranking's counts,
+// pre-sampled minibatch counts or the in-degrees themselves.
+struct CacheCounts {
+  std::vector<at::Tensor> degrees, counts;
+};
+
+CacheCounts cache_counts(const HeteroStores& stores, const HeteroDataset& graph,
+                         const HeteroPresample& presample, const disk::CacheOptions& options,
+                         bool show_progress) {
+  CacheCounts c;
+  c.degrees.resize(stores.size());
+  c.counts.resize(stores.size());
+  const bool by_degree = options.ranking == disk::CacheRanking::kDegree;
   for (size_t t = 0; t < stores.size(); ++t) {
     const FeatureStore* s = stores.store(t);
     if (s == nullptr || s->placement() != Placement::kDisk) continue;
-    counts[t] = options.ranking == disk::CacheRanking::kDegree
-                    ? hetero_in_degrees(graph, static_cast<int>(t))
-                    : at::zeros({s->num_rows()}, at::kLong);
+    c.degrees[t] = hetero_in_degrees(graph, static_cast<int>(t));
+    c.counts[t] = by_degree ? c.degrees[t] : at::zeros({s->num_rows()}, at::kLong);
   }
-  if (options.ranking == disk::CacheRanking::kDegree) return counts;
+  if (by_degree) return c;
   Progress bar("Pre-sampling for the feature cache", show_progress ? presample.steps : -1);
   for (int64_t step = 0; step < presample.steps; ++step) {
     const std::vector<at::Tensor> inputs = presample.inputs_of(step);
-    for (size_t t = 0; t < counts.size(); ++t) {
-      if (counts[t].defined()) count_ids(inputs[t].cpu(), counts[t]);
+    for (size_t t = 0; t < c.counts.size(); ++t) {
+      if (c.counts[t].defined()) count_ids(inputs[t].cpu(), c.counts[t]);
     }
     bar.update(step + 1);
   }
   bar.finish();
-  return counts;
+  return c;
 }
 
 struct CacheShare {
-  at::Tensor ranked;  // the type's rows, best first
-  int64_t rows = 0;   // how many of them the budget takes
+  at::Tensor ranked;  // the rows of the type the budget takes, best first
+  int64_t rows = 0;
 };
 
 // Ranks the rows of every type with counts together (count, then degree, then type order,
 // then id; each row costs its type's row bytes) and takes the best until `budget` bytes are
-// spent.
-std::vector<CacheShare> share_cache(const HeteroStores& stores, const HeteroDataset& graph,
-                                    const std::vector<at::Tensor>& counts, int64_t budget) {
-  std::vector<at::Tensor> keys, type_of, row_of;
+// spent. Memory: one int64 key and one sort of all disk-backed rows, then the taken prefix.
+std::vector<CacheShare> share_cache(const HeteroStores& stores, const CacheCounts& c,
+                                    int64_t budget) {
+  const size_t types = c.counts.size();
   int64_t span = 1;
-  std::vector<at::Tensor> degrees(counts.size());
-  for (size_t t = 0; t < counts.size(); ++t) {
-    if (!counts[t].defined()) continue;
-    degrees[t] = hetero_in_degrees(graph, static_cast<int>(t));
-    if (degrees[t].numel() > 0) span = std::max(span, degrees[t].max().item<int64_t>() + 1);
+  for (const at::Tensor& d : c.degrees) {
+    if (d.defined() && d.numel() > 0) span = std::max(span, d.max().item<int64_t>() + 1);
   }
-  for (size_t t = 0; t < counts.size(); ++t) {
-    if (!counts[t].defined()) continue;
-    keys.push_back(counts[t] * span + degrees[t]);
-    type_of.push_back(at::full({counts[t].numel()}, static_cast<int64_t>(t), at::kLong));
-    row_of.push_back(at::arange(counts[t].numel(), at::kLong));
+  // Type t's rows are [offset[t], offset[t + 1]) of the concatenation, in type order.
+  std::vector<int64_t> offset(types + 1, 0), row_bytes(types, 0);
+  std::vector<at::Tensor> keys;
+  for (size_t t = 0; t < types; ++t) {
+    offset[t + 1] = offset[t];
+    if (!c.counts[t].defined()) continue;
+    offset[t + 1] += c.counts[t].numel();
+    row_bytes[t] = std::max<int64_t>(1, stores.store(t)->row_bytes());
+    keys.push_back(c.counts[t] * span + c.degrees[t]);
   }
-  // A stable sort over the types' rows in type order keeps ties by type, then id.
-  const at::Tensor order = std::get<1>(at::cat(keys).sort(true, 0, true));
-  const at::Tensor types = at::cat(type_of).index_select(0, order);
-  const at::Tensor rows = at::cat(row_of).index_select(0, order);
-  std::vector<CacheShare> shares(counts.size());
-  std::vector<int64_t> row_bytes(counts.size(), 0);
-  for (size_t t = 0; t < counts.size(); ++t) {
-    if (counts[t].defined()) row_bytes[t] = std::max<int64_t>(1, stores.store(t)->row_bytes());
-  }
-  const int64_t* ty = types.data_ptr<int64_t>();
-  int64_t spent = 0;
-  for (int64_t i = 0; i < types.numel(); ++i) {
-    const auto t = static_cast<size_t>(ty[i]);
+  at::Tensor order = at::cat(keys);
+  keys.clear();
+  // A stable sort over the concatenation keeps ties in type order, then id order.
+  order = std::get<1>(order.sort(/*stable=*/true, 0, /*descending=*/true));
+  std::vector<CacheShare> shares(types);
+  const int64_t* o = order.data_ptr<int64_t>();
+  int64_t spent = 0, taken = 0;
+  for (; taken < order.numel(); ++taken) {
+    size_t t = 0;
+    while (o[taken] >= offset[t + 1]) ++t;
     if (spent + row_bytes[t] > budget) break;
     spent += row_bytes[t];
     ++shares[t].rows;
   }
-  for (size_t t = 0; t < counts.size(); ++t) {
-    if (!counts[t].defined()) continue;
-    shares[t].ranked = rows.index_select(0, (types == static_cast<int64_t>(t)).nonzero().flatten());
+  const at::Tensor prefix = order.narrow(0, 0, taken);
+  for (size_t t = 0; t < types; ++t) {
+    if (!c.counts[t].defined()) continue;
+    const at::Tensor mine = prefix.ge(offset[t]).logical_and_(prefix.lt(offset[t + 1]));
+    shares[t].ranked = prefix.masked_select(mine) - offset[t];
   }
   return shares;
 }
@@ -116,7 +122,8 @@ std::vector<CacheShare> share_cache(const HeteroStores& stores, const HeteroData
 HeteroStores::HeteroStores(const HeteroDataset& dataset, const LoaderSettings& settings)
     : dataset_(dataset), settings_(settings) {
   DGNN_CHECK(settings_.type_features.size() == dataset.node_types.size() &&
-                 settings_.type_gather.size() == dataset.node_types.size(),
+                 settings_.type_gather.size() == dataset.node_types.size() &&
+                 settings_.type_reasons.size() == dataset.node_types.size(),
              "heterogeneous loader: the settings place ", settings_.type_features.size(),
              " node types, but the dataset has ", dataset.node_types.size(),
              "; resolve them for this dataset");
@@ -192,8 +199,8 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
                                       const HeteroPresample& presample,
                                       const disk::CacheOptions& options, bool show_progress) {
   const auto start = Clock::now();
-  const std::vector<at::Tensor> counts =
-      cache_counts(stores, graph, presample, options, show_progress);
+  const CacheCounts counted = cache_counts(stores, graph, presample, options, show_progress);
+  const std::vector<at::Tensor>& counts = counted.counts;
   double table_bytes = 0;
   for (size_t t = 0; t < counts.size(); ++t) {
     if (counts[t].defined())
@@ -207,7 +214,7 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
   DGNN_CHECK_ARG(memory.available == 0 || budget < memory.available, "feature_cache_gib",
                  options.gib, " asks for ", gib_text(budget), " of RAM, but only ",
                  gib_text(memory.available), " are available; give a smaller cache");
-  const std::vector<CacheShare> shares = share_cache(stores, graph, counts, budget);
+  const std::vector<CacheShare> shares = share_cache(stores, counted, budget);
   int64_t total_rows = 0;
   for (const CacheShare& s : shares) total_rows += s.rows;
   Progress bar("Filling the feature cache (rows)", show_progress ? total_rows : -1);

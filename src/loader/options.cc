@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <tuple>
 
 #include "core/resources.h"
@@ -76,7 +77,8 @@ std::vector<TypePlacement> parse_type_placements(const std::string& text) {
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, end - start);
+    std::string item = text.substr(start, end - start);
+    item.erase(std::remove_if(item.begin(), item.end(), ::isspace), item.end());
     const size_t eq = item.find('=');
     DGNN_CHECK_ARG(eq != std::string::npos && eq > 0 && eq + 1 < item.size(), "features_per_type",
                    "'", item, "' is not TYPE=PLACEMENT; write e.g. paper=disk,author=pinned");
@@ -211,30 +213,63 @@ std::optional<Placement> given_placement(const LoaderOptions& o, const HeteroDat
   DGNN_CHECK_ARG(*p != Placement::kDisk || !type.features_path.empty(), parameter, what,
                  " reads rows from the type's features .npy, but ",
                  ds.source.empty() ? "this dataset" : ds.source,
-                 " holds the table in memory, not in a file; write the dataset to a directory "
-                 "(directgnn generate mag --out DIR, or directgnn convert) and load that");
+                 " holds the table in memory, not in a file; save the dataset as a dataset "
+                 "directory (directgnn convert, or HeteroDataset.save) and load that, or give "
+                 "the table as a numpy memory map of its .npy");
   return p;
 }
 
-// Every featured type's placement and gather method into `s` (its device resolved).
-void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, LoaderSettings& s) {
+// The types `type_features` names exist and have tables; a placement given where no type has
+// a table is refused.
+void check_named_types(const LoaderOptions& o, const HeteroDataset& ds) {
+  const std::string where = ds.source.empty() ? "the dataset" : ds.source;
   for (const TypePlacement& named : o.type_features) {
     const auto found = std::find_if(ds.node_types.begin(), ds.node_types.end(),
                                     [&](const NodeType& t) { return t.name == named.type; });
     DGNN_CHECK_ARG(found != ds.node_types.end(), "features_per_type", "no node type '", named.type,
-                   "' in ", ds.source.empty() ? "the dataset" : ds.source);
+                   "' in ", where);
     DGNN_CHECK_ARG(found->has_features(), "features_per_type", "node type '", named.type,
                    "' has no feature table to place (a learnable table stands in for its input, "
                    "where node embeddings are asked for); leave it out");
   }
+  const bool any = std::any_of(ds.node_types.begin(), ds.node_types.end(),
+                               [](const NodeType& t) { return t.has_features(); });
+  DGNN_CHECK_ARG(any || !o.features, "features", feature_placement_name(o.features),
+                 ": no node type of ", where,
+                 " has a feature table to place (their inputs are learnable tables, or none); "
+                 "leave features at auto");
+}
+
+// What `auto` may still take: a share of the memory free, less the tables given a placement.
+// Unknown free RAM (0) leaves every table in memory. cpu-copy gathers keep tables off the GPU.
+PlacementRoom auto_room(const LoaderOptions& o, const HeteroDataset& ds, const LoaderSettings& s) {
   PlacementRoom room;
-  room.ram_left = host_memory().available / 2;
-  if (s.gpu()) room.gpu_left = gpu::device_memory(s.index()).free / 4;
+  const int64_t ram = host_memory().available;
+  room.ram_left = ram > 0 ? ram / 2 : std::numeric_limits<int64_t>::max();
+  if (s.gpu() && o.gather.method != GatherMethod::kCpuCopy) {
+    room.gpu_left = gpu::device_memory(s.index()).free / 4;
+  }
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    const NodeType& type = ds.node_types[t];
+    if (!type.has_features()) continue;
+    const std::optional<Placement> given = given_placement(o, ds, t, s.gpu());
+    const int64_t bytes = type.features.numel() * type.features.element_size();
+    if (given == Placement::kDevice) room.gpu_left -= bytes;
+    if (given == Placement::kHost || given == Placement::kPinned) room.ram_left -= bytes;
+  }
+  return room;
+}
+
+// Every featured type's placement and gather method into `s` (its device resolved).
+void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, LoaderSettings& s) {
+  check_named_types(o, ds);
+  PlacementRoom room = auto_room(o, ds, s);
   s.gather = o.gather;
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     const NodeType& type = ds.node_types[t];
     Placement p = Placement::kHost;
     std::string why;
+    GatherMethod method = GatherMethod::kCpuCopy;  // a featureless type gathers nothing
     if (type.has_features()) {
       if (const std::optional<Placement> given = given_placement(o, ds, t, s.gpu())) {
         p = *given;
@@ -243,10 +278,11 @@ void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, Lo
                                type.features.is_cuda(), !type.features_path.empty()};
         std::tie(p, why) = auto_type_placement(facts, s.gpu(), room);
       }
+      method = type_gather_method(o.gather.method, p, s.gpu(), type.name);
     }
     s.type_features.push_back(p);
     s.type_reasons.push_back(why);
-    s.type_gather.push_back(type_gather_method(o.gather.method, p, s.gpu(), type.name));
+    s.type_gather.push_back(method);
   }
   DGNN_CHECK_ARG(o.cache.gib == 0 || std::find(s.type_features.begin(), s.type_features.end(),
                                                Placement::kDisk) != s.type_features.end(),

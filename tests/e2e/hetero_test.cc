@@ -158,7 +158,7 @@ TEST(HeteroTraining, TablesOnDiskTrainTheSameModelAndCountTheirReadsPerType) {
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"--dataset mag:0.005 --features disk",
-       "holds the table in memory, not in a file; write the dataset to a directory"},
+       "holds the table in memory, not in a file; save the dataset as a dataset directory"},
       {"--dataset mag:0.005 --features-per-type author=host",
        "node type 'author' has no feature table to place"},
       {"--dataset mag:0.005 --sampler gpu", "heterogeneous graphs are sampled on the CPU"},

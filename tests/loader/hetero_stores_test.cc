@@ -63,6 +63,7 @@ TEST(HeteroPlacements, PerTypeTextParsesChecksAndWritesBack) {
   EXPECT_FALSE(p[1].placement.has_value());
   EXPECT_EQ(type_placements_text(p), "paper=disk,author=auto,field=pinned");
   EXPECT_TRUE(parse_type_placements("").empty());
+  EXPECT_EQ(parse_type_placements(" paper = disk, author=host").at(1).type, "author");
   expect_error([] { parse_type_placements("paper"); }, "is not TYPE=PLACEMENT");
   expect_error([] { parse_type_placements("paper=disk,paper=host"); }, "named twice");
   expect_error([] { parse_type_placements("paper=floppy"); }, "floppy");
@@ -124,6 +125,12 @@ TEST(HeteroPlacements, ResolvedPerTypeWithTheFlagsChecksNamingTypeAndFix) {
   o.cache.gib = 0;
   o.features = Placement::kDisk;
   expect_error([&] { resolve_hetero_loader(o, in_memory); }, "not in a file");
+  HeteroDataset featureless = tiny_mag();
+  for (NodeType& t : featureless.node_types) t.features = at::Tensor();
+  o.features = Placement::kHost;
+  expect_error([&] { resolve_hetero_loader(o, featureless); }, "has a feature table to place");
+  o.features.reset();
+  EXPECT_EQ(resolve_hetero_loader(o, featureless).type_features.size(), 4u);
 }
 
 TEST(HeteroStores, RowsReadFromDiskEqualThoseInMemory) {
