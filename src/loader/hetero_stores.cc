@@ -24,16 +24,16 @@ std::unique_ptr<FeatureStore> make_type_store(const NodeType& t, Placement p,
 }
 
 template <typename Id>
-void count_into(const Id* ids, int64_t n, int64_t* counts) {
+void count_type_ids_into(const Id* ids, int64_t n, int64_t* counts) {
   for (int64_t i = 0; i < n; ++i) ++counts[static_cast<int64_t>(ids[i])];
 }
 
-void count_ids(const at::Tensor& ids, at::Tensor& counts) {
+void count_type_ids(const at::Tensor& ids, at::Tensor& counts) {
   const at::Tensor c = ids.contiguous();
   if (c.scalar_type() == at::kInt) {
-    count_into(c.data_ptr<int32_t>(), c.numel(), counts.data_ptr<int64_t>());
+    count_type_ids_into(c.data_ptr<int32_t>(), c.numel(), counts.data_ptr<int64_t>());
   } else {
-    count_into(c.data_ptr<int64_t>(), c.numel(), counts.data_ptr<int64_t>());
+    count_type_ids_into(c.data_ptr<int64_t>(), c.numel(), counts.data_ptr<int64_t>());
   }
 }
 
@@ -61,7 +61,7 @@ CacheCounts cache_counts(const HeteroStores& stores, const HeteroDataset& graph,
   for (int64_t step = 0; step < presample.steps; ++step) {
     const std::vector<at::Tensor> inputs = presample.inputs_of(step);
     for (size_t t = 0; t < c.counts.size(); ++t) {
-      if (c.counts[t].defined()) count_ids(inputs[t].cpu(), c.counts[t]);
+      if (c.counts[t].defined()) count_type_ids(inputs[t].cpu(), c.counts[t]);
     }
     bar.update(step + 1);
   }
@@ -190,7 +190,7 @@ std::vector<at::Tensor> hetero_batch_tensors(const std::vector<HeteroBlock>& blo
 at::Tensor hetero_in_degrees(const HeteroDataset& graph, int t) {
   at::Tensor counts = at::zeros({graph.node_types[static_cast<size_t>(t)].count}, at::kLong);
   for (const Relation& r : graph.relations) {
-    if (r.src_type == t) count_ids(r.graph.indices, counts);
+    if (r.src_type == t) count_type_ids(r.graph.indices, counts);
   }
   return counts;
 }

@@ -284,11 +284,19 @@ void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, Lo
     s.type_reasons.push_back(why);
     s.type_gather.push_back(method);
   }
-  DGNN_CHECK_ARG(o.cache.gib == 0 || std::find(s.type_features.begin(), s.type_features.end(),
-                                               Placement::kDisk) != s.type_features.end(),
-                 "feature_cache_gib",
+  const bool disk = std::find(s.type_features.begin(), s.type_features.end(), Placement::kDisk) !=
+                    s.type_features.end();
+  DGNN_CHECK_ARG(o.cache.gib == 0 || disk, "feature_cache_gib",
                  "the cache keeps hot rows of tables read from disk in RAM, but no node type's "
                  "table is placed on disk; place one there (features_per_type TYPE=disk)");
+  DGNN_CHECK_ARG((o.disk.backend == disk::Backend::kAuto && !o.disk.direct) || disk,
+                 o.disk.direct ? "disk_direct" : "disk_io",
+                 "says how rows on disk are read, but no node type's table is placed on disk; "
+                 "place one there (features_per_type TYPE=disk), or leave it out");
+  DGNN_CHECK_ARG(o.cache.ranking == disk::CacheRanking::kPresample || o.cache.gib > 0,
+                 "feature_cache_rank",
+                 "ranks the rows of the feature cache, but there is none; give feature_cache_gib "
+                 "too, or leave it out");
 }
 
 }  // namespace

@@ -20,8 +20,8 @@ namespace directgnn {
 namespace {
 
 // Decoder scores of pairs (src[i], dst[i]): rows of h_src and h_dst, `chunk` pairs at a time.
-at::Tensor score_pairs(LinkDecoder& decoder, const at::Tensor& h_src, const at::Tensor& h_dst,
-                       const at::Tensor& src, const at::Tensor& dst, int64_t chunk = 65536) {
+at::Tensor score_typed_pairs(LinkDecoder& decoder, const at::Tensor& h_src, const at::Tensor& h_dst,
+                             const at::Tensor& src, const at::Tensor& dst, int64_t chunk = 65536) {
   at::Tensor out = at::empty({src.numel()}, at::kFloat);
   for (int64_t begin = 0; begin < src.numel(); begin += chunk) {
     const int64_t len = std::min(chunk, src.numel() - begin);
@@ -33,16 +33,16 @@ at::Tensor score_pairs(LinkDecoder& decoder, const at::Tensor& h_src, const at::
   return out;
 }
 
-LinkMetrics score_split(LinkDecoder& decoder, const at::Tensor& h_src, const at::Tensor& h_dst,
-                        const at::Tensor& pos, const at::Tensor& neg, LinkNegatives layout,
-                        int64_t hits_k) {
-  const at::Tensor p = score_pairs(decoder, h_src, h_dst, pos.select(1, 0), pos.select(1, 1));
+LinkMetrics score_typed_split(LinkDecoder& decoder, const at::Tensor& h_src,
+                              const at::Tensor& h_dst, const at::Tensor& pos, const at::Tensor& neg,
+                              LinkNegatives layout, int64_t hits_k) {
+  const at::Tensor p = score_typed_pairs(decoder, h_src, h_dst, pos.select(1, 0), pos.select(1, 1));
   at::Tensor n;
   if (layout == LinkNegatives::kShared) {
-    n = score_pairs(decoder, h_src, h_dst, neg.select(1, 0), neg.select(1, 1));
+    n = score_typed_pairs(decoder, h_src, h_dst, neg.select(1, 0), neg.select(1, 1));
   } else {
     const at::Tensor src = pos.select(1, 0).view({-1, 1}).expand_as(neg).reshape(-1);
-    n = score_pairs(decoder, h_src, h_dst, src, neg.reshape(-1)).view(neg.sizes());
+    n = score_typed_pairs(decoder, h_src, h_dst, src, neg.reshape(-1)).view(neg.sizes());
   }
   return link_metrics(p, n, layout, hits_k);
 }
@@ -261,10 +261,10 @@ LinkEvalResult evaluate_hetero_links(HeteroLinkModel& model, const HeteroDataset
   LinkEvalResult r;
   const at::Tensor& h_src = h[target.src_type];
   const at::Tensor& h_dst = h[target.dst_type];
-  r.val =
-      score_split(model.decoder(), h_src, h_dst, split.val, split.val_neg, split.negatives, hits_k);
-  r.test = score_split(model.decoder(), h_src, h_dst, split.test, split.test_neg, split.negatives,
-                       hits_k);
+  r.val = score_typed_split(model.decoder(), h_src, h_dst, split.val, split.val_neg,
+                            split.negatives, hits_k);
+  r.test = score_typed_split(model.decoder(), h_src, h_dst, split.test, split.test_neg,
+                             split.negatives, hits_k);
   if (was_training) model.train();
   return r;
 }

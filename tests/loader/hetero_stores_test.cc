@@ -121,6 +121,13 @@ TEST(HeteroPlacements, ResolvedPerTypeWithTheFlagsChecksNamingTypeAndFix) {
   o.gather.method = GatherMethod::kAuto;
   o.cache.gib = 1;
   expect_error([&] { resolve_hetero_loader(o, ds); }, "no node type's table is placed on disk");
+  o.cache.gib = 0;
+  o.disk.direct = true;  // nothing is read from disk: said, not ignored
+  expect_error([&] { resolve_hetero_loader(o, ds); }, "says how rows on disk are read");
+  o.disk.direct = false;
+  o.cache.ranking = disk::CacheRanking::kDegree;
+  expect_error([&] { resolve_hetero_loader(o, ds); }, "but there is none");
+  o.cache.ranking = disk::CacheRanking::kPresample;
   const HeteroDataset in_memory = tiny_mag();
   o.cache.gib = 0;
   o.features = Placement::kDisk;
