@@ -39,11 +39,28 @@ at::Tensor checked_seeds(const at::Tensor& seeds_in, int64_t num_nodes) {
 
 }  // namespace
 
+namespace {
+
+FeatureStore store_arg(const at::Tensor& table, const std::string& placement, int64_t device,
+                       const std::string& path, const std::string& disk_io, bool disk_direct) {
+  const Placement p =
+      resolve_feature_placement(parse_feature_placement(placement), table, gpu::available());
+  if (p != Placement::kDisk) return FeatureStore(table, p, static_cast<int>(device));
+  DGNN_CHECK_ARG(!path.empty(), "placement",
+                 "disk reads rows from the table's .npy file, but this table maps none; give a "
+                 "numpy memory map of a .npy (np.load(path, mmap_mode='r'))");
+  disk::RowFileOptions options;
+  options.backend = disk::parse_backend(disk_io);
+  options.direct = disk_direct;
+  return FeatureStore::on_disk(table, path, options, static_cast<int>(device));
+}
+
+}  // namespace
+
 FeatureStoreHolder::FeatureStoreHolder(at::Tensor table, const std::string& placement,
-                                       int64_t device)
-    : store_(table,
-             resolve_feature_placement(parse_feature_placement(placement), table, gpu::available()),
-             static_cast<int>(device)) {}
+                                       int64_t device, const std::string& path,
+                                       const std::string& disk_io, bool disk_direct)
+    : store_(store_arg(table, placement, device, path, disk_io, disk_direct)) {}
 
 at::Tensor FeatureStoreHolder::gather(const at::Tensor& ids, const std::string& method,
                                       bool sort_ids, int64_t max_threads) const {
@@ -159,7 +176,8 @@ LoaderBatch LoaderHolder::next(int64_t id) {
 
 void define_classes(torch::Library& m) {
   m.class_<FeatureStoreHolder>("FeatureStore")
-      .def(guarded_init<FeatureStoreHolder, at::Tensor, std::string, int64_t>())
+      .def(guarded_init<FeatureStoreHolder, at::Tensor, std::string, int64_t, std::string,
+                        std::string, bool>())
       .def("gather", guarded<&FeatureStoreHolder::gather>)
       .def("table", guarded<&FeatureStoreHolder::table>)
       .def("placement", guarded<&FeatureStoreHolder::placement>);

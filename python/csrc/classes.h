@@ -26,11 +26,14 @@
 
 namespace directgnn::ops {
 
-// FeatureStore(table, placement="auto", device=0): placement auto is pinned where a GPU is
-// visible, host elsewhere (device for a CUDA table).
+// FeatureStore(table, placement, device, path, disk_io, disk_direct): placement auto is pinned
+// where a GPU is visible, host elsewhere (device for a CUDA table); disk reads the rows of the
+// .npy `path` (whose array `table` maps) as gathers ask, by `disk_io` (auto, io_uring, pread),
+// with O_DIRECT when `disk_direct`.
 class FeatureStoreHolder : public torch::CustomClassHolder {
  public:
-  FeatureStoreHolder(at::Tensor table, const std::string& placement, int64_t device);
+  FeatureStoreHolder(at::Tensor table, const std::string& placement, int64_t device,
+                     const std::string& path, const std::string& disk_io, bool disk_direct);
   // Rows `ids` on ids' device.
   at::Tensor gather(const at::Tensor& ids, const std::string& method, bool sort_ids,
                     int64_t max_threads) const;

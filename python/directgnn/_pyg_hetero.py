@@ -231,11 +231,12 @@ def node_features(data):
     return out
 
 
-def split_node_features(data, device):
-    """A feature store over a ``HeteroData``'s node features (group name = node type), and a
-    shallow copy of ``data`` holding everything else (edges, their attributes, node counts)."""
+def split_node_features(data, device, placements=None):
+    """A feature store over a ``HeteroData``'s node features (group name = node type; placed
+    by ``placements``, FeatureStore's keywords), and a shallow copy of ``data`` holding
+    everything else (edges, their attributes, node counts)."""
     features = node_features(data)
-    store = FeatureStore(device)
+    store = FeatureStore(device, **(placements or {}))
     rest = copy.copy(data)
     for (t, name), value in features.items():
         store.put_tensor(value, group_name=t, attr_name=name, index=None)
@@ -243,6 +244,7 @@ def split_node_features(data, device):
     for t in data.node_types:
         if "num_nodes" in data[t]:  # as given: PyG's batches carry it only then
             rest[t].num_nodes = data[t].num_nodes
+    store.check_placements()
     return store, rest
 
 
@@ -250,6 +252,7 @@ def put_dataset(feature_store, graph_store, data: HeteroDataset):
     """A directgnn ``HeteroDataset`` into the store pair: ``x`` per type with features, ``y``
     on the target type, each relation's CSR in place as PyG's CSC ``(row, colptr)``."""
     for t, x in data.x.items():
+        feature_store._files[(t, "x")] = data.features_path.get(t, "")
         feature_store.put_tensor(x, group_name=t, attr_name="x", index=None)
     if data.target is not None and data.y is not None:
         feature_store.put_tensor(data.y, group_name=data.target, attr_name="y", index=None)

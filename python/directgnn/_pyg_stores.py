@@ -13,12 +13,23 @@ from torch_geometric.data import GraphStore as _GraphStore
 from torch_geometric.data.graph_store import EdgeLayout
 
 from .data import Dataset
-from .hetero import HeteroDataset, check_edge_index
+from .hetero import HeteroDataset, check_edge_index, npy_file
+from ._ops import classes
 from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor, _ids
 
 HETERO = ("directgnn.pyg: this graph store holds typed edges (a heterogeneous graph), which "
           "this homogeneous path cannot read; read it with typed_csc_in_place, or sample it "
           "with directgnn.pyg.NeighborSampler, which takes typed graphs")
+
+
+PLACEMENTS = ("auto", "host", "pinned", "device", "disk")
+
+
+def _placement(name):
+    if name not in PLACEMENTS:
+        raise ValueError(f"directgnn.pyg.FeatureStore: placement {name!r} is not one of "
+                         f"{', '.join(PLACEMENTS)}")
+    return name
 
 
 def _whole(index):
@@ -68,9 +79,17 @@ class FeatureStore(_FeatureStore):
             threads then read rows of CPU tensors from pinned host memory.
         method: gather method for GPU reads: "auto", "cpu-copy", "zero-copy" or "aligned".
         max_threads: cap on the GPU threads of one gather (0: no cap).
+        features: where each group's tables live: "auto" (pinned in place where a GPU is
+            visible, as it is elsewhere), "host" (as it is: the CPU gathers), "pinned" (needs a
+            GPU), "device" (copied to the GPU once) or "disk" (the rows of a numpy memory map of a
+            .npy read from the file as gathers ask, never through page faults; the group's
+            tensors in memory, labels and masks, stay there).
+        features_per_type: ``{group_name: placement}`` for the groups (node types) named.
+        disk_io, disk_direct: how "disk" tables are read ("auto", "io_uring", "pread"; O_DIRECT).
     """
 
-    def __init__(self, device=None, *, method="auto", max_threads=0):
+    def __init__(self, device=None, *, method="auto", max_threads=0, features="auto",
+                 features_per_type=None, disk_io="auto", disk_direct=False):
         super().__init__()
         if method not in GATHER_METHODS:
             raise ValueError(f"directgnn.pyg.FeatureStore: method {method!r} is not one of "
@@ -80,28 +99,66 @@ class FeatureStore(_FeatureStore):
         self.device = None if device is None else torch.device(device)
         self.method = method
         self.max_threads = int(max_threads)
+        self.features = _placement(features)
+        self.features_per_type = {t: _placement(p) for t, p in (features_per_type or {}).items()}
+        self.disk_io, self.disk_direct = str(disk_io), bool(disk_direct)
         self._tables = {}  # (group_name, attr_name) -> the tensor put, in place
         self._pins = {}  # the same keys -> UnifiedTensor keeping a CPU tensor pinned
+        self._disk = {}  # the same keys -> the C++ store reading a table's rows from its file
+        self._files = {}  # the same keys -> the .npy a table put maps
 
     @staticmethod
     def _key(attr):
         return (attr.group_name, attr.attr_name)
 
-    def _set_table(self, key, tensor):
+    def placement(self, group_name=None):
+        """Where the group's tables live ("auto", "host", "pinned", "device" or "disk")."""
+        return self.features_per_type.get(group_name, self.features)
+
+    def _set_table(self, key, tensor, file=""):
         if tensor.dim() == 0:
             raise ValueError(f"directgnn.pyg.FeatureStore: {key[1]!r} is a scalar; put tensors "
                              "with one row per node")
         self._pins.pop(key, None)
+        self._disk.pop(key, None)
+        placement = self.placement(key[0])
+        if placement == "pinned" and not torch.cuda.is_available():
+            raise ValueError(f"directgnn.pyg.FeatureStore: {key[1]!r} of {key[0]!r}: pinned "
+                             "keeps a table for a GPU to read, but no GPU is visible; place it "
+                             "host or disk")
         if tensor.device.type == "cpu":
             tensor = contiguous_rows(tensor, f"tensor {key[1]!r}")
             rows = tensor.view(tensor.size(0), -1) if tensor.dim() > 2 else tensor
-            self._pins[key] = UnifiedTensor(rows)
+            if placement == "disk" and file:
+                device = (self.device.index or 0) if self.device is not None else 0
+                self._disk[key] = classes.FeatureStore(rows, "disk", int(device), file,
+                                                       self.disk_io, self.disk_direct)
+            elif placement == "device":
+                tensor = tensor.to(self.device if self.device is not None and
+                                   self.device.type == "cuda" else "cuda")
+            elif placement in ("auto", "pinned"):
+                self._pins[key] = UnifiedTensor(rows)
         self._tables[key] = tensor
 
+    def check_placements(self):
+        """Raises when a group placed on disk has no table read from a file."""
+        for group in {key[0] for key in self._tables}:
+            if self.placement(group) == "disk" and not any(k[0] == group for k in self._disk):
+                where = "the data" if group is None else f"node type {group!r}"
+                raise ValueError(f"directgnn.pyg.FeatureStore: {where} is placed on disk, but "
+                                 "none of its tensors maps a .npy file; give its x as a numpy "
+                                 "memory map (np.load(path, mmap_mode='r')), or place it "
+                                 "elsewhere")
+
+    def is_on_disk(self, attr_name, group_name=None):
+        """Whether the tensor ``attr_name`` is read from its file as gathers ask."""
+        return (group_name, attr_name) in self._disk
+
     def _put_tensor(self, tensor, attr):
-        key, tensor = self._key(attr), _as_tensor(tensor)
+        key, file = self._key(attr), npy_file(tensor)
+        tensor = _as_tensor(tensor)
         if _whole(attr.index):
-            self._set_table(key, tensor)
+            self._set_table(key, tensor, file or self._files.get(key, ""))
             return True
         table = self._tables.get(key)
         if table is None:
@@ -144,7 +201,20 @@ class FeatureStore(_FeatureStore):
             options["method"] = self.method
         if self.max_threads:
             options["max_threads"] = self.max_threads
-        return _gather_many(tables, self._ids(index, tables[0]), **options)
+        ids = self._ids(index, tables[0])
+        if not self._disk:
+            return _gather_many(tables, ids, **options)
+        disk = {id(self._tables[k]): store for k, store in self._disk.items()}
+        out = [None] * len(tables)
+        rest = [i for i, t in enumerate(tables) if id(t) not in disk]
+        if rest:
+            for i, rows in zip(rest, _gather_many([tables[i] for i in rest], ids, **options)):
+                out[i] = rows
+        for i, t in enumerate(tables):
+            if id(t) in disk:
+                rows = disk[id(t)].gather(ids, self.method, False, self.max_threads)
+                out[i] = rows.view(rows.size(0), *t.shape[1:])
+        return out
 
     def _multi_get_tensor(self, attrs):
         """The attributes that share node ids (one index tensor, a node type's in a typed
@@ -166,6 +236,7 @@ class FeatureStore(_FeatureStore):
     def _remove_tensor(self, attr):
         key = self._key(attr)
         self._pins.pop(key, None)  # unpinned once nothing else holds the pinning
+        self._disk.pop(key, None)
         return self._tables.pop(key, None) is not None
 
     def _get_tensor_size(self, attr):
@@ -284,7 +355,7 @@ def node_features(data):
     return out
 
 
-def stores(data, device=None, *, method="auto", max_threads=0):
+def stores(data, device=None, *, method="auto", max_threads=0, **placements):
     """The ``(FeatureStore, GraphStore)`` pair over a PyG ``Data`` or ``HeteroData``, or a
     directgnn :class:`~directgnn.Dataset` or :class:`~directgnn.HeteroDataset`.
 
@@ -295,17 +366,21 @@ def stores(data, device=None, *, method="auto", max_threads=0):
     place in a feature store (PyG's loaders read node attributes from it); a
     :class:`directgnn.pyg.NeighborLoader` over the ``Data`` itself carries them. A typed
     graph's node features are grouped by node type (``group_name``) and its edge indices keyed
-    by edge type ``(src, rel, dst)``, each relation's CSR stored as PyG's CSC.
+    by edge type ``(src, rel, dst)``, each relation's CSR stored as PyG's CSC. ``placements``
+    (``features``, ``features_per_type``, ``disk_io``, ``disk_direct``) go to the
+    :class:`FeatureStore`; a directgnn dataset's tables keep their files for "disk".
     """
-    feature_store = FeatureStore(device, method=method, max_threads=max_threads)
+    feature_store = FeatureStore(device, method=method, max_threads=max_threads, **placements)
     graph_store = GraphStore()
     if isinstance(data, (HeteroData, HeteroDataset)):
         from ._pyg_hetero import put_dataset, put_hetero_data
         put = put_hetero_data if isinstance(data, HeteroData) else put_dataset
         put(feature_store, graph_store, data)
+        feature_store.check_placements()
         return feature_store, graph_store
     if isinstance(data, Dataset):
         n = data.num_nodes
+        feature_store._files[(None, "x")] = data.features_path or ""
         feature_store.put_tensor(data.x, group_name=None, attr_name="x", index=None)
         feature_store.put_tensor(data.y, group_name=None, attr_name="y", index=None)
         colptr, row = data.indptr, data.indices
@@ -318,6 +393,7 @@ def stores(data, device=None, *, method="auto", max_threads=0):
         raise TypeError("directgnn.pyg.stores: expected a torch_geometric Data or a directgnn "
                         f"Dataset, got {type(data).__name__}")
     graph_store.put_edge_index((row, colptr), edge_type=None, layout="csc", size=(n, n))
+    feature_store.check_placements()
     return feature_store, graph_store
 
 

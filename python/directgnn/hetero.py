@@ -224,7 +224,7 @@ class HeteroDataset:
         as split 0 when it has all three."""
         counts = {t: int(data[t].num_nodes) for t in data.node_types}
         x = {t: _features(data[t].x, t) for t in data.node_types if "x" in data[t]}
-        files = {t: _npy_file(data[t].x) for t in x if _npy_file(data[t].x)}
+        files = {t: npy_file(data[t].x) for t in x if npy_file(data[t].x)}
         indptr, indices = {}, {}
         for et in data.edge_types:
             indptr[et], indices[et], _ = csc(data[et].edge_index, counts[et[0]], counts[et[2]],
@@ -259,7 +259,7 @@ def _features(x, node_type):
     return x
 
 
-def _npy_file(x):
+def npy_file(x):
     """The .npy file a numpy memory map (``np.load(path, mmap_mode="r")``) maps, else ""."""
     name = getattr(x, "filename", None)
     if isinstance(x, np.memmap) and name and str(name).endswith(".npy"):

@@ -290,6 +290,9 @@ def _edge_weights(data, weight_attr, perm):
                               "(FeatureStore, GraphStore) inputs (nor is it in PyG)")
 
 
+# directgnn's placement keywords of the loaders (FeatureStore's).
+_PLACEMENT_OPTIONS = ("features", "features_per_type", "disk_io", "disk_direct")
+
 # PyG's sampling options directgnn does not offer yet, with the value that means "off".
 _UNSUPPORTED = {"replace": False, "disjoint": False, "time_attr": None, "input_time": None}
 
@@ -308,13 +311,15 @@ def _check_options(kwargs, where):
             "subgraph_type": SubgraphType(kwargs.pop("subgraph_type", "directional"))}
 
 
-def _split_node_features(data, device):
-    """A feature store over ``data``'s node features, and a shallow copy of ``data`` holding
-    everything else (edge and graph attributes, what a store cannot hold)."""
+def _split_node_features(data, device, placements=None):
+    """A feature store over ``data``'s node features (placed by ``placements``,
+    FeatureStore's keywords), and a shallow copy of ``data`` holding everything else (edge and
+    graph attributes, what a store cannot hold)."""
     features = node_features(data)
-    store = FeatureStore(device)
+    store = FeatureStore(device, **(placements or {}))
     for name, value in features.items():
         store.put_tensor(value, group_name=None, attr_name=name, index=None)
+    store.check_placements()
     rest = copy.copy(data)
     for name in features:
         del rest[name]
@@ -337,6 +342,8 @@ class _Batches:
 
     def _setup(self, data, num_neighbors, device, sampler, graph, seed, kwargs):
         """Checks the options and prepares the data; returns PyG's data and the sampler."""
+        # Where the node tables live (FeatureStore's keywords), before PyG sees the rest.
+        placements = {k: kwargs.pop(k) for k in _PLACEMENT_OPTIONS if k in kwargs}
         options = _check_options(kwargs, f"directgnn.pyg.{type(self).__name__}")
         _keep_batch_memory()
         self._device = None if device is None else torch.device(device)
@@ -344,12 +351,16 @@ class _Batches:
         self._features = self._rest = None
         # A Data's node features by group (None; a HeteroData's: node type): names and tables.
         self._node_tables = {}
+        if placements and isinstance(data, tuple):
+            raise ValueError(f"directgnn.pyg.{type(self).__name__}: {', '.join(placements)} "
+                             "place directgnn's own tables; a (FeatureStore, GraphStore) pair "
+                             "keeps its tables where its store does")
         if isinstance(data, (Dataset, HeteroDataset)):
-            data = stores(data, device)
+            data = stores(data, device, **placements)
         elif isinstance(data, (Data, HeteroData)):
             split = _split_node_features if isinstance(data, Data) else \
                 _pyg_hetero.split_node_features
-            self._features, self._rest = split(data, device)
+            self._features, self._rest = split(data, device, placements)
             for a in self._features.get_all_tensor_attrs():
                 names, tables = self._node_tables.setdefault(a.group_name, ([], []))
                 names.append(a.attr_name)
@@ -419,6 +430,11 @@ class NeighborLoader(_Batches, _NeighborLoader):
         sampler: "cpu" or "cuda[:N]": which sampler draws the neighbours.
         graph: where the GPU sampler reads the graph: "pinned" or "device".
         seed: the base of every sampling draw.
+        features, features_per_type, disk_io, disk_direct: where the node tables live, for
+            all node types and for those named (``{"paper": "disk"}``): "auto" (pinned in
+            place where a GPU is visible), "host", "pinned", "device" or "disk" (a numpy memory
+            map of a .npy, or a directgnn dataset directory's table, read from its file as
+            batches need rows); see :class:`directgnn.pyg.FeatureStore`.
     """
 
     def __init__(self, data, num_neighbors, input_nodes=None, *, device=None, sampler="cpu",

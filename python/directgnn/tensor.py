@@ -172,7 +172,7 @@ class UnifiedTensor:
         self._rows = t if t.dim() == 2 else t.view(-1, 1)
         # "auto": pinned where a GPU is visible, host otherwise (the library decides). The store
         # owns the pinning; gathers read the pinned memory through the operator.
-        self._store = classes.FeatureStore(self._rows, "auto", int(device))
+        self._store = classes.FeatureStore(self._rows, "auto", int(device), "", "auto", False)
 
     def __getitem__(self, index):
         if isinstance(index, slice) or index is Ellipsis:

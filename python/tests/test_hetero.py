@@ -273,6 +273,34 @@ def test_pyg_loader_over_store_pair(mag, mag_pyg, source):
         assert edge_set(pairs) <= edge_set(mag_pyg[et].edge_index), et
 
 
+def test_pyg_loaders_place_each_type_and_read_disk_tables_as_memory(mag, tmp_path):
+    mag.save(tmp_path / "mag")
+    on_file = directgnn.load(tmp_path / "mag")
+    data = on_file.to_pyg()
+    data[PAPER].x = np.load(on_file.features_path[PAPER], mmap_mode="r")
+
+    def papers(loader):
+        return [(b[PAPER].n_id, b[PAPER].x) for b in loader]
+
+    make = lambda source, **kw: directgnn.pyg.NeighborLoader(  # noqa: E731
+        source, num_neighbors=[3, 2], batch_size=128, input_nodes=(PAPER, on_file.train_idx),
+        shuffle=False, **kw)
+    memory = papers(make(data))
+    disk = make(data, features_per_type={PAPER: "disk"}, disk_io="pread")
+    assert disk._features.is_on_disk("x", PAPER)
+    assert same(memory, papers(disk))
+    # A directgnn dataset directory's tables keep their files; host keeps them as they are.
+    assert same(papers(make(on_file)), papers(make(on_file, features="disk")))
+    assert same(memory, papers(make(data, features="host")))
+    with pytest.raises(ValueError, match="none of its tensors maps a .npy file"):
+        make(mag.to_pyg(), features_per_type={PAPER: "disk"})
+    with pytest.raises(ValueError, match="is not one of auto, host, pinned, device, disk"):
+        make(data, features="floppy")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no GPU is visible"):
+            make(data, features="pinned")
+
+
 def test_pyg_refuses_what_it_does_not_offer(mag_pyg):
     with pytest.raises(NotImplementedError, match="induced"):
         directgnn.pyg.NeighborLoader(mag_pyg, [2], input_nodes=PAPER, subgraph_type="induced")
