@@ -62,6 +62,32 @@ stage_link() {
   grep -E "^(Epoch|Average|Features)" "$logs/link-train.log" | tee -a "$summary"
 }
 
+# Each type's table in each placement on the GPU (issue 43, part 1), seed 0 against the CPU's
+# reference (`ref`, stage_hetero's): pinned read by the aligned gather, host gathered by the CPU
+# and copied, and paper on disk through the shared RAM cache (rows read into pinned memory, then
+# copied: FeatureStore::gather_disk_to_gpu's first run) from the generator written to a scratch
+# directory, the same graph as mag:SCALE with seed 0.
+stage_hetero_placements() {
+  local dir=$root/build-gpu/mag-dir placed=() i=0 how
+  rm -rf "$dir"
+  step "mag ${HETERO_SCALE:-0.05} written to a directory" hetero-place.log 60 "$dgnn" generate \
+    mag --scale "${HETERO_SCALE:-0.05}" --out "$dir" || { failed=1 && return; }
+  for how in "--features pinned --gather aligned" "--features host" \
+    "--features-per-type paper=disk --feature-cache-gib 0.005"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086  # the placement's flags, split on purpose
+    step "rgcn seed 0, GPU, $how" hetero-place.log 60 "$dgnn" train --dataset "$dir" \
+      --device cuda --seed 0 --epochs 10 --hidden 64 $how \
+      --metrics "$logs/hetero-place-$i.jsonl" && placed+=("$logs/hetero-place-$i.jsonl")
+  done
+  grep -E "^(Features|Feature cache)" "$logs/hetero-place.log" | tee -a "$summary"
+  if ((${#ref[@]} && ${#placed[@]})); then
+    python3 bench/gpu/check.py accuracy "${ref[0]}" -- "${placed[@]}" 2>&1 | tee -a "$summary"
+    ((PIPESTATUS[0] == 0)) || failed=1
+  fi
+  rm -rf "$dir"
+}
+
 # hetero: (issue 32) the heterogeneous model on the GPU against the CPU; RGCN on the mag
 # generator (HETERO_SCALE 0.05) over seeds 0-2 on the GPU against the CPU (mean test
 # accuracy), then with learnable embeddings; link prediction on author,writes,paper on the GPU
@@ -93,6 +119,7 @@ stage_hetero() {
     python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${emb[@]}" 2>&1 | tee -a "$summary"
     ((PIPESTATUS[0] == 0)) || failed=1
   fi
+  stage_hetero_placements
   for device in cpu cuda; do
     step "$scale link author,writes,paper, $device" hetero-link.log 90 "$dgnn" train \
       --dataset "$scale" --task link --target-relation author,writes,paper --device $device \
