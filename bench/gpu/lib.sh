@@ -41,6 +41,14 @@ step() {
   return $rc
 }
 
+# existing FILE...: those of the files that exist, one a line (a step "not run here" in a
+# rehearsal succeeds without writing its metrics).
+existing() {
+  local f
+  for f in "$@"; do [ -f "$f" ] && echo "$f"; done
+  return 0
+}
+
 # tool NAME: the path of a CUDA tool, or nothing where this machine lacks it.
 tool() { command -v "$1" || { [ -x "/usr/local/cuda/bin/$1" ] && echo "/usr/local/cuda/bin/$1"; }; }
 

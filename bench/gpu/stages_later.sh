@@ -81,6 +81,7 @@ stage_hetero_placements() {
       --metrics "$logs/hetero-place-$i.jsonl" && placed+=("$logs/hetero-place-$i.jsonl")
   done
   grep -E "^(Features|Feature cache)" "$logs/hetero-place.log" | tee -a "$summary"
+  mapfile -t placed < <(existing "${placed[@]}")
   if ((${#ref[@]} && ${#placed[@]})); then
     python3 bench/gpu/check.py accuracy "${ref[0]}" -- "${placed[@]}" 2>&1 | tee -a "$summary"
     ((PIPESTATUS[0] == 0)) || failed=1
@@ -111,6 +112,9 @@ stage_hetero() {
       --node-embeddings 64 --metrics "$logs/hetero-emb-$seed.jsonl" &&
       emb+=("$logs/hetero-emb-$seed.jsonl")
   done
+  mapfile -t ref < <(existing "${ref[@]}")
+  mapfile -t run < <(existing "${run[@]}")
+  mapfile -t emb < <(existing "${emb[@]}")
   if ((${#ref[@]} && ${#run[@]})); then
     python3 bench/gpu/check.py accuracy "${ref[@]}" -- "${run[@]}" 2>&1 | tee -a "$summary"
     ((PIPESTATUS[0] == 0)) || failed=1
