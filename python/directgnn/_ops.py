@@ -3,6 +3,7 @@ its operators for torch.compile."""
 
 import contextlib
 import os
+import warnings
 
 import torch
 
@@ -31,6 +32,21 @@ def os_errors():
         if not message.startswith(_OS_ERROR_MARK):
             raise
         raise OSError(message[len(_OS_ERROR_MARK):]) from None
+
+
+class NativeLoader:
+    """What the loaders over a C++ loader (``self._loader``) share: its device, and its note
+    (why a run meant for a GPU runs on the CPU) said once, as a warning at the caller's line."""
+
+    def _warn_note(self):
+        note = self._loader.note()
+        if note:
+            warnings.warn(note.removeprefix("note: "), stacklevel=3)
+
+    @property
+    def device(self) -> torch.device:
+        """Where batches are delivered."""
+        return torch.device(self._loader.device())
 
 
 @torch.library.register_fake("directgnn::gather")

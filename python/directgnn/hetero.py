@@ -15,13 +15,12 @@ target type::
 
 import dataclasses
 import os
-import warnings
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 
-from ._ops import classes, ops, os_errors
+from ._ops import NativeLoader, classes, ops, os_errors
 from .sampler import Block
 from .tensor import UnifiedTensor, _as_tensor, _ids
 
@@ -442,7 +441,7 @@ class HeteroSampler:
         return HeteroBatch(seeds, {}, None, node, blocks)
 
 
-class HeteroLoader:
+class HeteroLoader(NativeLoader):
     """Minibatches of target-type ``seeds`` over a heterogeneous graph: typed neighbour
     sampling (each layer drawn anew, as DGL's), one feature gather per node type, each type's
     table in its own placement, and the seeds' labels, prepared ahead by C++ threads while the
@@ -505,14 +504,7 @@ class HeteroLoader:
             # A progress line on a terminal (stderr), nothing otherwise.
             self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
-        note = self._loader.note()
-        if note:
-            warnings.warn(note.removeprefix("note: "), stacklevel=2)
-
-    @property
-    def device(self) -> torch.device:
-        """Where minibatches are delivered."""
-        return torch.device(self._loader.device())
+        self._warn_note()
 
     @property
     def placements(self) -> str:

@@ -1,12 +1,11 @@
 """Link prediction's minibatches for your own training loop: :class:`LinkLoader`."""
 
 import dataclasses
-import warnings
 from typing import Iterator, Optional, Sequence, Tuple, Union
 
 import torch
 
-from ._ops import classes, os_errors
+from ._ops import NativeLoader, classes, os_errors
 from .data import Dataset
 from .loader import _keep_batch_memory
 from .sampler import Block, Sample, _sample
@@ -48,7 +47,7 @@ class LinkBatch:
         return self.sample.blocks
 
 
-class LinkLoader:
+class LinkLoader(NativeLoader):
     """Minibatches of positive ``edges`` with negatives, for link prediction, from the C++ link
     sampler (the one ``directgnn train --task link`` runs; docs/link-prediction.md)::
 
@@ -138,14 +137,7 @@ class LinkLoader:
                 indptr, indices, x, features_path, bool(directed), choices,
                 [int(f) for f in fanouts], self.batch_size, depth, int(workers),
                 bool(disk_direct), int(neg_ratio))
-        note = self._loader.note()
-        if note:
-            warnings.warn(note.removeprefix("note: "), stacklevel=2)
-
-    @property
-    def device(self) -> torch.device:
-        """Where batches are delivered."""
-        return torch.device(self._loader.device())
+        self._warn_note()
 
     @property
     def prefetch(self) -> int:

@@ -2,12 +2,11 @@
 
 import dataclasses
 import os
-import warnings
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from ._ops import classes, ops, os_errors
+from ._ops import NativeLoader, classes, ops, os_errors
 
 _allocator_configured = False
 
@@ -74,7 +73,7 @@ class Batch:
                 f"blocks=[{layers}], device={self.x.device})")
 
 
-class Loader:
+class Loader(NativeLoader):
     """Minibatches of ``seeds``: neighbour sampling, the feature gather and the labels,
     prepared ahead by C++ threads (on side streams on a GPU) while the current minibatch
     trains; no worker processes.
@@ -174,14 +173,7 @@ class Loader:
             # A progress line on a terminal (stderr), nothing otherwise.
             self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
-        note = self._loader.note()
-        if note:
-            warnings.warn(note.removeprefix("note: "), stacklevel=2)
-
-    @property
-    def device(self) -> torch.device:
-        """Where minibatches are delivered."""
-        return torch.device(self._loader.device())
+        self._warn_note()
 
     @property
     def mode(self) -> str:
