@@ -185,9 +185,7 @@ GatherMethod type_gather_method(GatherMethod method, Placement p, bool gpu,
   if (method == GatherMethod::kAuto) return default_gather_method(p);
   DGNN_CHECK_ARG(
       method == GatherMethod::kCpuCopy || p == Placement::kPinned || p == Placement::kDevice,
-      "gather", gather_method_name(method),
-      " has GPU threads read the table, but node "
-      "type '",
+      "gather", gather_method_name(method), " has GPU threads read the table, but node type '",
       type, "' keeps its table ", placement_name(p),
       ", where only the CPU reads it; place it pinned or device (features_per_type ", type,
       "=pinned), or gather auto");
@@ -240,9 +238,18 @@ void check_named_types(const LoaderOptions& o, const HeteroDataset& ds) {
                  "leave features at auto");
 }
 
-// What `auto` may still take: a share of the memory free, less the tables given a placement.
+int64_t type_table_bytes(const NodeType& type) {
+  return type.features.numel() * type.features.element_size();
+}
+
+bool any_on_disk(const std::vector<Placement>& placements) {
+  return std::find(placements.begin(), placements.end(), Placement::kDisk) != placements.end();
+}
+
+// What `auto` may still take: a share of the memory free, less the tables `given` a placement.
 // Unknown free RAM (0) leaves every table in memory. cpu-copy gathers keep tables off the GPU.
-PlacementRoom auto_room(const LoaderOptions& o, const HeteroDataset& ds, const LoaderSettings& s) {
+PlacementRoom auto_room(const LoaderOptions& o, const HeteroDataset& ds, const LoaderSettings& s,
+                        const std::vector<std::optional<Placement>>& given) {
   PlacementRoom room;
   const int64_t ram = host_memory().available;
   room.ram_left = ram > 0 ? ram / 2 : std::numeric_limits<int64_t>::max();
@@ -250,12 +257,10 @@ PlacementRoom auto_room(const LoaderOptions& o, const HeteroDataset& ds, const L
     room.gpu_left = gpu::device_memory(s.index()).free / 4;
   }
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
-    const NodeType& type = ds.node_types[t];
-    if (!type.has_features()) continue;
-    const std::optional<Placement> given = given_placement(o, ds, t, s.gpu());
-    const int64_t bytes = type.features.numel() * type.features.element_size();
-    if (given == Placement::kDevice) room.gpu_left -= bytes;
-    if (given == Placement::kHost || given == Placement::kPinned) room.ram_left -= bytes;
+    if (given[t] == Placement::kDevice) room.gpu_left -= type_table_bytes(ds.node_types[t]);
+    if (given[t] == Placement::kHost || given[t] == Placement::kPinned) {
+      room.ram_left -= type_table_bytes(ds.node_types[t]);
+    }
   }
   return room;
 }
@@ -263,7 +268,11 @@ PlacementRoom auto_room(const LoaderOptions& o, const HeteroDataset& ds, const L
 // Every featured type's placement and gather method into `s` (its device resolved).
 void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, LoaderSettings& s) {
   check_named_types(o, ds);
-  PlacementRoom room = auto_room(o, ds, s);
+  std::vector<std::optional<Placement>> given(ds.node_types.size());
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    if (ds.node_types[t].has_features()) given[t] = given_placement(o, ds, t, s.gpu());
+  }
+  PlacementRoom room = auto_room(o, ds, s, given);
   s.gather = o.gather;
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     const NodeType& type = ds.node_types[t];
@@ -271,11 +280,11 @@ void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, Lo
     std::string why;
     GatherMethod method = GatherMethod::kCpuCopy;  // a featureless type gathers nothing
     if (type.has_features()) {
-      if (const std::optional<Placement> given = given_placement(o, ds, t, s.gpu())) {
-        p = *given;
+      if (given[t]) {
+        p = *given[t];
       } else {
-        const TableFacts facts{type.features.numel() * type.features.element_size(),
-                               type.features.is_cuda(), !type.features_path.empty()};
+        const TableFacts facts{type_table_bytes(type), type.features.is_cuda(),
+                               !type.features_path.empty()};
         std::tie(p, why) = auto_type_placement(facts, s.gpu(), room);
       }
       method = type_gather_method(o.gather.method, p, s.gpu(), type.name);
@@ -284,8 +293,7 @@ void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, Lo
     s.type_reasons.push_back(why);
     s.type_gather.push_back(method);
   }
-  const bool disk = std::find(s.type_features.begin(), s.type_features.end(), Placement::kDisk) !=
-                    s.type_features.end();
+  const bool disk = any_on_disk(s.type_features);
   DGNN_CHECK_ARG(o.cache.gib == 0 || disk, "feature_cache_gib",
                  "the cache keeps hot rows of tables read from disk in RAM, but no node type's "
                  "table is placed on disk; place one there (features_per_type TYPE=disk)");
@@ -378,9 +386,8 @@ LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset
   s.cache = o.cache;
   // As node training: on the CPU a producer thread only takes cores from the model, on a GPU
   // or with rows read from disk it hides that work behind the step.
-  const bool disk = std::find(s.type_features.begin(), s.type_features.end(), Placement::kDisk) !=
-                    s.type_features.end();
-  s.prefetch = o.prefetch.value_or(s.gpu() || disk ? LoaderOptions::kGpuPrefetch : 0);
+  s.prefetch = o.prefetch.value_or(
+      s.gpu() || any_on_disk(s.type_features) ? LoaderOptions::kGpuPrefetch : 0);
   s.workers = o.workers;
   return s;
 }
