@@ -190,17 +190,9 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
     const HeteroDataset& ds = graph_->dataset();
     const at::Tensor order = seeds.cpu().to(at::kLong).contiguous();
     check_seeds(order, ds.target().count);
-    const auto base = static_cast<uint64_t>(seed);
-    const HeteroPresample presample{loader_->steps(order.numel()), [&](int64_t step) {
-                                      const int64_t start = step * s.batch_size;
-                                      const at::Tensor part = order.narrow(
-                                          0, start, std::min(s.batch_size, order.numel() - start));
-                                      return loader_->sampler()
-                                          .sample(ds.target_type, part, mix64(base, 0xcac4e, step))
-                                          .input_nodes;
-                                    }};
-    return fill_hetero_feature_cache(loader_->mutable_stores(), ds, presample, s.cache,
-                                     show_progress);
+    return fill_hetero_feature_cache(loader_->mutable_stores(), ds,
+                                     loader_->presample(order, static_cast<uint64_t>(seed)),
+                                     s.cache, show_progress);
   }
 
   // Where each type's table lives and how it is gathered.

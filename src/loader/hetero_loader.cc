@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "core/random.h"
 #include "directgnn/error.h"
 #include "loader/batch_pipeline.h"
 #include "loader/loader.h"
@@ -50,6 +51,14 @@ HeteroBatch HeteroLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed)
   }
   b.ticket = gpu::run_on_side_stream(settings_.index(), [&] { fill(b, seeds, sample_seed); });
   return b;
+}
+
+HeteroPresample HeteroLoader::presample(const at::Tensor& seeds, uint64_t seed) const {
+  return presample_batches(
+      seeds, settings_.batch_size, steps(seeds.numel()),
+      [this, seed](const at::Tensor& part, int64_t step) {
+        return sampler_.sample(dataset_.target_type, part, mix64(seed, 0xcac4e, step)).input_nodes;
+      });
 }
 
 HeteroLoader::Epoch HeteroLoader::epoch(at::Tensor seeds,

@@ -71,6 +71,9 @@ class HeteroLoader {
   int64_t steps(int64_t num_seeds) const;
   // Prepares the batch of `seeds` now, on the calling thread.
   HeteroBatch prepare(const at::Tensor& seeds, uint64_t sample_seed) const;
+  // One pass over `seeds` (int64, in this order) in this loader's batches, sampled only, for
+  // the shared cache's ranking (fill_hetero_feature_cache); batch i draws from `seed` and i.
+  HeteroPresample presample(const at::Tensor& seeds, uint64_t seed) const;
   const HeteroSampler& sampler() const { return sampler_; }
   const LoaderSettings& settings() const { return settings_; }
   const HeteroStores& stores() const { return stores_; }

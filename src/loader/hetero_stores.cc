@@ -195,6 +195,15 @@ at::Tensor hetero_in_degrees(const HeteroDataset& graph, int t) {
   return counts;
 }
 
+HeteroPresample presample_batches(
+    at::Tensor rows, int64_t batch_size, int64_t steps,
+    std::function<std::vector<at::Tensor>(const at::Tensor& part, int64_t step)> inputs) {
+  return {steps, [rows = std::move(rows), batch_size, inputs = std::move(inputs)](int64_t step) {
+            const int64_t start = step * batch_size;
+            return inputs(rows.narrow(0, start, std::min(batch_size, rows.size(0) - start)), step);
+          }};
+}
+
 std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset& graph,
                                       const HeteroPresample& presample,
                                       const disk::CacheOptions& options, bool show_progress) {

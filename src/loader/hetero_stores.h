@@ -62,6 +62,12 @@ struct HeteroPresample {
   std::function<std::vector<at::Tensor>(int64_t step)> inputs_of;
 };
 
+// Pre-sampling over `rows` (seeds, or positive edges [E, 2]) in batches of `batch_size` along
+// their first dimension, `steps` of them: `inputs(part, step)` gives one batch's input nodes.
+HeteroPresample presample_batches(
+    at::Tensor rows, int64_t batch_size, int64_t steps,
+    std::function<std::vector<at::Tensor>(const at::Tensor& part, int64_t step)> inputs);
+
 // Ranks the disk-backed types' rows together and fills their caches from one budget (showing
 // progress when `show_progress`); returns the header's line, e.g. "Feature cache: 2.00 GiB
 // shared by paper (1.95 GiB, 13.1% of its rows), field (51.20 MiB, 100.0% of its rows), ranked by

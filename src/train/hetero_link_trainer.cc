@@ -91,14 +91,11 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
   // Ranks by the batches of one epoch over the training edges in an order of their own.
   std::string fill_cache(bool verbose) override {
     const at::Tensor positives = shuffled_rows(split_.split.train, mix64(o_.seed, 0xcac4e));
-    const int64_t batch = loader_.settings().batch_size;
-    const HeteroPresample presample{
-        steps_, [&](int64_t step) {
-          const int64_t start = step * batch;
-          const at::Tensor part =
-              positives.narrow(0, start, std::min(batch, positives.size(0) - start));
+    const HeteroPresample presample = presample_batches(
+        positives, loader_.settings().batch_size, steps_,
+        [this](const at::Tensor& part, int64_t step) {
           return loader_.sampler().sample(part, mix64(o_.seed, 0xcac4e, step)).sample.input_nodes;
-        }};
+        });
     return fill_hetero_feature_cache(loader_.mutable_stores(), split_.graph, presample,
                                      o_.loader.cache, verbose);
   }

@@ -54,17 +54,8 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   std::string fill_cache(bool verbose) override {
     at::Tensor order = split_.train.clone();
     seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), mix64(o_.seed, 0xcac4e));
-    const int64_t batch = loader_.settings().batch_size;
-    const HeteroPresample presample{
-        loader_.steps(order.numel()), [&](int64_t step) {
-          const int64_t start = step * batch;
-          const at::Tensor part = order.narrow(0, start, std::min(batch, order.numel() - start));
-          return loader_.sampler()
-              .sample(ds_.target_type, part, mix64(o_.seed, 0xcac4e, step))
-              .input_nodes;
-        }};
-    return fill_hetero_feature_cache(loader_.mutable_stores(), ds_, presample, o_.loader.cache,
-                                     verbose);
+    return fill_hetero_feature_cache(loader_.mutable_stores(), ds_,
+                                     loader_.presample(order, o_.seed), o_.loader.cache, verbose);
   }
   int64_t steps_per_epoch() const override { return steps_; }
   int64_t num_nodes() const override { return ds_.num_nodes(); }
