@@ -288,7 +288,6 @@ struct BenchTrainArgs {
   double train_fraction = 0.5;
   bool train_fraction_given = false;
   int64_t warmup_epochs = 0;
-  bool no_eval = false;
   bool strict = false;
   int threads = 0;
   DistArgs dist;
@@ -333,9 +332,6 @@ void add_bench_train_options(CLI::App* c, BenchTrainArgs* args) {
                 "leave the first N epochs out of the reported times (a GPU's first epoch also "
                 "pays CUDA's start-up); below --epochs")
       ->capture_default_str();
-  c->add_flag("--no-eval", args->no_eval,
-              "skip the evaluation after the last epoch (full-neighbourhood inference on the CPU, "
-              "slow on large graphs); no accuracy is reported");
   add_run_options(c, {RunKind::kNode});
   add_threads_option(c, &args->threads);
   add_dist_options(c, &args->dist);
@@ -460,7 +456,6 @@ void run_bench_train(const BenchTrainArgs& args, const nlohmann::json& given) {
   options.group = group.get();
   options.warmup_epochs = args.warmup_epochs;
   options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
-  options.evaluate = !args.no_eval;
   options.save_state_on_stop = false;
   const std::vector<Mode> modes = checked_modes(args, options);
   const auto build_start = std::chrono::steady_clock::now();

@@ -49,6 +49,10 @@ constexpr RunFlag kRunFlags[] = {
      "the tables start as random rows smoothed over this many hops of the graph (each row the "
      "mean of its in-neighbours' rows; link prediction: the training edges only; 0: random "
      "rows)"},
+    {"embedding_placement", false,
+     "where the tables live on a GPU run: auto (pinned), pinned (host memory the GPU reads "
+     "batch rows from; updated in place by the CPU, never on the GPU whole) or host (rows copied "
+     "over); on the CPU, host"},
     {"optimizer", false, "adam or sgd"},
     {"lr", false, "learning rate"},
     {"weight_decay", false, "weight decay"},
@@ -64,6 +68,9 @@ constexpr RunFlag kRunFlags[] = {
      "\"paper,cites,paper=15,10;author,writes,paper=5,0\" (0: none at that hop; others take "
      "--fan-out)"},
     {"device", false, "auto (a GPU when there is one, else the CPU), cpu, cuda or cuda:N"},
+    {"gpu_memory_gib", false,
+     "cap what the run may hold in GPU memory (torch's allocator fraction; 0: no cap); auto "
+     "placements count within it"},
     {"features", false,
      "where the feature table lives: auto (pinned on a GPU, host on the CPU), host, pinned "
      "(the GPU reads host memory), device (GPU memory) or disk (rows read from features.npy as "
@@ -111,8 +118,8 @@ constexpr RunFlag kRunFlags[] = {
      "link: batches per epoch at most, the first of each shuffle (0 = every training edge "
      "once)"},
     {"no_eval", true,
-     "link: no evaluation (timing runs, or splits too large to score in memory); with "
-     "--checkpoint the last epoch's model is saved, for embed"},
+     "no evaluation (timing runs, or graphs too large to score in memory); with --checkpoint "
+     "the last epoch's model is saved, for embed and eval"},
     {"target_relation", false,
      "link, heterogeneous: the relation whose edges are predicted, src,rel,dst (held-out edges "
      "leave it and its reverse rev_REL)"},

@@ -5,10 +5,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "core/random.h"
 #include "directgnn/error.h"
 #include "feature/feature_store.h"
+#include "gpu/runtime.h"
 #include "io/npy.h"
 
 namespace directgnn {
@@ -34,17 +37,41 @@ void init_rows(at::Tensor& weight, uint64_t seed) {
   });
 }
 
-at::Tensor load_shaped(const std::string& path, at::IntArrayRef shape) {
+// The float32 array of `path` as a memory mapping, checked against `like`'s shape.
+at::Tensor open_shaped(const std::string& path, const at::Tensor& like) {
   DGNN_CHECK(std::filesystem::exists(path), path,
              ": missing; the checkpoint's embeddings are "
              "incomplete (was it written by this version?)");
   at::Tensor t = load_npy(path);
-  DGNN_CHECK(t.sizes() == shape && t.scalar_type() == at::kFloat, path, ": has shape ", t.sizes(),
-             " and dtype ", t.scalar_type(), " but the table needs float32 ", shape);
-  return t.clone();
+  DGNN_CHECK(t.sizes() == like.sizes() && t.scalar_type() == at::kFloat, path, ": has shape ",
+             t.sizes(), " and dtype ", t.scalar_type(), " but the table needs float32 ",
+             like.sizes());
+  advise_access(t, MapAccess::kSequential);
+  return t;
 }
 
 }  // namespace
+
+TablePlacement parse_table_placement(const std::string& name) {
+  if (name == "auto") return TablePlacement::kAuto;
+  if (name == "host") return TablePlacement::kHost;
+  if (name == "pinned") return TablePlacement::kPinned;
+  throw InvalidArgument("embedding_placement",
+                        "'" + name +
+                            "': use auto (pinned on a GPU run, host on a CPU one), host, or "
+                            "pinned (GPU runs: rows read by GPU threads from host memory)");
+}
+
+const char* table_placement_name(TablePlacement placement) {
+  switch (placement) {
+    case TablePlacement::kHost:
+      return "host";
+    case TablePlacement::kPinned:
+      return "pinned";
+    default:
+      return "auto";
+  }
+}
 
 SparseOptimizer parse_sparse_optimizer(const std::string& name) {
   if (name == "adagrad") return SparseOptimizer::kRowAdagrad;
@@ -77,6 +104,22 @@ at::Tensor EmbeddingTable::gather(const at::Tensor& ids) const {
   // construction, where checking them distinct would sort them each time.
   check_ids_in_range(ids, rows());
   return weight_.index_select(0, ids.to(at::kLong));
+}
+
+at::Tensor EmbeddingTable::gather(const at::Tensor& ids, const c10::Device& device) const {
+  if (!device.is_cuda()) return gather(ids);
+  if (store_ == nullptr) return gather(ids).to(device);
+  GatherOptions aligned;
+  aligned.method = GatherMethod::kAligned;
+  return store_->gather(ids, device, aligned);
+}
+
+void EmbeddingTable::pin(int device_index) {
+  if (pinned()) return;
+  // Writable: the CPU updates rows in place while GPU threads read them between steps.
+  pin_ = gpu::pin_host_memory(weight_.data_ptr(), static_cast<size_t>(weight_.nbytes()),
+                              device_index, /*read_only=*/false);
+  store_ = std::make_shared<const FeatureStore>(FeatureStore::as_is(weight_, device_index, true));
 }
 
 void EmbeddingTable::update(const at::Tensor& ids_in, const at::Tensor& grad_in) {
@@ -143,15 +186,19 @@ void EmbeddingTable::save(const std::string& dir, const std::string& name) const
 
 void EmbeddingTable::load(const std::string& dir, const std::string& name) {
   const std::string base = dir + "/" + name;
-  weight_ = load_shaped(base + ".npy", weight_.sizes());
   const at::Tensor steps = load_npy(base + ".steps.npy");
   DGNN_CHECK(steps.numel() == 1, base, ".steps.npy: must hold one step count");
-  steps_ = steps.to(at::kLong).item<int64_t>();
-  if (sum_.defined()) sum_ = load_shaped(base + ".state.npy", sum_.sizes());
+  // Every file is opened and checked before any is copied, so a bad one changes nothing; the
+  // copies go through the mappings into the table's own memory.
+  std::vector<std::pair<at::Tensor, at::Tensor>> copies{
+      {open_shaped(base + ".npy", weight_), weight_}};
+  if (sum_.defined()) copies.emplace_back(open_shaped(base + ".state.npy", sum_), sum_);
   if (m_.defined()) {
-    m_ = load_shaped(base + ".state_m.npy", m_.sizes());
-    v_ = load_shaped(base + ".state_v.npy", v_.sizes());
+    copies.emplace_back(open_shaped(base + ".state_m.npy", m_), m_);
+    copies.emplace_back(open_shaped(base + ".state_v.npy", v_), v_);
   }
+  for (auto& [from, into] : copies) into.copy_(from);
+  steps_ = steps.to(at::kLong).item<int64_t>();
 }
 
 }  // namespace directgnn

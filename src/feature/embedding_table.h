@@ -13,22 +13,41 @@
 // Rows are independent, so the update runs in parallel over rows with the same result for any
 // thread count. The table and its state are saved as .npy files (atomically), never inside the
 // model's checkpoint payload: a table can be larger than memory is comfortable with.
+//
+// Where the table lives on a GPU run (the optimiser's state always stays in host memory, where
+// the update runs):
+//   host    plain host memory; a batch's rows are gathered by CPU threads and copied over.
+//   pinned  the same memory registered in place with cudaHostRegister (mapped, writable by the
+//           CPU): GPU threads read a batch's rows straight from it (the aligned zero-copy
+//           gather, feature/feature_store.h), the CPU updates them in place after the step;
+//           the whole table is never on the device.
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace directgnn {
+
+class FeatureStore;
 
 enum class SparseOptimizer { kRowAdagrad, kAdam };
 // "adagrad" or "adam"; anything else throws naming the parameter.
 SparseOptimizer parse_sparse_optimizer(const std::string& name);
 const char* sparse_optimizer_name(SparseOptimizer optimizer);
 
+// Where a run's tables live; kAuto: pinned on a GPU run, host on a CPU one.
+enum class TablePlacement { kAuto, kHost, kPinned };
+// "auto", "host" or "pinned"; anything else throws naming the parameter.
+TablePlacement parse_table_placement(const std::string& name);
+const char* table_placement_name(TablePlacement placement);
+
 struct EmbeddingOptions {
   int64_t dim = 0;  // 0: no embeddings (where an option struct carries them)
+  TablePlacement placement = TablePlacement::kAuto;
   SparseOptimizer optimizer = SparseOptimizer::kRowAdagrad;
   double lr = 0.01;
   double weight_decay = 0;  // L2 on the rows a step updates: g += weight_decay * w
@@ -45,6 +64,15 @@ class EmbeddingTable {
 
   // Rows `ids` (int32/int64, in range; checked) as a new float32 tensor.
   at::Tensor gather(const at::Tensor& ids) const;
+  // The same on `device`: read by GPU threads from a pinned table, else gathered by the CPU
+  // and copied over.
+  at::Tensor gather(const at::Tensor& ids, const c10::Device& device) const;
+
+  // Registers the table's memory in place for GPU `device_index` (pinned placement); it stays
+  // where it is, and updates and loads keep writing it there. Throws with the size when the
+  // driver refuses (the locked-memory limit, say).
+  void pin(int device_index);
+  bool pinned() const { return pin_ != nullptr; }
   // One optimiser step on rows `ids` with their gradient `grad` [len(ids), dim]. The ids must be
   // distinct (rows are updated in parallel): a batch's input nodes, as the samplers give them.
   void update(const at::Tensor& ids, const at::Tensor& grad);
@@ -58,7 +86,8 @@ class EmbeddingTable {
   // Writes DIR/NAME.npy (the table) and DIR/NAME.state*.npy (the optimiser's state, and the
   // step count as a one-element array), each atomically.
   void save(const std::string& dir, const std::string& name) const;
-  // Reads what save wrote, checking shapes against this table; throws naming the file.
+  // Reads what save wrote into the table's own memory (never a second copy of it, and a pinned
+  // table stays pinned), checking shapes first; throws naming the file.
   void load(const std::string& dir, const std::string& name);
 
  private:
@@ -67,6 +96,8 @@ class EmbeddingTable {
   at::Tensor sum_;     // row-wise Adagrad: float32 [rows]
   at::Tensor m_, v_;   // Adam: float32 [rows, dim]
   int64_t steps_ = 0;
+  std::shared_ptr<void> pin_;                  // the pinned placement's registration
+  std::shared_ptr<const FeatureStore> store_;  // a pinned table's, for the GPU gather
 };
 
 }  // namespace directgnn

@@ -25,6 +25,7 @@ std::string device_name(int) { no_cuda("naming a device"); }
 std::string pci_bus_id(int) { return ""; }
 bool read_only_registration_supported(int) { no_cuda("asking about read-only pinning"); }
 DeviceMemory device_memory(int) { no_cuda("reading device memory"); }
+void limit_memory(int, int64_t) { no_cuda("capping GPU memory"); }
 int64_t peak_allocated_bytes(int) { return 0; }
 void reset_peak_allocated(int) {}
 void synchronize(int) { no_cuda("synchronising a device"); }

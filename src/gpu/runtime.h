@@ -30,11 +30,17 @@ std::string pci_bus_id(int device);
 // Whether `device` can map host memory registered read-only (cudaHostRegisterReadOnly); where
 // it cannot, pin_host_memory registers for reading and writing.
 bool read_only_registration_supported(int device);
-// Free and total memory of `device`, in bytes (cudaMemGetInfo).
 struct DeviceMemory {
   int64_t free = 0, total = 0;
 };
+// Free and total memory of `device`, in bytes (cudaMemGetInfo); under limit_memory's cap, what
+// the cap leaves (the cap less what torch's allocator holds) and the cap.
 DeviceMemory device_memory(int device);
+// Caps what torch's caching allocator may hold on `device` at `bytes` (its memory fraction, as
+// torch.cuda.set_per_process_memory_fraction): an allocation beyond it fails as out of memory,
+// and device_memory reports the cap. Throws naming gpu_memory_gib for a cap of 0 or beyond the
+// device's memory.
+void limit_memory(int device, int64_t bytes);
 // Peak memory the caching allocator has handed out on `device` since the last reset.
 int64_t peak_allocated_bytes(int device);
 void reset_peak_allocated(int device);

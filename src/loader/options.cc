@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <tuple>
 
@@ -307,6 +308,16 @@ void resolve_type_placements(const LoaderOptions& o, const HeteroDataset& ds, Lo
                  "too, or leave it out");
 }
 
+// Caps the run's GPU memory where asked, before any placement reads what is free.
+void cap_gpu_memory(const LoaderOptions& o, const LoaderSettings& s) {
+  if (o.gpu_memory_gib == 0) return;
+  DGNN_CHECK_ARG(std::isfinite(o.gpu_memory_gib) && o.gpu_memory_gib > 0, "gpu_memory_gib",
+                 "must be a positive number of GiB, got ", o.gpu_memory_gib);
+  DGNN_CHECK_ARG(s.gpu(), "gpu_memory_gib",
+                 "caps a GPU's memory, but this run trains on the CPU; leave it out");
+  gpu::limit_memory(s.index(), static_cast<int64_t>(o.gpu_memory_gib * double(int64_t{1} << 30)));
+}
+
 }  // namespace
 
 c10::Device resolve_device(const DeviceChoice& choice, const ProcessGroup* group,
@@ -348,6 +359,7 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
   if (o.device.kind == DeviceChoice::Kind::kAuto && !gpu::available()) check_gpu_only_choices(o);
   LoaderSettings s;
   s.device = resolve_device(o.device, group, &s.note);
+  cap_gpu_memory(o, s);
   resolve_data_path(o, ds, s);
   s.fanouts = o.fanouts;
   s.batch_size = o.batch_size;
@@ -379,6 +391,7 @@ LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset
   }
   LoaderSettings s;
   s.device = resolve_device(o.device, group, &s.note);
+  cap_gpu_memory(o, s);
   resolve_type_placements(o, ds, s);
   s.fanouts = o.fanouts;
   s.batch_size = o.batch_size;

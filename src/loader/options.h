@@ -91,6 +91,8 @@ struct LoaderOptions {
   disk::CacheOptions cache;   // features disk: the hot-row cache
   std::optional<int> prefetch;
   int workers = 1;  // threads preparing minibatches ahead
+  // A GPU run's cap on what torch's allocator may hold (gpu::limit_memory); 0: none.
+  double gpu_memory_gib = 0;
 };
 
 struct LoaderSettings {

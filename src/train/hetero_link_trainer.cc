@@ -70,7 +70,7 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
         config_(std::move(config)),
         loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
                 resolve_hetero_loader(o.loader, split_.graph, o.group)) {
-    smooth_tables(split_.graph);
+    prepare_tables(split_.graph, loader_.settings().device);
     init_model(
         [this] {
           return std::make_unique<HeteroLinkModel>(config_, link_.decoder, link_.decoder_layers);
@@ -211,7 +211,7 @@ void HeteroLinkTask::print_header(std::ostream& out) const {
       << " test edges; negatives " << negative_mode_name(s.mode) << " x" << s.neg_ratio << " ("
       << negative_dist_name(s.dist) << (s.exact_negatives ? ", exact" : "") << "), seed edges "
       << (s.exclude_seed_edges ? "excluded" : "kept") << "\n";
-  print_hetero_inputs(ds, config_, o_.hetero.embeddings, tables_.smooth_seconds(), out);
+  print_hetero_inputs(ds, config_, o_.hetero.embeddings, tables_, out);
   out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
       << " layers, hidden " << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder)
       << ", fan-out " << hetero_fanout_text(ds, hetero_fanouts(ds, o_)) << ", batch "

@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/random.h"
+#include "core/resources.h"
 #include "directgnn/error.h"
 #include "train/table_init.h"
 
@@ -67,6 +68,7 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
                  options.weight_decay);
   if (options.dim <= 0) return;
   init_hops_ = options.init_hops;
+  placement_ = options.placement;
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     if (ds.node_types[t].has_features()) continue;
     tables_[t] =
@@ -76,31 +78,51 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
 }
 
 void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progress) {
-  if (init_hops_ == 0 || smooth_seconds_ ||
-      std::none_of(tables_.begin(), tables_.end(),
-                   [](const auto& table) { return table != nullptr; })) {
-    return;
-  }
+  if (init_hops_ == 0 || smooth_seconds_ || !any()) return;
   const Clock::time_point start_time = Clock::now();
-  std::vector<at::Tensor> start(tables_.size());
+  std::vector<at::Tensor> tables(tables_.size());
+  int64_t bytes = 0;
   for (size_t t = 0; t < tables_.size(); ++t) {
-    if (tables_[t]) start[t] = tables_[t]->weight();
+    if (!tables_[t]) continue;
+    tables[t] = tables_[t]->weight();
+    bytes += tables[t].nbytes();
   }
-  const std::vector<at::Tensor> rows =
-      smoothed_rows(graph, start, init_hops_, mix64(seed, 0x5e0f), progress);
-  for (size_t t = 0; t < tables_.size(); ++t) {
-    if (tables_[t]) tables_[t]->weight().copy_(rows[t]);
-  }
+  // A hop's new rows take as much memory again as the tables: refused up front where that is
+  // not free, rather than ending in the out-of-memory killer.
+  const int64_t available = host_memory().available;
+  DGNN_CHECK_ARG(available == 0 || bytes <= available, "embedding_init_hops",
+                 "smoothing the tables needs another ", gib_text(bytes),
+                 " of memory for a hop's "
+                 "new rows, but only ",
+                 gib_text(available),
+                 " is available; set it to 0 (the "
+                 "tables keep their random start) or train on a machine with more memory");
+  smooth_rows_in_place(graph, tables, init_hops_, mix64(seed, 0x5e0f), progress);
   // The allocator keeps freed memory for the next batch (core/threads.cc); the smoothing's
   // arrays are freed for good, so their pages go back to the system now.
   malloc_trim(0);
   smooth_seconds_ = seconds_since(start_time);
 }
 
+void HeteroTables::place(const c10::Device& device) {
+  const TablePlacement asked = placement_;
+  DGNN_CHECK_ARG(asked != TablePlacement::kPinned || device.is_cuda(), "embedding_placement",
+                 "pinned tables are read by GPU threads, but this run trains on the CPU, where "
+                 "they are read in host memory; use host or auto");
+  const bool pin = device.is_cuda() && asked != TablePlacement::kHost;
+  placed_ = pin ? "pinned host memory, read by GPU threads (aligned zero-copy)"
+                : (device.is_cuda() ? "host memory, rows copied to the GPU" : "host memory");
+  if (asked == TablePlacement::kAuto && device.is_cuda()) placed_ += " (auto: a GPU run)";
+  if (!pin) return;
+  for (auto& table : tables_) {
+    if (table) table->pin(device.index());
+  }
+}
+
 void HeteroTables::read_rows(const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
                              std::vector<at::Tensor>& x) const {
   for (size_t t = 0; t < tables_.size(); ++t) {
-    if (tables_[t]) x[t] = tables_[t]->gather(input_nodes[t]).to(device).requires_grad_(true);
+    if (tables_[t]) x[t] = tables_[t]->gather(input_nodes[t], device).requires_grad_(true);
   }
 }
 

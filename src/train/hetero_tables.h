@@ -1,7 +1,8 @@
 // The learnable embedding tables of a heterogeneous run (one per featureless node type, with
 // --node-embeddings D): their batch rows read as leaves of the step, their sparse updates, and
-// their place in checkpoints and training states. Tables live in host memory and are never part
-// of the model's payload (feature/embedding_table.h). Internal to train/.
+// their place in checkpoints and training states. Tables live in host memory (pinned on a GPU run
+// unless told otherwise) and are never part of the model's payload (feature/embedding_table.h).
+// Internal to train/.
 //
 // With data-parallel ranks every rank applies the same update after every step: all ranks'
 // batch rows and gradients are exchanged (two all-reduces of zero-padded buffers, exact), rows
@@ -16,6 +17,7 @@
 
 #include <c10/core/Device.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -46,6 +48,16 @@ class HeteroTables {
   // The seconds smooth() took; nullopt when it did not run.
   std::optional<double> smooth_seconds() const { return smooth_seconds_; }
 
+  // Puts the tables where options.placement says for a run on `device` (embedding_table.h):
+  // a GPU run's pinned (or auto) tables are registered in place. Refuses pinned on the CPU.
+  void place(const c10::Device& device);
+  // Where place() put the tables, in words for the header ("" before it ran).
+  const std::string& placement() const { return placed_; }
+  // Whether the run has any table.
+  bool any() const {
+    return std::any_of(tables_.begin(), tables_.end(), [](const auto& t) { return t != nullptr; });
+  }
+
   // x[t] for each table: its rows of input_nodes[t], read now, on `device`, as leaves whose
   // gradient update() applies.
   void read_rows(const std::vector<at::Tensor>& input_nodes, const c10::Device& device,
@@ -71,6 +83,8 @@ class HeteroTables {
   std::vector<std::unique_ptr<EmbeddingTable>> tables_;  // per type; null without a table
   std::vector<std::string> names_;
   int64_t init_hops_ = 0;
+  TablePlacement placement_ = TablePlacement::kAuto;
+  std::string placed_;
   std::optional<double> smooth_seconds_;
 };
 

@@ -36,7 +36,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
         loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader, ds, o.group)) {
-    smooth_tables(ds);
+    prepare_tables(ds, loader_.settings().device);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
     // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
@@ -116,7 +116,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         << ds_.target().name << ", " << ds_.num_classes << " classes\n"
         << "Split: " << split_.train.numel() << " training, " << split_.val.numel()
         << " validation, " << split_.test.numel() << " test nodes\n";
-    print_hetero_inputs(ds_, config_, o_.hetero.embeddings, tables_.smooth_seconds(), out);
+    print_hetero_inputs(ds_, config_, o_.hetero.embeddings, tables_, out);
     out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.num_bases > 0 ? ", " + std::to_string(config_.num_bases) + " bases" : "")
@@ -219,13 +219,14 @@ std::string hetero_run_line(const LoaderSettings& s, ProcessGroup* group) {
 }
 
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
-                         const EmbeddingOptions& e, std::optional<double> smooth_s,
-                         std::ostream& out) {
+                         const EmbeddingOptions& e, const HeteroTables& tables, std::ostream& out) {
+  const std::optional<double> smooth_s = tables.smooth_seconds();
   if (e.dim > 0) {
     std::ostringstream line;
     line << "Learnable embeddings: " << e.dim << " wide for every featureless type, "
          << sparse_optimizer_name(e.optimizer) << ", lr " << e.lr;
     if (e.weight_decay > 0) line << ", weight decay " << e.weight_decay;
+    if (!tables.placement().empty()) line << "; in " << tables.placement();
     if (smooth_s) {
       line << "; rows start smoothed over " << e.init_hops << " hops of the graph (" << std::fixed
            << std::setprecision(2) << *smooth_s << " s)";

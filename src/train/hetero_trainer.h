@@ -29,17 +29,17 @@ namespace directgnn {
 // Trains with options.hetero's model and embeddings and options.loader's fan-outs (those of
 // options.loader.relation_fanouts per relation) and placements (every featured type's table in
 // its own, loader/hetero_stores.h). On a GPU the loader samples on the CPU and delivers each
-// batch's blocks and rows on the device, gathered by each type's method; embedding rows go
-// over and their gradients come back to the host tables; evaluation runs on a CPU copy of the
+// batch's blocks and rows on the device, gathered by each type's method; embedding rows are
+// read from pinned tables by GPU threads (or copied from host ones) and their gradients come
+// back to the host, where the tables are updated in place; evaluation runs on a CPU copy of the
 // model.
 // With ranks every rank evaluates the whole graph itself (the same result on each).
 // The header's lines on the model's inputs: the learnable tables, and a warning, naming the
 // type and the fix, for each node type whose nodes all look alike to the model (no input of
-// its own: no features, no learnable table; and no relation ending at it). `smooth_s`: the
-// seconds the tables' smoothed start took, when it ran (not in a resumed run).
+// its own: no features, no learnable table; and no relation ending at it). The tables' line
+// says where they live and how long their smoothed start took (not in a resumed run).
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,
-                         const EmbeddingOptions& e, std::optional<double> smooth_s,
-                         std::ostream& out);
+                         const EmbeddingOptions& e, const HeteroTables& tables, std::ostream& out);
 
 RunReport train_hetero(const HeteroDataset& dataset, const TrainOptions& options,
                        std::ostream& out);
@@ -98,9 +98,11 @@ class HeteroTask : public RunTask {
     optimizer_ = make_optimizer(params_, o_);
   }
   // The tables' smoothed start over `graph` (HeteroTables::smooth), in a new run only: a
-  // resumed one reads its tables from the training state.
-  void smooth_tables(const HeteroDataset& graph) {
+  // resumed one reads its tables from the training state; then their placement for a run on
+  // `device`.
+  void prepare_tables(const HeteroDataset& graph, const c10::Device& device) {
     if (o_.resume_dir.empty()) tables_.smooth(graph, o_.seed, rank_ == 0 && !o_.quiet);
+    tables_.place(device);
   }
   // The model evaluation and checkpoints read: a GPU model's CPU copy, brought up to date.
   Model& host_model() {

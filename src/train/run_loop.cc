@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include "core/clock.h"
@@ -117,6 +118,8 @@ class RunLoop::Impl {
   RunReport report_;
   double energy_j_ = 0;
   int64_t energy_epochs_ = 0;
+  double last_state_save_s_ = 0;
+  int64_t state_saves_ = 0;
 };
 
 RunLoop::Impl::Impl(RunTask& task, const TrainOptions& o, std::ostream& out)
@@ -186,9 +189,12 @@ void RunLoop::Impl::save_state(int64_t epoch, const EpochProgress& progress) {
 void RunLoop::Impl::write_state(int64_t epoch, const EpochProgress& progress) {
   TrainingState state = training_state(task_.kind(), o_, {ranks_, task_.num_nodes(), steps_}, epoch,
                                        progress, totals_);
+  const auto start = Clock::now();
   task_.save_extras(state_dir_, state);
   save_training_state(state_dir_, task_.model(), task_.optimizer(), state.to_json());
   task_.extras_saved(state_dir_, state);
+  last_state_save_s_ = seconds_since(start);
+  ++state_saves_;
 }
 
 // Sizes the thread team to the cores other processes left free during the last epoch.
@@ -369,7 +375,8 @@ nlohmann::json RunLoop::Impl::epoch_record(int64_t epoch, const EpochProgress& e
                            {"wait_s", ep.wait_s},
                            {"cpu_s", cpu_s},
                            {"cpu_util", cpu_s / std::max(epoch_s, 1e-9)},
-                           {"threads", num_threads()}};
+                           {"threads", num_threads()},
+                           {"peak_rss_bytes", peak_rss_bytes()}};
   if (task_.classifies()) record["train_acc"] = sums[1].item<double>() / seen;
   const LoaderSettings& s = task_.settings();
   if (!s.gpu()) return record;
@@ -406,14 +413,20 @@ void RunLoop::Impl::evaluate_epoch(int64_t epoch, nlohmann::json& record, std::s
   totals_.best_value = e.value;
   totals_.best_metrics = e.metrics;
   if (o_.checkpoint_dir.empty() || !leader_) return;
+  const auto saving = Clock::now();
   task_.save_checkpoint(o_.checkpoint_dir, epoch, &e);
+  record["checkpoint_s"] = seconds_since(saving);
   totals_.best_dir = o_.checkpoint_dir;
 }
 
 RunReport RunLoop::Impl::finish() {
   // Without evaluation the last epoch's model is kept (for embed, or eval to score it).
-  if (!o_.evaluate && !o_.checkpoint_dir.empty() && leader_)
+  std::optional<double> checkpoint_s;
+  if (!o_.evaluate && !o_.checkpoint_dir.empty() && leader_) {
+    const auto start = Clock::now();
     task_.save_checkpoint(o_.checkpoint_dir, o_.epochs, nullptr);
+    checkpoint_s = seconds_since(start);
+  }
   RunReport& r = report_;
   r.epochs = o_.epochs;
   r.timed_epochs = o_.epochs - o_.warmup_epochs;
@@ -468,6 +481,12 @@ RunReport RunLoop::Impl::finish() {
   }
   final_record["threads"] = num_threads();
   final_record["ranks"] = ranks_;
+  final_record["peak_rss_bytes"] = peak_rss_bytes();
+  if (checkpoint_s) final_record["checkpoint_s"] = *checkpoint_s;
+  if (state_saves_ > 0) {  // the training states this process wrote, the last one's seconds
+    final_record["state_saves"] = state_saves_;
+    final_record["last_state_save_s"] = last_state_save_s_;
+  }
   metrics_->write(final_record);
   if (o_.quiet || !leader_) return r;
   if (o_.evaluate) {

@@ -150,6 +150,8 @@ const std::vector<Spec>& table() {
                      DGNN_AT(hetero.embeddings.weight_decay)),
       number<int64_t>("embedding_init_hops", kHeteroAll, R::kKeep,
                       DGNN_AT(hetero.embeddings.init_hops)),
+      choice("embedding_placement", kHeteroAll, R::kGivenNow, DGNN_AT(hetero.embeddings.placement),
+             parse_table_placement, table_placement_name),
       // Optimisation.
       choice("optimizer", kAll, R::kKeep, DGNN_AT(optimizer), parse_optimizer, optimizer_name),
       number<double>("lr", kAll, R::kKeep, DGNN_AT(lr)),
@@ -169,6 +171,7 @@ const std::vector<Spec>& table() {
          o.loader.relation_fanouts = parse_relation_fanouts(text_of(v));
        }},
       choice("device", kAll, R::kKeep, DGNN_AT(loader.device), parse_device, device_choice_name),
+      number<double>("gpu_memory_gib", kAll, R::kGivenNow, DGNN_AT(loader.gpu_memory_gib)),
       choice("features", kAll, R::kKeep, DGNN_AT(loader.features), parse_feature_placement,
              feature_placement_name),
       {"features_per_type", kHeteroAll, R::kKeep,
@@ -206,7 +209,7 @@ const std::vector<Spec>& table() {
       number<int64_t>("hits_k", kLinkAll, R::kKeep, DGNN_AT(link.hits_k)),
       boolean("use_val_edges", kLinkRun, R::kKeep, DGNN_AT(link.use_val_edges)),
       number<int64_t>("steps_per_epoch", kLinkAll, R::kKeep, DGNN_AT(link.steps_per_epoch)),
-      boolean("no_eval", kLinkAll, R::kKeep, DGNN_AT(evaluate), /*negated=*/true),
+      boolean("no_eval", kAll, R::kKeep, DGNN_AT(evaluate), /*negated=*/true),
       {"target_relation", kHeteroLinkRun, R::kKeep,
        [](const TrainOptions& o) { return json(o.link.relation); },
        [](TrainOptions& o, const json& v) { o.link.relation = text_of(v); }},

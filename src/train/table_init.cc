@@ -100,46 +100,55 @@ at::Tensor next_rows(const HeteroDataset& graph, const std::vector<at::Tensor>& 
 
 }  // namespace
 
-std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at::Tensor> start,
-                                      int64_t hops, uint64_t seed, bool progress) {
+void smooth_rows_in_place(const HeteroDataset& graph, const std::vector<at::Tensor>& tables,
+                          int64_t hops, uint64_t seed, bool progress) {
   const size_t types = graph.node_types.size();
-  DGNN_CHECK(start.size() == types, "smoothed_rows: ", start.size(), " starts for ", types,
+  DGNN_CHECK(tables.size() == types, "smooth_rows_in_place: ", tables.size(), " tables for ", types,
              " node types");
   int64_t dim = 0;
   for (size_t t = 0; t < types; ++t) {
-    if (!start[t].defined()) continue;
-    DGNN_CHECK(start[t].dim() == 2 && start[t].size(0) == graph.node_types[t].count &&
-                   (dim == 0 || start[t].size(1) == dim),
-               "smoothed_rows: the start of node type '", graph.node_types[t].name, "' has shape ",
-               start[t].sizes(), " for ", graph.node_types[t].count, " nodes");
-    dim = start[t].size(1);
+    if (!tables[t].defined()) continue;
+    DGNN_CHECK(tables[t].dim() == 2 && tables[t].size(0) == graph.node_types[t].count &&
+                   tables[t].scalar_type() == at::kFloat && tables[t].is_contiguous() &&
+                   (dim == 0 || tables[t].size(1) == dim),
+               "smooth_rows_in_place: the table of node type '", graph.node_types[t].name,
+               "' has shape ", tables[t].sizes(), " for ", graph.node_types[t].count, " nodes");
+    dim = tables[t].size(1);
   }
-  // x[t]: a smoothed type's rows of the last hop (the start itself before the first, read only),
-  // or a featured type's projection, which every hop reads and none changes.
-  std::vector<at::Tensor> x(types);
+  // x[t]: a table (the last hop's rows), or a featured type's projection, which every hop reads
+  // and none changes.
+  std::vector<at::Tensor> x = tables;
   for (size_t t = 0; t < types; ++t) {
     const NodeType& type = graph.node_types[t];
-    if (start[t].defined()) {
-      x[t] = start[t].to(at::kFloat).contiguous();
-    } else if (type.has_features() && dim > 0) {
+    if (!tables[t].defined() && type.has_features() && dim > 0) {
       x[t] = projected_features(type.features, dim, mix64(seed, 0x9d0f, t));
     }
   }
   Progress shown("smoothing the embedding tables (hops)", progress ? hops : -1);
   for (int64_t hop = 0; hop < hops; ++hop) {
     shown.update(hop);
-    // Each hop reads the previous hop's rows of every type and writes a new array per type.
-    std::vector<at::Tensor> next = x;
+    // Every table's new rows are made from the previous hop's rows of every type, then written
+    // over them.
+    std::vector<at::Tensor> next(types);
     for (size_t t = 0; t < types; ++t) {
-      if (start[t].defined()) next[t] = next_rows(graph, x, t);
+      if (tables[t].defined()) next[t] = next_rows(graph, x, t);
     }
-    x = std::move(next);
+    for (size_t t = 0; t < types; ++t) {
+      if (!next[t].defined()) continue;
+      x[t].copy_(next[t]);
+      next[t] = at::Tensor();
+    }
   }
   shown.finish();
-  for (size_t t = 0; t < types; ++t) {
-    if (!start[t].defined()) x[t] = at::Tensor();
+}
+
+std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at::Tensor> start,
+                                      int64_t hops, uint64_t seed, bool progress) {
+  for (at::Tensor& t : start) {
+    if (t.defined()) t = t.to(at::kFloat).contiguous().clone();
   }
-  return x;
+  smooth_rows_in_place(graph, start, hops, seed, progress);
+  return start;
 }
 
 }  // namespace directgnn

@@ -14,14 +14,19 @@
 
 namespace directgnn {
 
-// `start` holds, per type of `graph`, a float32 [count, dim] tensor or an undefined one. A type
-// without a start takes part, when it has features, through a random projection of them to
-// `dim` (drawn from `seed`, rows scaled to norm 1), held fixed: the rows of the types given a
-// start are what moves. Each of `hops` rounds replaces such a row by the mean of the rows of its
-// in-neighbours over every relation into its type, scaled to norm 1; a row without
-// in-neighbours keeps its value. Returns the rows of the types given a start, undefined for the
-// others. The same result for any thread count. `progress` draws a progress line of the hops
-// on a terminal.
+// `tables` holds, per type of `graph`, a float32 [count, dim] contiguous tensor or an undefined
+// one; the defined ones are smoothed in place. A type without a table takes part, when it has
+// features, through a random projection of them to `dim` (drawn from `seed`, rows scaled to norm
+// 1), held fixed: the tables are what moves. Each of `hops` rounds replaces a table's row by the
+// mean of the rows of its in-neighbours over every relation into its type, scaled to norm 1; a
+// row without in-neighbours keeps its value. Besides the tables it holds one hop's new rows
+// (as much memory again as the tables) and the projections. The same result for any thread
+// count. `progress` draws a progress line of the hops on a terminal.
+void smooth_rows_in_place(const HeteroDataset& graph, const std::vector<at::Tensor>& tables,
+                          int64_t hops, uint64_t seed, bool progress = false);
+
+// The same on copies of `start` (any float dtype): the smoothed rows of the types given a start,
+// undefined for the others.
 std::vector<at::Tensor> smoothed_rows(const HeteroDataset& graph, std::vector<at::Tensor> start,
                                       int64_t hops, uint64_t seed, bool progress = false);
 

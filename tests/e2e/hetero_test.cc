@@ -4,6 +4,7 @@
 // ranks: kinds_test.cc).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -81,6 +82,29 @@ TEST(HeteroTraining, LearnableTablesStartSmoothedOverTheGraphAndGeneralise) {
   const double random_rows = test_accuracy(common + " --embedding-init-hops 0", dir, "random");
   EXPECT_GE(smoothed, 0.62);
   EXPECT_GE(smoothed - random_rows, 0.06) << "smoothed " << smoothed << ", random " << random_rows;
+}
+
+// A run too large to score (the 30M-row tables of docs/benchmarks.md) trains without evaluation
+// and keeps its last model; the records time the saves and give the peak RSS.
+TEST(HeteroTraining, WithoutEvaluationTheLastModelIsKeptAndItsSavesAreTimed) {
+  TempDirectory dir;
+  const CommandResult r =
+      run("train --dataset mag:0.005 --node-embeddings 8 --hidden 16 --epochs 2 --no-eval "
+          "--checkpoint " +
+          dir.file("ck") + " --metrics " + dir.file("m.jsonl"));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Not evaluated"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("; in host memory"), std::string::npos) << r.output;
+  const std::vector<nlohmann::json> records = e2e::read_jsonl(dir.file("m.jsonl"));
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_FALSE(records[0].contains("val_acc"));
+  EXPECT_GT(records[0].value("peak_rss_bytes", int64_t{0}), 0);
+  const nlohmann::json& last = records.back();
+  EXPECT_GE(last.value("checkpoint_s", -1.0), 0.0) << last;
+  EXPECT_EQ(last.value("state_saves", 0), 1) << last;
+  EXPECT_GE(last.value("last_state_save_s", -1.0), 0.0) << last;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("ck/embeddings/author.npy")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("ck/checkpoint.pt")));
 }
 
 TEST(HeteroTraining, SameSeedSameModelWhateverThePrefetch) {
@@ -171,6 +195,12 @@ TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
        "no relation 'paper,likes,paper'"},
       {"--dataset mag:x", "mag:SCALE"},
       {"--bases 2", "--bases applies to heterogeneous datasets"},
+      {"--dataset mag:0.005 --node-embeddings 8 --embedding-placement pinned --device cpu",
+       "pinned tables are read by GPU threads, but this run trains on the CPU"},
+      {"--dataset mag:0.005 --node-embeddings 8 --embedding-placement gpu",
+       "--embedding-placement: 'gpu': use auto"},
+      {"--dataset mag:0.005 --gpu-memory-gib 4 --device cpu",
+       "caps a GPU's memory, but this run trains on the CPU"},
   };
   for (const auto& [args, needle] : cases) {
     const CommandResult r = run("train --epochs 1 " + args);

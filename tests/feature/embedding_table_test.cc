@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 #include <torch/optim/adam.h>
 
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -116,6 +117,37 @@ TEST(EmbeddingTable, SameTableWhateverTheThreadCountAndSavedExactly) {
   EXPECT_ERROR_CONTAINS(narrow.load(dir.path(), "author"), "author.npy: has shape");
   EXPECT_ERROR_CONTAINS(one.gather(at::tensor(std::vector<int64_t>{3000})), "3000");
   EXPECT_ERROR_CONTAINS(parse_sparse_optimizer("sgd"), "use adagrad");
+}
+
+TEST(EmbeddingTable, ALoadWritesTheTablesOwnMemoryAndABadFileChangesNothing) {
+  EmbeddingTable saved(50, options(SparseOptimizer::kAdam, 4), 2);
+  saved.update(at::arange(0, 50, 3, at::kLong), at::randn({17, 4}));
+  testing::TempDirectory dir;
+  saved.save(dir.path(), "item");
+  EmbeddingTable table(50, options(SparseOptimizer::kAdam, 4), 9);
+  // A pinned table's registration covers this memory: a load must not move it.
+  const void* where = table.weight().data_ptr();
+  table.load(dir.path(), "item");
+  EXPECT_EQ(table.weight().data_ptr(), where);
+  EXPECT_TRUE(at::equal(table.weight(), saved.weight()));
+  // A state file of the wrong shape is found before anything is copied.
+  save_npy(dir.path() + "/item.state_v.npy", at::zeros({50, 3}));
+  EmbeddingTable untouched(50, options(SparseOptimizer::kAdam, 4), 9);
+  const at::Tensor before = untouched.weight().clone();
+  EXPECT_ERROR_CONTAINS(untouched.load(dir.path(), "item"), "item.state_v.npy: has shape");
+  EXPECT_TRUE(at::equal(untouched.weight(), before));
+  EXPECT_EQ(untouched.steps(), 0);
+}
+
+TEST(EmbeddingTable, PlacementsAreParsedAndAPinnedTableReadsOnTheCpuAsAHostOne) {
+  EXPECT_EQ(parse_table_placement("pinned"), TablePlacement::kPinned);
+  EXPECT_EQ(parse_table_placement("host"), TablePlacement::kHost);
+  EXPECT_STREQ(table_placement_name(parse_table_placement("auto")), "auto");
+  EXPECT_ERROR_CONTAINS(parse_table_placement("device"), "use auto");
+  EmbeddingTable table(20, options(SparseOptimizer::kRowAdagrad), 4);
+  EXPECT_FALSE(table.pinned());
+  const at::Tensor ids = at::tensor(std::vector<int64_t>{4, 19, 0});
+  EXPECT_TRUE(at::equal(table.gather(ids, at::kCPU), table.weight().index_select(0, ids)));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <set>
 
+#include "feature/embedding_table.h"
 #include "gpu/runtime.h"
 #include "graph/planted_partition.h"
 #include "io/dataset.h"
@@ -171,6 +172,32 @@ TEST(GpuTraining, DiskFeaturesTrainCoraLikeHostFeatures) {
   TrainOptions disk = base;
   disk.loader.features = Placement::kDisk;
   EXPECT_NEAR(mean_test_acc(ds, disk), mean_test_acc(ds, host), 0.02);
+}
+
+// A pinned learnable table (issue 43, part 2): GPU threads read the rows the CPU holds, updates
+// applied in place by the CPU are what the next read sees, a load keeps the registration, and
+// a capped allocator reports the cap.
+TEST(GpuTables, APinnedTableIsReadInPlaceByTheGpuAndSeesItsUpdates) {
+  REQUIRE_GPU();
+  EmbeddingOptions o;
+  o.dim = 12;
+  o.lr = 0.1;
+  EmbeddingTable table(5000, o, 3);
+  table.pin(0);
+  ASSERT_TRUE(table.pinned());
+  const at::Tensor ids = at::randperm(5000, at::kLong).narrow(0, 0, 777);
+  at::Tensor rows = table.gather(ids, kCuda);
+  EXPECT_TRUE(rows.is_cuda());
+  EXPECT_TRUE(at::equal(rows.cpu(), table.gather(ids)));
+  table.update(ids, at::randn({777, 12}));
+  rows = table.gather(ids, kCuda);
+  EXPECT_TRUE(at::equal(rows.cpu(), table.gather(ids)));
+  testing::TempDirectory dir;
+  EmbeddingTable other(5000, o, 8);
+  other.save(dir.path(), "t");
+  table.load(dir.path(), "t");
+  EXPECT_TRUE(table.pinned());
+  EXPECT_TRUE(at::equal(table.gather(ids, kCuda).cpu(), other.gather(ids)));
 }
 
 }  // namespace

@@ -96,5 +96,18 @@ TEST(HeteroTables, AStateComesBackAndOnlyItsTablesAreKept) {
   EXPECT_ERROR_CONTAINS(other.load_state(state_dir, none), "names no embedding tables");
 }
 
+TEST(HeteroTables, ACpuRunKeepsTablesInHostMemoryAndRefusesPinnedOnesWithTheReason) {
+  const HeteroDataset ds = tiny_mag();
+  std::vector<int64_t> dims(ds.node_types.size());
+  HeteroTables tables(ds, adam_rows(4), 5, dims);
+  tables.place(at::kCPU);
+  EXPECT_EQ(tables.placement(), "host memory");
+  EmbeddingOptions pinned = adam_rows(4);
+  pinned.placement = TablePlacement::kPinned;
+  HeteroTables refused(ds, pinned, 5, dims);
+  EXPECT_ERROR_CONTAINS(refused.place(at::kCPU), "embedding_placement");
+  EXPECT_ERROR_CONTAINS(refused.place(at::kCPU), "use host or auto");
+}
+
 }  // namespace
 }  // namespace directgnn

@@ -52,6 +52,18 @@ TEST(TableInit, EachHopTakesTheNormalisedMeanOfTheInNeighboursRows) {
   EXPECT_TRUE(at::equal(smoothed_rows(ds, {x0}, 0, 7)[0], x0));
 }
 
+TEST(TableInit, InPlaceWritesTheTablesAndGivesTheSameRows) {
+  const HeteroDataset ds = path_graph();
+  at::manual_seed(2);
+  const at::Tensor x0 = at::randn({4, 5});
+  at::Tensor table = x0.clone();
+  const void* where = table.data_ptr();
+  smooth_rows_in_place(ds, {table}, 3, 7);
+  EXPECT_EQ(table.data_ptr(), where);
+  EXPECT_TRUE(at::equal(table, smoothed_rows(ds, {x0}, 3, 7)[0]));
+  EXPECT_ERROR_CONTAINS(smooth_rows_in_place(ds, {at::zeros({3, 5})}, 1, 7), "has shape");
+}
+
 TEST(TableInit, AFeaturedTypeTakesPartThroughAProjectionOfItsFeatures) {
   // users 0 and 1 rated items {0, 1}, user 2 rated item 2; items carry features.
   HeteroDataset ds;

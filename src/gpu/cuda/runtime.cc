@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "core/cuda_check.h"
+#include "core/resources.h"
 #include "directgnn/error.h"
 
 namespace directgnn::gpu {
@@ -143,12 +144,51 @@ bool read_only_registration_supported(int device) {
   return supported != 0;
 }
 
-DeviceMemory device_memory(int device) {
-  require_gpu("GPU memory figures");
+namespace {
+
+// Per device, the cap limit_memory set (absent: none).
+std::map<int, int64_t>& memory_caps() {
+  static std::map<int, int64_t> caps;
+  return caps;
+}
+std::mutex caps_mutex;
+
+DeviceMemory driver_memory(int device) {
   c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
   size_t free = 0, total = 0;
   DGNN_CUDA_CHECK(cudaMemGetInfo(&free, &total));
   return {static_cast<int64_t>(free), static_cast<int64_t>(total)};
+}
+
+}  // namespace
+
+DeviceMemory device_memory(int device) {
+  require_gpu("GPU memory figures");
+  DeviceMemory m = driver_memory(device);
+  std::lock_guard<std::mutex> lock(caps_mutex);
+  const auto cap = memory_caps().find(device);
+  if (cap == memory_caps().end()) return m;
+  // Under a cap, what the allocator may still reserve.
+  const auto stats =
+      c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  const int64_t reserved = stats.reserved_bytes[0].current;
+  m.free = std::min(m.free, std::max<int64_t>(0, cap->second - reserved));
+  m.total = std::min(m.total, cap->second);
+  return m;
+}
+
+void limit_memory(int device, int64_t bytes) {
+  require_gpu("capping GPU memory");
+  const DeviceMemory m = driver_memory(device);
+  DGNN_CHECK_ARG(bytes > 0 && bytes <= m.total, "gpu_memory_gib",
+                 "must be more than 0 and at "
+                 "most cuda:",
+                 device, "'s ", gib_text(m.total), ", got ", gib_text(bytes));
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(
+      static_cast<double>(bytes) / static_cast<double>(m.total),
+      static_cast<c10::DeviceIndex>(device));
+  std::lock_guard<std::mutex> lock(caps_mutex);
+  memory_caps()[device] = bytes;
 }
 
 int64_t peak_allocated_bytes(int device) {
