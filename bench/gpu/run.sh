@@ -25,9 +25,10 @@ declare -A call_stages=(
   [D]="scale"
   [E]="pyg link"
   [F]="hetero"
+  [G]="tables"
 )
-declare -A call_budget=([A]=435 [B]=235 [C]=585 [D]=585 [E]=585 [F]=585)
-all_stages="smoke gather gather-capped train gpu-tests memcheck unit-rest nccl e2e python link pyg hetero scale"
+declare -A call_budget=([A]=435 [B]=235 [C]=585 [D]=585 [E]=585 [F]=585 [G]=585)
+all_stages="smoke gather gather-capped train gpu-tests memcheck unit-rest nccl e2e python link pyg hetero scale tables"
 
 stages=()
 default_budget=560

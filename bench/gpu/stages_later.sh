@@ -135,3 +135,32 @@ stage_hetero() {
     --metrics "$OUT/hetero-mag1.jsonl" || failed=1
   grep -E "^(epoch|best)" "$logs/hetero.log" "$logs/hetero-scale.log" | tail -12 | tee -a "$summary"
 }
+
+# tables: (issue 43, part 2) a TABLE_ROWS (100M) x 128 float32 learnable table (51 GB) in
+# pinned host memory over a featureless R-MAT graph, trained with torch's allocator capped at
+# 12 GiB: batch rows read by the aligned gather, updates applied in place by the CPU. One
+# epoch of about 49 steps, no evaluation and no checkpoint (51 GB a copy would fill the
+# device's disk). A rehearsal makes a graph of 200k nodes.
+stage_tables() {
+  local rows=${TABLE_ROWS:-100000000} dir=$root/build-gpu/tables-rmat
+  ((rehearsal)) && rows=200000
+  if [ ! -d "$dir" ]; then
+    step "r-mat of $rows featureless nodes" tables.log 200 "$dgnn" generate rmat \
+      --nodes "$rows" --edge-factor 4 --feat-dim 1 --train 0.0005 --val 0.0001 --test 0.0001 \
+      --out "$dir" || { failed=1 && return; }
+  fi
+  step "$rows x 128 pinned table, allocator capped at 12 GiB" tables.log 360 "$dgnn" train \
+    --dataset "$dir" --device cuda --node-embeddings 128 --embedding-init-hops 0 \
+    --embedding-placement pinned --gpu-memory-gib 12 --no-eval --epochs 1 \
+    --metrics "$OUT/tables.jsonl" || failed=1
+  grep -E "^(Learnable|Epoch|Average)" "$logs/tables.log" | tee -a "$summary"
+  if [ -f "$OUT/tables.jsonl" ]; then
+    python3 - "$OUT/tables.jsonl" <<'PY' | tee -a "$summary"
+import json, sys
+records = [json.loads(line) for line in open(sys.argv[1])]
+e, final = [r for r in records if r.get("event") == "epoch"][-1], records[-1]
+print(f"tables: {e['epoch_time_s']:.1f} s an epoch of {final['steps_per_epoch']} steps, peak RSS "
+      f"{final['peak_rss_bytes'] / 2**30:.1f} GiB, GPU peak {e.get('gpu_peak_bytes', 0) / 2**30:.2f} GiB")
+PY
+  fi
+}

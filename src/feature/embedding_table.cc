@@ -37,17 +37,16 @@ void init_rows(at::Tensor& weight, uint64_t seed) {
   });
 }
 
-// The float32 array of `path` as a memory mapping, checked against `like`'s shape.
-at::Tensor open_shaped(const std::string& path, const at::Tensor& like) {
+// Checks that `path` holds a float32 array of `like`'s shape (its header only: the data is
+// mapped, not read).
+void check_shaped(const std::string& path, const at::Tensor& like) {
   DGNN_CHECK(std::filesystem::exists(path), path,
              ": missing; the checkpoint's embeddings are "
              "incomplete (was it written by this version?)");
-  at::Tensor t = load_npy(path);
+  const at::Tensor t = load_npy(path);
   DGNN_CHECK(t.sizes() == like.sizes() && t.scalar_type() == at::kFloat, path, ": has shape ",
              t.sizes(), " and dtype ", t.scalar_type(), " but the table needs float32 ",
              like.sizes());
-  advise_access(t, MapAccess::kSequential);
-  return t;
 }
 
 }  // namespace
@@ -188,16 +187,16 @@ void EmbeddingTable::load(const std::string& dir, const std::string& name) {
   const std::string base = dir + "/" + name;
   const at::Tensor steps = load_npy(base + ".steps.npy");
   DGNN_CHECK(steps.numel() == 1, base, ".steps.npy: must hold one step count");
-  // Every file is opened and checked before any is copied, so a bad one changes nothing; the
-  // copies go through the mappings into the table's own memory.
-  std::vector<std::pair<at::Tensor, at::Tensor>> copies{
-      {open_shaped(base + ".npy", weight_), weight_}};
-  if (sum_.defined()) copies.emplace_back(open_shaped(base + ".state.npy", sum_), sum_);
+  // Every file is checked before any is read, so a bad one changes nothing; each is then read
+  // into the table's own memory (load_npy_into: never a second copy of the table).
+  std::vector<std::pair<std::string, at::Tensor>> files{{base + ".npy", weight_}};
+  if (sum_.defined()) files.emplace_back(base + ".state.npy", sum_);
   if (m_.defined()) {
-    copies.emplace_back(open_shaped(base + ".state_m.npy", m_), m_);
-    copies.emplace_back(open_shaped(base + ".state_v.npy", v_), v_);
+    files.emplace_back(base + ".state_m.npy", m_);
+    files.emplace_back(base + ".state_v.npy", v_);
   }
-  for (auto& [from, into] : copies) into.copy_(from);
+  for (const auto& [path, into] : files) check_shaped(path, into);
+  for (auto& [path, into] : files) load_npy_into(path, into);
   steps_ = steps.to(at::kLong).item<int64_t>();
 }
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -336,6 +337,32 @@ at::Tensor load_npy(const std::string& path) {
   const uint8_t* data = file->data();
   const size_t size = file->size();
   return npy_view(std::move(file), data, size, path);
+}
+
+void load_npy_into(const std::string& path, at::Tensor& into) {
+  auto file = std::make_shared<MappedFile>(path);
+  const at::Tensor from = npy_view(file, file->data(), file->size(), path);
+  DGNN_CHECK(from.sizes() == into.sizes() && from.scalar_type() == into.scalar_type(), path,
+             ": has shape ", from.sizes(), " and dtype ", from.scalar_type(), " but ", into.sizes(),
+             " of ", into.scalar_type(), " is needed");
+  DGNN_CHECK(into.is_contiguous() && into.device().is_cpu(), "load_npy_into: ", path,
+             ": the destination must be a contiguous CPU tensor");
+  const auto* src = static_cast<const uint8_t*>(from.data_ptr());
+  auto* dst = static_cast<uint8_t*>(into.data_ptr());
+  const auto bytes = static_cast<size_t>(into.nbytes());
+  // Pages are handed back only when `from` views the mapping (npy_view copies an array stored
+  // at an odd offset): MADV_DONTNEED on other memory would discard data.
+  const bool mapped = src >= file->data() && src + bytes <= file->data() + file->size();
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  constexpr size_t kChunk = size_t{64} << 20;
+  for (size_t done = 0; done < bytes; done += kChunk) {
+    const size_t n = std::min(kChunk, bytes - done);
+    std::memcpy(dst + done, src + done, n);
+    if (!mapped) continue;
+    const uintptr_t first = (reinterpret_cast<uintptr_t>(src + done) + page - 1) / page * page;
+    const uintptr_t last = reinterpret_cast<uintptr_t>(src + done + n) / page * page;
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
 }
 
 std::string npy_header_for(const at::Tensor& tensor) {

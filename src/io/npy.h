@@ -40,6 +40,12 @@ std::vector<std::string> npy_strings(const uint8_t* data, size_t size, const std
 // Memory-maps `path` and returns its array as a tensor (no copy).
 at::Tensor load_npy(const std::string& path);
 
+// Reads the array of `path` into `into` (contiguous, CPU), which must have its dtype and shape
+// (checked first, naming the file): through a mapping, chunk by chunk, each chunk's pages handed
+// back once copied, so a table as large as memory is read without the process ever holding it
+// twice (the pages stay in the page cache, which the kernel reclaims).
+void load_npy_into(const std::string& path, at::Tensor& into);
+
 // How the pages of a memory-mapped tensor will be read, told to the kernel (madvise):
 // kReadAround is the kernel's default (each page fault reads its neighbours too, up to the
 // device's read-ahead window, often megabytes); kSequential widens that read-ahead for one

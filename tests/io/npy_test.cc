@@ -78,6 +78,22 @@ TEST(Npy, LoadMapsTheFileWithoutCopyingAndWritesNeverReachIt) {
   EXPECT_TRUE(load_npy(dir.file("a.npy")).equal(at::ones({1000}, at::kFloat)));
 }
 
+TEST(Npy, LoadIntoFillsTheGivenMemoryAfterCheckingTheShape) {
+  TempDirectory dir;
+  // Over one 64 MiB chunk, so the pages of the first are handed back before the second is read.
+  const at::Tensor saved = at::arange(int64_t{17} << 20, at::kFloat).view({-1, 4});
+  save_npy(dir.file("t.npy"), saved);
+  at::Tensor into = at::zeros_like(saved);
+  const void* where = into.data_ptr();
+  load_npy_into(dir.file("t.npy"), into);
+  EXPECT_EQ(into.data_ptr(), where);
+  EXPECT_TRUE(at::equal(into, saved));
+  EXPECT_TRUE(at::equal(load_npy(dir.file("t.npy")), saved));  // the file is untouched
+  at::Tensor narrow = at::zeros({saved.size(0), 3});
+  EXPECT_ERROR_CONTAINS(load_npy_into(dir.file("t.npy"), narrow), "t.npy: has shape");
+  EXPECT_TRUE(at::equal(narrow, at::zeros({saved.size(0), 3})));
+}
+
 TEST(Npy, HeaderDataStartsOnA64ByteBoundary) {
   const std::string header = npy_header_for(at::zeros({3, 4}));
   EXPECT_EQ(header.size() % 64, 0u);
