@@ -52,7 +52,7 @@ print("; ".join(text))
 EOF
 }
 
-rm -rf "$out/ck"
+rm -rf "$out/ck" "$out/train.jsonl" "$out/resume.jsonl"
 /usr/bin/time -v "$bin" train "${common[@]}" --epochs 2 --metrics "$out/train.jsonl" \
   >"$out/train.log" 2>&1
 echo "== train, 2 epochs: $(grep -E '^Learnable' "$out/train.log")"
