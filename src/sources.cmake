@@ -68,6 +68,7 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/nn/attention.cc
   ${CMAKE_CURRENT_LIST_DIR}/nn/cpu/attention.cc
   ${CMAKE_CURRENT_LIST_DIR}/nn/gat_conv.cc
+  ${CMAKE_CURRENT_LIST_DIR}/nn/hetero_convs.cc
   ${CMAKE_CURRENT_LIST_DIR}/nn/model.cc
   ${CMAKE_CURRENT_LIST_DIR}/nn/link_decoder.cc
   ${CMAKE_CURRENT_LIST_DIR}/nn/hetero_model.cc

@@ -16,6 +16,7 @@ gpu_test_patterns=(
   "CsrAggregate.CudaTensorsMatchTheCpu 1"
   "Attention.CudaTensorsMatchTheCpu 1"
   "HeteroModel.OnTheGpuEqualsTheCpu 1"
+  "GpuTables.* 1"
   "DistBackends.* 5"
 )
 

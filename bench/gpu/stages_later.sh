@@ -96,7 +96,7 @@ stage_hetero_placements() {
 stage_hetero() {
   local seed scale=mag:${HETERO_SCALE:-0.05} ref=() run=() emb=() device
   step "hetero model tests" hetero-unit.log 90 "$unit_tests" \
-    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroSampler*:HeteroLink*:EmbeddingTable*' ||
+    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroConvs*:HeteroSampler*:HeteroLink*:EmbeddingTable*' ||
     failed=1
   gtest_tail "$logs/hetero-unit.log"
   check_skips "$logs/hetero-unit.log"

@@ -3,7 +3,7 @@ PyTorch modules with their trained weights, to score, fine-tune or export in you
 
 Homogeneous models are stacks of PyG's own layers (``SAGEConv``, ``GCNConv``, ``GATConv``) with
 torch's ``BatchNorm1d``/``LayerNorm`` and ``Linear`` skips, called as any PyG model:
-``model(x, edge_index)``. Heterogeneous models (``rgcn``, ``hsage``, ``mlp``) are this
+``model(x, edge_index)``. Heterogeneous models (``rgcn``, ``hsage``, ``gcn``, ``gat``, ``mlp``) are this
 package's ``HeteroGNN``, called as a ``to_hetero`` model: ``model(x_dict, edge_index_dict)``;
 a link run's decoder is ``LinkDecoder``. docs/python.md describes each."""
 
@@ -197,12 +197,15 @@ def _mean(x_src: torch.Tensor, edge_index: torch.Tensor, rows: int) -> torch.Ten
 class HeteroGNN(nn.Module):
     """A heterogeneous model as ``directgnn train`` builds it (docs/heterogeneous.md): ``rgcn``
     (a self weight and bias per type, a weight per relation, optionally from bases), ``hsage``
-    (``to_hetero(GraphSAGE)``: a SAGE convolution per relation, summed) or ``mlp`` (the
-    target's own features only). ``forward(x_dict, edge_index_dict, num_nodes_dict)`` gives
-    the last layer's output for each type it emits (the target type; a link run's two
-    endpoint types). ``x_dict`` holds each type's features, or its learnable table
-    (``Checkpoint.embeddings``); a type with neither is left out, and its node count given in
-    ``num_nodes_dict``. Edge indices are PyG's ``[2, E]`` (source ids, destination ids)."""
+    (``to_hetero(GraphSAGE)``: a SAGE convolution per relation, summed), ``gcn`` (DGL's
+    ``HeteroGraphConv`` of ``GraphConv(norm='both')``, summed), ``gat`` (``to_hetero(GAT)``
+    with ``GATConv((-1, -1), add_self_loops=False)``, summed) or ``mlp`` (the target's own
+    features only); hidden layers with the run's norm, activation, dropout and residual.
+    ``forward(x_dict, edge_index_dict, num_nodes_dict)`` gives the last layer's output for each
+    type it emits (the target type; a link run's two endpoint types). ``x_dict`` holds each
+    type's features, or its learnable table (``Checkpoint.embeddings``); a type with neither is
+    left out, and its node count given in ``num_nodes_dict``. Edge indices are PyG's ``[2, E]``
+    (source ids, destination ids): the whole graph, whose degrees ``gcn`` normalises by."""
 
     def __init__(self, config: dict, node_types: List[str], edge_types: List[tuple],
                  tensors: Dict[str, torch.Tensor]):
@@ -210,12 +213,32 @@ class HeteroGNN(nn.Module):
         self.config = dict(config)
         self.node_types = list(node_types)
         self.edge_types = [tuple(e) for e in edge_types]
+        # Each hidden layer's norm per type ("layerL_typeT_norm.weight", ...) as torch's own.
+        norm = config.get("norm", "none")
+        self.norms = nn.ModuleDict()
+        for key in sorted({k.split(".")[0] for k in tensors if "." in k}):
+            width = tensors[key + ".weight"].numel()
+            module = nn.BatchNorm1d(width) if norm == "batch" else nn.LayerNorm(width)
+            for name, value in list(tensors.items()):
+                if name.startswith(key + "."):
+                    _assign(getattr(module, name[len(key) + 1:]), tensors.pop(name), name,
+                            "HeteroGNN")
+            self.norms[key] = module
         self.params = nn.ParameterDict({k: nn.Parameter(v) for k, v in tensors.items()})
         outputs = config.get("output_types") or [config["target_type"]]
         self.outputs = [self.node_types[t] for t in outputs]
 
+    def _heads(self, layer: int) -> int:
+        last = layer + 1 == int(self.config["layers"])
+        return 1 if last or self.config["kind"] != "gat" else int(self.config.get("heads", 8))
+
+    def _out_width(self, layer: int) -> int:
+        if layer + 1 == int(self.config["layers"]):
+            return int(self.config["num_classes"])
+        return int(self.config["hidden"]) * self._heads(layer)
+
     def _in_width(self, layer: int, t: int) -> int:
-        return int(self.config["in_dims"][t]) if layer == 0 else int(self.config["hidden"])
+        return int(self.config["in_dims"][t]) if layer == 0 else self._out_width(layer - 1)
 
     def _param(self, name: str) -> torch.Tensor:
         if name not in self.params:
@@ -230,33 +253,82 @@ class HeteroGNN(nn.Module):
                                    dims=([0], [0]))
         return self._param(f"layer{layer}_rel{r}_weight")
 
+    def _gcn(self, q: str, x_src, edges, rows) -> torch.Tensor:
+        src, dst = edges[0].long(), edges[1].long()
+        d_src = torch.bincount(src, minlength=x_src.size(0)).clamp_(min=1).float()
+        d_dst = torch.bincount(dst, minlength=rows).clamp_(min=1).float()
+        w = (d_src[src] * d_dst[dst]).rsqrt().unsqueeze(1)
+        total = x_src.new_zeros(rows, x_src.size(1)).index_add_(0, dst, x_src[src] * w)
+        return F.linear(total, self._param(q + "weight"), self._param(q + "bias"))
+
+    def _gat(self, layer: int, q: str, x_src, x_dst, edges, rows) -> torch.Tensor:
+        heads = self._heads(layer)
+        channels = self._out_width(layer) // heads
+        src, dst = edges[0].long(), edges[1].long()
+        h = F.linear(x_src, self._param(q + "lin_src")).view(-1, heads, channels)
+        score = (h * self._param(q + "att_src")).sum(-1)[src]
+        if q + "lin_dst" in self.params:
+            h_dst = F.linear(x_dst, self.params[q + "lin_dst"]).view(-1, heads, channels)
+            score = score + (h_dst * self._param(q + "att_dst")).sum(-1)[dst]
+        score = F.leaky_relu(score, 0.2)
+        index = dst.unsqueeze(1).expand(-1, heads)
+        peak = score.new_full((rows, heads), float("-inf")).scatter_reduce(
+            0, index, score, "amax", include_self=True)
+        p = (score - peak[dst]).exp()
+        alpha = p / p.new_zeros(rows, heads).index_add_(0, dst, p)[dst]
+        alpha = F.dropout(alpha, float(self.config.get("attn_dropout", 0)), self.training)
+        out = h.new_zeros(rows, heads, channels).index_add_(0, dst, h[src] * alpha.unsqueeze(2))
+        # Hidden layers concatenate their heads; the output layer has one.
+        return out.reshape(rows, heads * channels) + self._param(q + "bias")
+
+    def _term(self, layer, r, s, t, h, edges, rows, width) -> Optional[torch.Tensor]:
+        """Relation r's term of type t's outputs (None where it adds nothing)."""
+        kind = self.config["kind"]
+        reads = self._in_width(layer, s) > 0
+        q = f"layer{layer}_rel{r}_"
+        if kind == "rgcn":
+            return (F.linear(_mean(h[s], edges[r], rows[t]), self._relation_weight(layer, r))
+                    if reads else None)
+        if kind in ("gcn", "gat") and not reads:
+            return self._param(q + "bias").expand(rows[t], width)
+        if kind == "gcn":
+            return self._gcn(q, h[s], edges[r], rows[t])
+        if kind == "gat":
+            return self._gat(layer, q, h[s], h[t], edges[r], rows[t])
+        term = (F.linear(_mean(h[s], edges[r], rows[t]), self._param(q + "weight"),
+                         self._param(q + "bias"))
+                if reads else self._param(q + "bias").expand(rows[t], width))
+        if self._in_width(layer, t) > 0:
+            term = term + F.linear(h[t], self._param(q + "root"))
+        return term
+
     def _output(self, layer, t, h, edges, rows) -> torch.Tensor:
         kind = self.config["kind"]
-        width = int(self.config["num_classes"] if layer + 1 == self.config["layers"]
-                    else self.config["hidden"])
-        has_root = self._in_width(layer, t) > 0
+        width = self._out_width(layer)
         acc = None
-        if kind != "hsage":
+        if kind in ("rgcn", "mlp"):
             bias = self._param(f"layer{layer}_type{t}_bias")
-            acc = (F.linear(h[t], self._param(f"layer{layer}_type{t}_self"), bias) if has_root
-                   else bias.expand(rows[t], width))
+            acc = (F.linear(h[t], self._param(f"layer{layer}_type{t}_self"), bias)
+                   if self._in_width(layer, t) > 0 else bias.expand(rows[t], width))
         for r, (s, d) in enumerate(self.config["relations"]):
             if d != t or kind == "mlp":
                 continue
-            reads = self._in_width(layer, s) > 0
-            if kind == "rgcn":
-                if reads:
-                    acc = acc + F.linear(_mean(h[s], edges[r], rows[t]),
-                                         self._relation_weight(layer, r))
-                continue
-            q = f"layer{layer}_rel{r}_"
-            term = (F.linear(_mean(h[s], edges[r], rows[t]), self._param(q + "weight"),
-                             self._param(q + "bias"))
-                    if reads else self._param(q + "bias").expand(rows[t], width))
-            if has_root:
-                term = term + F.linear(h[t], self._param(q + "root"))
-            acc = term if acc is None else acc + term
+            term = self._term(layer, r, s, t, h, edges, rows, width)
+            if term is not None:
+                acc = term if acc is None else acc + term
         return acc if acc is not None else torch.zeros(rows[t], width)
+
+    def _hidden(self, layer, t, acc, x) -> torch.Tensor:
+        """A hidden layer's norm, activation, dropout and residual of type t."""
+        key = f"layer{layer}_type{t}_norm"
+        if key in self.norms and acc.size(0) > 0:
+            acc = self.norms[key](acc)
+        act = F.elu if self.config["kind"] == "gat" else F.relu
+        acc = F.dropout(act(acc), self.config["dropout"], self.training)
+        if self.config.get("residual", False) and self._in_width(layer, t) > 0:
+            skip = f"layer{layer}_type{t}_skip"
+            acc = acc + (F.linear(x, self.params[skip]) if skip in self.params else x)
+        return acc
 
     def forward(self, x_dict: Dict[str, torch.Tensor], edge_index_dict: Dict[tuple, torch.Tensor],
                 num_nodes_dict: Optional[Dict[str, int]] = None) -> Dict[str, torch.Tensor]:
@@ -279,8 +351,7 @@ class HeteroGNN(nn.Module):
                 if (last or self.config["kind"] == "mlp") and t not in emits:
                     continue
                 acc = self._output(layer, t, h, edges, rows)
-                out[t] = acc if last else F.dropout(F.relu(acc), self.config["dropout"],
-                                                    self.training)
+                out[t] = acc if last else self._hidden(layer, t, acc, h[t])
             h = out
         return {self.node_types[t]: h[t] for t in sorted(emits)}
 

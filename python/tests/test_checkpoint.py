@@ -80,7 +80,12 @@ def test_a_link_checkpoint_gives_the_encoder_and_the_decoder_of_its_metrics(tmp_
 @needs_cli
 @pytest.mark.parametrize("flags", [["--model", "rgcn", "--bases", "2", "--layers", "3"],
                                    ["--model", "hsage", "--node-embeddings", "8"],
-                                   ["--task", "link", "--target-relation", "author,writes,paper"]])
+                                   ["--model", "gcn", "--norm", "batch", "--residual"],
+                                   ["--model", "gat", "--heads", "2", "--norm", "layer",
+                                    "--residual", "--node-embeddings", "8"],
+                                   ["--task", "link", "--target-relation", "author,writes,paper"],
+                                   ["--task", "link", "--target-relation", "author,writes,paper",
+                                    "--model", "gat", "--heads", "2"]])
 def test_heterogeneous_models_give_the_outputs_of_embed(tmp_path, flags):
     ck_dir = train(tmp_path, "ck", "--dataset", "mag:0.01", "--epochs", "1", "--hidden", "16",
                    *flags)
@@ -99,6 +104,33 @@ def test_heterogeneous_models_give_the_outputs_of_embed(tmp_path, flags):
     assert sorted(out) == sorted(want)
     for t in out:
         assert (out[t] - want[t]).abs().max() < 1e-5, t
+
+
+@needs_cli
+def test_a_heterogeneous_gat_relation_is_pygs_gatconv_without_self_loops(tmp_path):
+    """Each relation of a gat checkpoint computes what PyG's GATConv((-1, -1),
+    add_self_loops=False) computes with its weights, as to_hetero(GAT) builds it."""
+    from torch_geometric.nn import GATConv
+    ck_dir = train(tmp_path, "ck", "--dataset", "mag:0.01", "--epochs", "1", "--hidden", "8",
+                   "--model", "gat", "--heads", "2", "--layers", "1")
+    ck = directgnn.load_checkpoint(ck_dir)
+    data = directgnn.hetero.mag(0.01).to_pyg()
+    r = ck.model.edge_types.index(("paper", "cites", "paper"))
+    q = f"layer0_rel{r}_"
+    classes = int(ck.model.config["num_classes"])
+    conv = GATConv((-1, -1), classes, heads=1, add_self_loops=False)
+    x = data["paper"].x.float()
+    edges = data["paper", "cites", "paper"].edge_index
+    with torch.no_grad():
+        conv((x, x), edges)  # sizes the lazy layers
+        conv.lin_src.weight.copy_(ck.model.params[q + "lin_src"])
+        conv.lin_dst.weight.copy_(ck.model.params[q + "lin_dst"])
+        conv.att_src.copy_(ck.model.params[q + "att_src"])
+        conv.att_dst.copy_(ck.model.params[q + "att_dst"])
+        conv.bias.copy_(ck.model.params[q + "bias"])
+        theirs = conv((x, x), edges)
+        ours = ck.model._gat(0, q, x, x, edges, x.size(0))
+    assert (theirs - ours).abs().max() < 1e-5
 
 
 def test_a_damaged_or_missing_checkpoint_is_named(tmp_path):

@@ -171,6 +171,8 @@ void hetero_blocks_to(std::vector<HeteroBlock>& blocks, const c10::Device& devic
     for (Block& r : block.relations) {
       r.indptr = r.indptr.to(device);
       r.indices = r.indices.to(device);
+      if (r.src_degree.defined()) r.src_degree = r.src_degree.to(device);
+      if (r.dst_degree.defined()) r.dst_degree = r.dst_degree.to(device);
     }
   }
 }
@@ -179,7 +181,12 @@ std::vector<at::Tensor> hetero_batch_tensors(const std::vector<HeteroBlock>& blo
                                              const std::vector<at::Tensor>& x) {
   std::vector<at::Tensor> all;
   for (const HeteroBlock& block : blocks) {
-    for (const Block& r : block.relations) all.insert(all.end(), {r.indptr, r.indices});
+    for (const Block& r : block.relations) {
+      all.insert(all.end(), {r.indptr, r.indices});
+      for (const at::Tensor& d : {r.src_degree, r.dst_degree}) {
+        if (d.defined()) all.push_back(d);
+      }
+    }
   }
   for (const at::Tensor& rows : x) {
     if (rows.defined()) all.push_back(rows);

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "directgnn/error.h"
 #include "nn/aggregate.h"
 #include "nn/cpu/attention.h"
@@ -16,13 +18,21 @@ EdgeAttention edge_softmax(const at::Tensor& indptr, const at::Tensor& indices,
   const at::Tensor logit = at::leaky_relu(
       score_src.index_select(0, indices.to(at::kLong)) + score_dst.index_select(0, dst),
       negative_slope);
-  const at::Tensor logit_self = at::leaky_relu(score_self + score_dst, negative_slope);
+  const bool self_loops = score_self.defined();
+  const at::Tensor logit_self =
+      self_loops ? at::leaky_relu(score_self + score_dst, negative_slope)
+                 : at::full_like(score_dst, -std::numeric_limits<float>::infinity());
   // The per-destination maximum only keeps exp() in range; a softmax does not depend on it,
-  // so it is a constant for autograd.
+  // so it is a constant for autograd. Without self loops a destination without edges keeps
+  // -inf, which no edge reads.
   const at::Tensor rows = dst.unsqueeze(1).expand({num_edges, logit.size(1)});
   const at::Tensor peak =
       logit_self.detach().scatter_reduce(0, rows, logit.detach(), "amax", /*include_self=*/true);
   const at::Tensor p = at::exp(logit - peak.index_select(0, dst));
+  if (!self_loops) {
+    const at::Tensor sum = at::zeros_like(score_dst).index_add(0, dst, p);
+    return {p / sum.index_select(0, dst), at::Tensor()};
+  }
   const at::Tensor p_self = at::exp(logit_self - peak);
   const at::Tensor sum = p_self.index_add(0, dst, p);
   return {p / sum.index_select(0, dst), p_self / sum};

@@ -17,12 +17,14 @@ namespace directgnn {
 
 struct EdgeAttention {
   at::Tensor edges;  // float32 [num_edges, heads]: the block's edges in CSR order
-  at::Tensor self;   // float32 [num_dst, heads]: each destination's self loop
+  at::Tensor self;   // float32 [num_dst, heads]: each destination's self loop (undefined: none)
 };
 
 // indptr int64 [num_dst + 1], indices int32/int64 [num_edges] into [0, num_src);
 // score_src float32 [num_src, heads] (a_src . W x_j), score_self [num_dst, heads] (the same of
 // each destination, its self loop's source), score_dst [num_dst, heads] (a_dst . W x_i).
+// An undefined score_self takes no self loop (PyG's add_self_loops=False): the softmax runs over
+// the in-edges alone, and a destination without any has no weights at all.
 EdgeAttention edge_softmax(const at::Tensor& indptr, const at::Tensor& indices,
                            const at::Tensor& score_src, const at::Tensor& score_self,
                            const at::Tensor& score_dst, double negative_slope);

@@ -10,6 +10,7 @@
 #include "directgnn/error.h"
 #include "nn/aggregate.h"
 #include "nn/dropout.h"
+#include "nn/hetero_convs.h"
 #include "nn/linear.h"
 
 namespace directgnn {
@@ -31,13 +32,21 @@ at::Tensor accumulate(const at::Tensor& acc, const at::Tensor& term) {
   return acc.defined() ? acc + term : term;
 }
 
+// Glorot (Xavier) uniform, as DGL's GraphConv and PyG's GATConv initialise their weights.
+at::Tensor glorot(at::IntArrayRef shape, int64_t fan_in, int64_t fan_out) {
+  const double bound = std::sqrt(6.0 / static_cast<double>(std::max<int64_t>(1, fan_in + fan_out)));
+  return at::empty(shape).uniform_(-bound, bound);
+}
+
 }  // namespace
 
 HeteroModelKind parse_hetero_model_kind(const std::string& name) {
   if (name == "rgcn") return HeteroModelKind::kRgcn;
   if (name == "hsage") return HeteroModelKind::kHsage;
   if (name == "mlp") return HeteroModelKind::kMlp;
-  fail("model '", name, "' does not train heterogeneous graphs; use rgcn, hsage or mlp");
+  if (name == "gcn") return HeteroModelKind::kGcn;
+  if (name == "gat") return HeteroModelKind::kGat;
+  fail("model '", name, "' does not train heterogeneous graphs; use rgcn, hsage, gcn, gat or mlp");
 }
 
 const char* hetero_model_kind_name(HeteroModelKind kind) {
@@ -48,6 +57,10 @@ const char* hetero_model_kind_name(HeteroModelKind kind) {
       return "hsage";
     case HeteroModelKind::kMlp:
       return "mlp";
+    case HeteroModelKind::kGcn:
+      return "gcn";
+    case HeteroModelKind::kGat:
+      return "gat";
   }
   return "?";
 }
@@ -64,7 +77,11 @@ nlohmann::json HeteroModelConfig::to_json() const {
           {"num_classes", num_classes},
           {"layers", layers},
           {"dropout", dropout},
-          {"num_bases", num_bases}};
+          {"num_bases", num_bases},
+          {"norm", norm_name(norm)},
+          {"residual", residual},
+          {"heads", heads},
+          {"attn_dropout", attn_dropout}};
 }
 
 HeteroModelConfig HeteroModelConfig::from_json(const nlohmann::json& json,
@@ -83,6 +100,11 @@ HeteroModelConfig HeteroModelConfig::from_json(const nlohmann::json& json,
     c.layers = json.at("layers").get<int64_t>();
     c.dropout = json.at("dropout").get<double>();
     c.num_bases = json.at("num_bases").get<int64_t>();
+    // Written since these options applied to heterogeneous models; older checkpoints had none.
+    c.norm = parse_norm(json.value("norm", std::string("none")));
+    c.residual = json.value("residual", false);
+    c.heads = json.value("heads", int64_t{8});
+    c.attn_dropout = json.value("attn_dropout", 0.0);
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": the heterogeneous model's configuration is incomplete: ", e.what());
   }
@@ -108,6 +130,9 @@ void HeteroModelConfig::validate() const {
   DGNN_CHECK_ARG(dropout >= 0.0 && dropout < 1.0, "dropout", "must be in [0, 1), got ", dropout);
   DGNN_CHECK_ARG(num_bases >= 0, "bases", "must not be negative, got ", num_bases);
   DGNN_CHECK_ARG(num_bases == 0 || kind == HeteroModelKind::kRgcn, "bases", "apply to rgcn only");
+  DGNN_CHECK_ARG(heads >= 1, "heads", "must be at least 1, got ", heads);
+  DGNN_CHECK_ARG(attn_dropout >= 0.0 && attn_dropout < 1.0, "attn_dropout",
+                 "must be in [0, 1), got ", attn_dropout);
 }
 
 HeteroModelConfig HeteroModelConfig::for_dataset(const HeteroDataset& ds) {
@@ -120,11 +145,12 @@ HeteroModelConfig HeteroModelConfig::for_dataset(const HeteroDataset& ds) {
 }
 
 int64_t HeteroModel::in_width(size_t l, int type) const {
-  return l == 0 ? config_.in_dims[static_cast<size_t>(type)] : config_.hidden;
+  return l == 0 ? config_.in_dims[static_cast<size_t>(type)] : out_width(l - 1);
 }
 
 int64_t HeteroModel::out_width(size_t l) const {
-  return l + 1 == static_cast<size_t>(config_.layers) ? config_.num_classes : config_.hidden;
+  if (l + 1 == static_cast<size_t>(config_.layers)) return config_.num_classes;
+  return config_.kind == HeteroModelKind::kGat ? config_.hidden * config_.heads : config_.hidden;
 }
 
 bool HeteroModel::emits(int t) const {
@@ -133,17 +159,24 @@ bool HeteroModel::emits(int t) const {
          config_.output_types.end();
 }
 
+// The last layer computes the output types only, an MLP's every layer too: no parameters for
+// the others.
+bool HeteroModel::needed(size_t l, int type) const {
+  const bool last = l + 1 == static_cast<size_t>(config_.layers);
+  return (!last && config_.kind != HeteroModelKind::kMlp) || emits(type);
+}
+
 HeteroModel::HeteroModel(const HeteroModelConfig& config) : config_(config) {
   config_.validate();
   const size_t L = static_cast<size_t>(config_.layers);
   const size_t types = config_.in_dims.size(), rels = config_.relations.size();
-  for (auto* v :
-       {&rel_weight_, &rel_bias_, &root_weight_, &self_weight_, &type_bias_, &bases_, &coeffs_}) {
+  for (auto* v : {&rel_weight_, &rel_bias_, &root_weight_, &self_weight_, &type_bias_, &bases_,
+                  &coeffs_, &lin_dst_, &att_src_, &att_dst_, &skip_}) {
     v->resize(L);
   }
-  // An MLP keeps RGCN's per-type weights and reads no relation.
-  const bool rgcn = config_.kind != HeteroModelKind::kHsage;
-  const bool reads_relations = config_.kind != HeteroModelKind::kMlp;
+  norms_.resize(L);
+  // rgcn and mlp have a self weight and bias per type; mlp reads no relation.
+  const bool rgcn = config_.kind == HeteroModelKind::kRgcn || config_.kind == HeteroModelKind::kMlp;
   for (size_t l = 0; l < L; ++l) {
     const std::string p = "layer" + std::to_string(l) + "_";
     const int64_t out = out_width(l);
@@ -151,7 +184,8 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config) : config_(config) {
     for (const auto& rel : config_.relations) {
       same_width = same_width && in_width(l, rel.first) == in_width(l, config_.relations[0].first);
     }
-    const bool use_bases = rgcn && config_.num_bases > 0 && same_width;
+    const bool use_bases =
+        config_.kind == HeteroModelKind::kRgcn && config_.num_bases > 0 && same_width;
     if (use_bases) {
       const int64_t in = in_width(l, config_.relations[0].first);
       bases_[l].push_back(
@@ -160,35 +194,85 @@ HeteroModel::HeteroModel(const HeteroModelConfig& config) : config_(config) {
           p + "coeffs",
           uniform_init({static_cast<int64_t>(rels), config_.num_bases}, config_.num_bases)));
     }
-    // The last layer computes the output types only: no parameters for the others.
-    const bool last = l + 1 == L;
-    auto needed = [&](int t) { return (!last && reads_relations) || emits(t); };
-    for (size_t r = 0; r < rels; ++r) {
-      const auto [s, d] = config_.relations[r];
-      const int64_t in_s = in_width(l, s), in_d = in_width(l, d);
-      const std::string q = p + "rel" + std::to_string(r) + "_";
-      auto make = [&](const std::string& name, at::IntArrayRef shape, int64_t fan_in, bool want) {
-        return want && needed(d) ? register_parameter(q + name, uniform_init(shape, fan_in))
-                                 : at::Tensor();
-      };
-      rel_weight_[l].push_back(
-          make("weight", {out, in_s}, in_s, reads_relations && in_s > 0 && !use_bases));
-      if (rgcn) continue;
-      rel_bias_[l].push_back(make("bias", {out}, in_s, true));
-      root_weight_[l].push_back(make("root", {out, in_d}, in_d, in_d > 0));
+    for (size_t r = 0; r < rels; ++r) make_relation(l, r, use_bases);
+    if (rgcn) {
+      for (size_t t = 0; t < types; ++t) {
+        const int64_t in = in_width(l, static_cast<int>(t));
+        const std::string q = p + "type" + std::to_string(t) + "_";
+        const bool want = needed(l, static_cast<int>(t));
+        self_weight_[l].push_back(want && in > 0
+                                      ? register_parameter(q + "self", uniform_init({out, in}, in))
+                                      : at::Tensor());
+        type_bias_[l].push_back(want ? register_parameter(q + "bias", at::zeros({out}))
+                                     : at::Tensor());
+      }
     }
-    if (!rgcn) continue;
-    for (size_t t = 0; t < types; ++t) {
-      const int64_t in = in_width(l, static_cast<int>(t));
-      const std::string q = p + "type" + std::to_string(t) + "_";
-      const bool want = needed(static_cast<int>(t));
-      self_weight_[l].push_back(want && in > 0
-                                    ? register_parameter(q + "self", uniform_init({out, in}, in))
-                                    : at::Tensor());
-      type_bias_[l].push_back(want ? register_parameter(q + "bias", at::zeros({out}))
-                                   : at::Tensor());
-    }
+    for (size_t t = 0; t < types; ++t) make_type_extras(l, t);
   }
+}
+
+// Relation r's parameters in layer l (undefined where the layer computes no output for r's
+// destination type, or where the kind has none).
+void HeteroModel::make_relation(size_t l, size_t r, bool use_bases) {
+  const auto [s, d] = config_.relations[r];
+  const int64_t in_s = in_width(l, s), in_d = in_width(l, d), out = out_width(l);
+  const std::string q = "layer" + std::to_string(l) + "_rel" + std::to_string(r) + "_";
+  const bool want = needed(l, d);
+  // `init` runs only for a parameter that is made: every draw of the random stream is one the
+  // model keeps.
+  auto make = [&](const std::string& name, const auto& init, bool wanted) {
+    return wanted && want ? register_parameter(q + name, init()) : at::Tensor();
+  };
+  const HeteroModelKind kind = config_.kind;
+  const bool last = l + 1 == static_cast<size_t>(config_.layers);
+  const auto zeros = [&] { return at::zeros({out}); };
+  if (kind == HeteroModelKind::kGat) {
+    const int64_t heads = last ? 1 : config_.heads, channels = last ? out : config_.hidden;
+    const int64_t width = heads * channels;
+    const auto projection = [&](int64_t in) {
+      return [width, in] { return glorot({width, in}, in, width); };
+    };
+    const auto attention = [&] { return glorot({1, heads, channels}, heads, channels); };
+    // A featureless source (width 0) sends nothing to attend to: the relation gives its bias;
+    // a featureless destination scores by its sources alone.
+    const bool reads = in_s > 0;
+    rel_weight_[l].push_back(make("lin_src", projection(in_s), reads));
+    lin_dst_[l].push_back(make("lin_dst", projection(in_d), reads && in_d > 0));
+    att_src_[l].push_back(make("att_src", attention, reads));
+    att_dst_[l].push_back(make("att_dst", attention, reads && in_d > 0));
+    rel_bias_[l].push_back(make("bias", zeros, true));
+    return;
+  }
+  if (kind == HeteroModelKind::kGcn) {
+    const auto weight = [&] { return glorot({out, in_s}, in_s, out); };
+    rel_weight_[l].push_back(make("weight", weight, in_s > 0));
+    rel_bias_[l].push_back(make("bias", zeros, true));
+    return;
+  }
+  const auto weight = [&] { return uniform_init({out, in_s}, in_s); };
+  const auto bias = [&] { return uniform_init({out}, in_s); };
+  const auto root = [&] { return uniform_init({out, in_d}, in_d); };
+  const bool reads = kind != HeteroModelKind::kMlp;
+  rel_weight_[l].push_back(make("weight", weight, reads && in_s > 0 && !use_bases));
+  if (kind != HeteroModelKind::kHsage) return;
+  rel_bias_[l].push_back(make("bias", bias, true));
+  root_weight_[l].push_back(make("root", root, in_d > 0));
+}
+
+// A hidden layer's norm and residual projection of type t, where asked for: registered only
+// then, so a default model has the parameters (and draws the random numbers) it always had.
+void HeteroModel::make_type_extras(size_t l, size_t t) {
+  const bool hidden = l + 1 < static_cast<size_t>(config_.layers);
+  const bool want = hidden && needed(l, static_cast<int>(t));
+  const int64_t in = in_width(l, static_cast<int>(t)), out = out_width(l);
+  const std::string q = "layer" + std::to_string(l) + "_type" + std::to_string(t) + "_";
+  norms_[l].push_back(
+      want && config_.norm != Norm::kNone
+          ? register_module(q + "norm", std::make_shared<FeatureNorm>(config_.norm, out))
+          : nullptr);
+  skip_[l].push_back(want && config_.residual && in > 0 && in != out
+                         ? register_parameter(q + "skip", uniform_init({out, in}, in))
+                         : at::Tensor());
 }
 
 at::Tensor HeteroModel::relation_weight(size_t l, size_t r) const {
@@ -199,47 +283,85 @@ at::Tensor HeteroModel::relation_weight(size_t l, size_t r) const {
   return rel_weight_[l][r];
 }
 
+at::Tensor HeteroModel::relation_term(size_t l, size_t r, const Block& b, const at::Tensor& x_src,
+                                      const at::Tensor& x_dst, int64_t rows) {
+  const int s = config_.relations[r].first;
+  const bool reads = in_width(l, s) > 0;
+  switch (config_.kind) {
+    case HeteroModelKind::kRgcn: {
+      if (!reads) return at::Tensor();
+      const at::Tensor mean = csr_aggregate(b.indptr, b.indices, at::Tensor(), x_src);
+      return parallel_linear(mean, relation_weight(l, r), at::Tensor());
+    }
+    case HeteroModelKind::kGcn:
+      return reads ? relation_gcn(b, x_src, rel_weight_[l][r], rel_bias_[l][r])
+                   : rel_bias_[l][r].expand({rows, out_width(l)});
+    case HeteroModelKind::kGat: {
+      if (!reads) return rel_bias_[l][r].expand({rows, out_width(l)});
+      const bool last = l + 1 == static_cast<size_t>(config_.layers);
+      RelationGat p{rel_weight_[l][r],
+                    lin_dst_[l][r],
+                    att_src_[l][r],
+                    att_dst_[l][r],
+                    rel_bias_[l][r],
+                    last ? 1 : config_.heads,
+                    last ? out_width(l) : config_.hidden,
+                    !last};
+      return relation_gat(b, x_src, x_dst, p, config_.attn_dropout, is_training());
+    }
+    case HeteroModelKind::kHsage: {
+      at::Tensor term =
+          reads ? parallel_linear(csr_aggregate(b.indptr, b.indices, at::Tensor(), x_src),
+                                  rel_weight_[l][r], rel_bias_[l][r])
+                : rel_bias_[l][r].expand({rows, out_width(l)});
+      if (root_weight_[l][r].defined()) {
+        term = term + parallel_linear(x_dst, root_weight_[l][r], at::Tensor());
+      }
+      return term;
+    }
+    default:
+      return at::Tensor();  // mlp reads no relation
+  }
+}
+
+at::Tensor HeteroModel::finish_hidden(size_t l, size_t t, at::Tensor h, const at::Tensor& x_dst) {
+  // Batch norm needs a row to take statistics of; a type without destinations here has none.
+  if (norms_[l][t] && h.size(0) > 0) h = norms_[l][t]->forward(h);
+  h = config_.kind == HeteroModelKind::kGat ? at::elu(h) : at::relu(h);
+  h = directgnn::dropout(h, config_.dropout, is_training());
+  if (config_.residual && x_dst.size(1) > 0) {
+    h = h + (skip_[l][t].defined() ? parallel_linear(x_dst, skip_[l][t], at::Tensor()) : x_dst);
+  }
+  return h;
+}
+
 std::vector<at::Tensor> HeteroModel::layer(size_t l, const std::vector<Block>& blocks,
                                            const std::vector<int64_t>& num_dst,
                                            const std::vector<at::Tensor>& x_src,
                                            const std::vector<at::Tensor>& x_dst_of, int only) {
   const bool last = l + 1 == static_cast<size_t>(config_.layers);
-  const bool rgcn = config_.kind != HeteroModelKind::kHsage;
-  const bool reads_relations = config_.kind != HeteroModelKind::kMlp;
+  const bool rgcn = config_.kind == HeteroModelKind::kRgcn || config_.kind == HeteroModelKind::kMlp;
   const size_t types = config_.in_dims.size();
   std::vector<at::Tensor> out(types);
   for (size_t t = 0; t < types; ++t) {
-    if ((last || !reads_relations) && !emits(static_cast<int>(t))) continue;
+    if (!needed(l, static_cast<int>(t))) continue;
     if (only >= 0 && static_cast<int>(t) != only) continue;
     const int64_t rows = num_dst[t];
     const at::Tensor& x_dst = x_dst_of[t];
-    const bool has_root = in_width(l, static_cast<int>(t)) > 0;
     at::Tensor acc;
     if (rgcn) {
-      acc = has_root ? parallel_linear(x_dst, self_weight_[l][t], type_bias_[l][t])
-                     : type_bias_[l][t].expand({rows, out_width(l)});
+      acc = self_weight_[l][t].defined()
+                ? parallel_linear(x_dst, self_weight_[l][t], type_bias_[l][t])
+                : type_bias_[l][t].expand({rows, out_width(l)});
     }
     for (size_t r = 0; r < config_.relations.size(); ++r) {
       const auto [s, d] = config_.relations[r];
-      if (d != static_cast<int>(t) || !reads_relations) continue;
-      const Block& b = blocks[r];
-      const bool reads = in_width(l, s) > 0;
-      if (rgcn) {
-        if (!reads) continue;
-        const at::Tensor mean = csr_aggregate(b.indptr, b.indices, at::Tensor(), x_src[s]);
-        acc = accumulate(acc, parallel_linear(mean, relation_weight(l, r), at::Tensor()));
-        continue;
-      }
-      at::Tensor term =
-          reads ? parallel_linear(csr_aggregate(b.indptr, b.indices, at::Tensor(), x_src[s]),
-                                  rel_weight_[l][r], rel_bias_[l][r])
-                : rel_bias_[l][r].expand({rows, out_width(l)});
-      if (has_root) term = term + parallel_linear(x_dst, root_weight_[l][r], at::Tensor());
-      acc = accumulate(acc, term);
+      if (d != static_cast<int>(t)) continue;
+      const at::Tensor term = relation_term(l, r, blocks[r], x_src[s], x_dst, rows);
+      if (term.defined()) acc = accumulate(acc, term);
     }
     if (!acc.defined()) acc = at::zeros({rows, out_width(l)});
-    if (!last) acc = directgnn::dropout(at::relu(acc), config_.dropout, is_training());
-    out[t] = acc;
+    out[t] = last ? acc : finish_hidden(l, t, acc, x_dst);
   }
   return out;
 }
@@ -281,12 +403,13 @@ std::vector<at::Tensor> HeteroModel::infer_outputs(const HeteroDataset& ds,
   const size_t types = ds.node_types.size();
   std::vector<at::Tensor> h(types);
   for (size_t t = 0; t < types; ++t) h[t] = as_input(features[t], ds.node_types[t].count);
+  // gcn normalises by the whole graph's degrees, counted once.
+  const std::vector<RelationDegrees> degrees =
+      config_.kind == HeteroModelKind::kGcn ? relation_degrees(ds) : std::vector<RelationDegrees>();
   for (size_t l = 0; l < static_cast<size_t>(config_.layers); ++l) {
-    const bool last = l + 1 == static_cast<size_t>(config_.layers);
     std::vector<at::Tensor> next(types);
     for (size_t t = 0; t < types; ++t) {
-      const bool other = !emits(static_cast<int>(t));
-      if ((last || config_.kind == HeteroModelKind::kMlp) && other) continue;
+      if (!needed(l, static_cast<int>(t))) continue;
       const int64_t count = ds.node_types[t].count;
       next[t] = at::empty({count, out_width(l)});
       for (int64_t begin = 0; begin < count; begin += chunk) {
@@ -300,7 +423,8 @@ std::vector<at::Tensor> HeteroModel::infer_outputs(const HeteroDataset& ds,
         for (size_t r = 0; r < ds.relations.size(); ++r) {
           const Relation& rel = ds.relations[r];
           if (rel.dst_type != static_cast<int>(t)) continue;
-          blocks[r] = full_relation_block(rel, ds.node_types[rel.src_type].count, begin, end);
+          blocks[r] = full_relation_block(rel, ds.node_types[rel.src_type].count, begin, end,
+                                          degrees.empty() ? nullptr : &degrees[r]);
         }
         std::vector<at::Tensor> out = layer(l, blocks, num_dst, h, x_dst, static_cast<int>(t));
         next[t].narrow(0, begin, end - begin).copy_(out[t]);

@@ -8,6 +8,14 @@
 // one width, so a first layer over types of different widths keeps full weights.
 // Heterogeneous SAGE (PyG's to_hetero(GraphSAGE) with the default sum over relations): a
 // SAGEConv per relation, out_v = sum over r into t of (W_l,r mean_r(x_u) + b_r + W_r,r x_v).
+// Heterogeneous GCN (DGL's HeteroGraphConv of GraphConv(norm='both'), summed) and GAT (PyG's
+// to_hetero(GAT) with GATConv((-1, -1), add_self_loops=False), summed): nn/hetero_convs.h. GAT's
+// hidden layers are `heads` heads of `hidden` channels, concatenated; its output layer has one.
+//
+// Every kind, on hidden layers, as the homogeneous models (nn/model.h): each type's sum is
+// normalised (`norm`, per type), activated (ReLU; ELU for gat) and dropped out, then its input
+// is added (`residual`, projected per type where the widths differ; not for a featureless
+// type's empty input). With the defaults nothing is added.
 //
 // Inputs are per node type; a featureless type has width 0 and contributes only through the
 // layers after the first (its nodes' first-layer outputs come from the relations into it).
@@ -20,19 +28,21 @@
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "graph/hetero_graph.h"
+#include "nn/norm.h"
 #include "sampling/hetero_sampler.h"
 
 namespace directgnn {
 
 // kMlp reads the target type's own features only (RGCN's per-type weights, no relation): the
 // baseline a model of the relations must beat.
-enum class HeteroModelKind { kRgcn, kHsage, kMlp };
-// "rgcn", "hsage" or "mlp"; anything else throws naming the model parameter.
+enum class HeteroModelKind { kRgcn, kHsage, kMlp, kGcn, kGat };
+// "rgcn", "hsage", "mlp", "gcn" or "gat"; anything else throws naming the model parameter.
 HeteroModelKind parse_hetero_model_kind(const std::string& name);
 const char* hetero_model_kind_name(HeteroModelKind kind);
 
@@ -49,6 +59,10 @@ struct HeteroModelConfig {
   int64_t layers = 2;
   double dropout = 0.5;
   int64_t num_bases = 0;  // rgcn: 0 = a full weight per relation
+  Norm norm = Norm::kNone;  // hidden layers, per type (see the top of this file)
+  bool residual = false;
+  int64_t heads = 8;         // gat: heads of each hidden layer
+  double attn_dropout = 0;  // gat: dropout on the attention coefficients while training
 
   nlohmann::json to_json() const;
   static HeteroModelConfig from_json(const nlohmann::json& json, const std::string& where);
@@ -92,13 +106,23 @@ class HeteroModel : public torch::nn::Module {
                                 const std::vector<int64_t>& num_dst,
                                 const std::vector<at::Tensor>& x_src,
                                 const std::vector<at::Tensor>& x_dst, int only);
+  // Relation r's term of its destinations' outputs in layer l.
+  at::Tensor relation_term(size_t l, size_t r, const Block& block, const at::Tensor& x_src,
+                           const at::Tensor& x_dst, int64_t rows);
+  // A hidden layer's norm, activation, dropout and residual of type t's sum `h`.
+  at::Tensor finish_hidden(size_t l, size_t t, at::Tensor h, const at::Tensor& x_dst);
   at::Tensor relation_weight(size_t l, size_t r) const;
+  void make_relation(size_t l, size_t r, bool use_bases);
+  void make_type_extras(size_t l, size_t t);
   int64_t in_width(size_t l, int type) const;
   int64_t out_width(size_t l) const;
+  bool needed(size_t l, int type) const;
 
   HeteroModelConfig config_;
+  // Per layer, per relation (rel_*, root_, gat's) or per type (self_, type_bias_, skip_).
   std::vector<std::vector<at::Tensor>> rel_weight_, rel_bias_, root_weight_, self_weight_,
-      type_bias_, bases_, coeffs_;
+      type_bias_, bases_, coeffs_, lin_dst_, att_src_, att_dst_, skip_;
+  std::vector<std::vector<std::shared_ptr<FeatureNorm>>> norms_;
 };
 
 }  // namespace directgnn

@@ -287,6 +287,7 @@ HeteroSampler::HeteroSampler(const HeteroDataset& dataset, HeteroSamplerOptions 
                "every relation needs the same number of fan-outs (one per layer)");
     check_fanouts(f, static_cast<int64_t>(f.size()), /*zero_draws_none=*/true);
   }
+  if (options_.degrees) degrees_ = relation_degrees(dataset_);
 }
 
 HeteroSampler::~HeteroSampler() = default;
@@ -403,7 +404,22 @@ HeteroMiniBatch HeteroSampler::sample(const std::vector<at::Tensor>& seeds_in, u
             .clone());
   }
   release(std::move(ws));
+  if (options_.degrees) add_degrees(batch);
   return batch;
+}
+
+// Each block's sources and destinations are the first of their type's input nodes.
+void HeteroSampler::add_degrees(HeteroMiniBatch& batch) const {
+  for (HeteroBlock& block : batch.blocks) {
+    for (size_t r = 0; r < dataset_.relations.size(); ++r) {
+      const Relation& rel = dataset_.relations[r];
+      Block& b = block.relations[r];
+      b.dst_degree =
+          degrees_[r].in.index_select(0, batch.input_nodes[rel.dst_type].narrow(0, 0, b.num_dst));
+      b.src_degree =
+          degrees_[r].out.index_select(0, batch.input_nodes[rel.src_type].narrow(0, 0, b.num_src));
+    }
+  }
 }
 
 HeteroHops HeteroSampler::sample_hops(int seed_type, const at::Tensor& seeds, uint64_t seed) const {
@@ -456,7 +472,8 @@ HeteroHops HeteroSampler::sample_hops(const std::vector<at::Tensor>& seeds_in,
   return out;
 }
 
-Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end) {
+Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end,
+                          const RelationDegrees* degrees) {
   const at::Tensor& indptr = relation.graph.indptr;
   const int64_t* p = indptr.data_ptr<int64_t>();
   Block b;
@@ -464,7 +481,35 @@ Block full_relation_block(const Relation& relation, int64_t num_src, int64_t beg
   b.indices = relation.graph.indices.narrow(0, p[begin], p[end] - p[begin]);
   b.num_dst = end - begin;
   b.num_src = num_src;
+  if (degrees != nullptr) {
+    b.dst_degree = degrees->in.narrow(0, begin, end - begin);
+    b.src_degree = degrees->out;
+  }
   return b;
+}
+
+std::vector<RelationDegrees> relation_degrees(const HeteroDataset& dataset) {
+  std::vector<RelationDegrees> out;
+  for (const Relation& r : dataset.relations) {
+    const at::Tensor& indptr = r.graph.indptr;
+    RelationDegrees d;
+    d.in = (indptr.narrow(0, 1, indptr.numel() - 1) - indptr.narrow(0, 0, indptr.numel() - 1))
+               .to(at::kFloat);
+    std::vector<int64_t> counts(static_cast<size_t>(dataset.node_types[r.src_type].count), 0);
+    const at::Tensor indices = r.graph.indices.contiguous();
+    auto count = [&](const auto* ids) {
+      for (int64_t e = 0; e < indices.numel(); ++e) ++counts[static_cast<size_t>(ids[e])];
+    };
+    if (indices.scalar_type() == at::kInt) {
+      count(indices.data_ptr<int32_t>());
+    } else {
+      count(indices.data_ptr<int64_t>());
+    }
+    d.out = at::from_blob(counts.data(), {static_cast<int64_t>(counts.size())}, at::kLong)
+                .to(at::kFloat);
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 }  // namespace directgnn

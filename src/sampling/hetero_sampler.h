@@ -57,7 +57,17 @@ struct HeteroSamplerOptions {
   // hop, each positive, -1 (all) or 0 (none: that relation draws nothing at that hop, an empty
   // block, as PyG's num_neighbors allows).
   std::vector<std::vector<int64_t>> fanouts;
+  // Fill each block's src_degree and dst_degree with the relation's degrees in the whole graph
+  // (RelationDegrees; the gcn model's normalisation). Off: they stay undefined.
+  bool degrees = false;
 };
+
+// A relation's degrees in the whole graph, float32: `in` per node of its destination type (its
+// in-edges there), `out` per node of its source type (its out-edges).
+struct RelationDegrees {
+  at::Tensor in, out;
+};
+std::vector<RelationDegrees> relation_degrees(const HeteroDataset& dataset);
 
 // PyG's sample (sample_hops) of one seed batch.
 struct HeteroHops {
@@ -135,15 +145,20 @@ class HeteroSampler {
   std::vector<at::Tensor> one_type(int seed_type, const at::Tensor& seeds) const;
   // Per type: the seeds checked (an empty tensor where none); one entry per node type.
   std::vector<at::Tensor> checked_typed_seeds(const std::vector<at::Tensor>& seeds) const;
+  // Fills the blocks' degrees (options_.degrees).
+  void add_degrees(HeteroMiniBatch& batch) const;
 
   const HeteroDataset& dataset_;
   HeteroSamplerOptions options_;
+  std::vector<RelationDegrees> degrees_;  // with options_.degrees
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;
 };
 
 // The whole-neighbourhood block of relation `r` for destination nodes [begin, end) of its
-// destination type, its indices global ids of the `num_src` source nodes (layer-wise evaluation).
-Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end);
+// destination type, its indices global ids of the `num_src` source nodes (layer-wise evaluation);
+// with `degrees` (the relation's), its src_degree and dst_degree.
+Block full_relation_block(const Relation& relation, int64_t num_src, int64_t begin, int64_t end,
+                          const RelationDegrees* degrees = nullptr);
 
 }  // namespace directgnn

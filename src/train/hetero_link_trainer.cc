@@ -212,8 +212,7 @@ void HeteroLinkTask::print_header(std::ostream& out) const {
       << negative_dist_name(s.dist) << (s.exact_negatives ? ", exact" : "") << "), seed edges "
       << (s.exclude_seed_edges ? "excluded" : "kept") << "\n";
   print_hetero_inputs(ds, config_, o_.hetero.embeddings, tables_, out);
-  out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
-      << " layers, hidden " << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder)
+  out << "Model: " << hetero_model_text(config_) << ", decoder " << decoder_kind_name(link_.decoder)
       << ", fan-out " << hetero_fanout_text(ds, hetero_fanouts(ds, o_)) << ", batch "
       << loader_.settings().batch_size << " positive edges" << (ranks_ > 1 ? " per rank" : "")
       << "\n"
@@ -240,6 +239,10 @@ HeteroModelConfig hetero_link_encoder(const HeteroDataset& ds, const HeteroLinkT
   c.layers = model.layers;
   c.dropout = model.dropout;
   c.num_bases = model.num_bases;
+  c.norm = model.norm;
+  c.residual = model.residual;
+  c.heads = model.heads;
+  c.attn_dropout = model.attn_dropout;
   c.target_type = target.dst_type;
   c.output_types = {target.src_type};
   if (target.dst_type != target.src_type) c.output_types.push_back(target.dst_type);

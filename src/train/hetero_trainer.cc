@@ -117,10 +117,8 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         << "Split: " << split_.train.numel() << " training, " << split_.val.numel()
         << " validation, " << split_.test.numel() << " test nodes\n";
     print_hetero_inputs(ds_, config_, o_.hetero.embeddings, tables_, out);
-    out << "Model: " << hetero_model_kind_name(config_.kind) << ", " << config_.layers
-        << " layers, hidden " << config_.hidden
-        << (config_.num_bases > 0 ? ", " + std::to_string(config_.num_bases) + " bases" : "")
-        << ", fan-out " << hetero_fanout_text(ds_, hetero_fanouts(ds_, o_)) << ", batch "
+    out << "Model: " << hetero_model_text(config_) << ", fan-out "
+        << hetero_fanout_text(ds_, hetero_fanouts(ds_, o_)) << ", batch "
         << loader_.settings().batch_size << "\n"
         << hetero_run_line(loader_.settings(), o_.group) << "\n"
         << hetero_features_line(loader_.stores());
@@ -180,11 +178,28 @@ HeteroModelConfig hetero_model_config(const HeteroDataset& ds, const TrainOption
   config.layers = o.model.layers;
   config.dropout = o.model.dropout;
   config.num_bases = o.hetero.bases;
+  config.norm = o.model.norm;
+  config.residual = o.model.residual;
+  config.heads = o.model.heads;
+  config.attn_dropout = o.model.attn_dropout;
   return config;
 }
 
 HeteroSamplerOptions hetero_fanouts(const HeteroDataset& ds, const TrainOptions& o) {
-  return hetero_sampler_options(ds, resolved_fanouts(o), o.loader.relation_fanouts, o.model.layers);
+  HeteroSamplerOptions s =
+      hetero_sampler_options(ds, resolved_fanouts(o), o.loader.relation_fanouts, o.model.layers);
+  s.degrees = o.hetero.model == HeteroModelKind::kGcn;  // its normalisation reads them
+  return s;
+}
+
+std::string hetero_model_text(const HeteroModelConfig& c) {
+  std::string text = std::string(hetero_model_kind_name(c.kind)) + ", " + std::to_string(c.layers) +
+                     " layers, hidden " + std::to_string(c.hidden);
+  if (c.kind == HeteroModelKind::kGat) text += " x " + std::to_string(c.heads) + " heads";
+  if (c.num_bases > 0) text += ", " + std::to_string(c.num_bases) + " bases";
+  if (c.norm != Norm::kNone) text += std::string(", ") + norm_name(c.norm) + " norm";
+  if (c.residual) text += ", residual";
+  return text;
 }
 
 std::string hetero_type_summary(const HeteroDataset& ds) {

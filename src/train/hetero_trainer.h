@@ -52,6 +52,8 @@ HeteroSamplerOptions hetero_fanouts(const HeteroDataset& dataset, const TrainOpt
 // the loader delivered there).
 void hetero_batch_to_device(std::vector<HeteroBlock>& blocks, std::vector<at::Tensor>& x,
                             const c10::Device& device);
+// "gat, 2 layers, hidden 64 x 8 heads, batch norm, residual" for a run's header.
+std::string hetero_model_text(const HeteroModelConfig& config);
 // "paper 736389 (128-d), author 1134649, ..."
 std::string hetero_type_summary(const HeteroDataset& dataset);
 // The header's line on a run's threads, ranks, prefetch and device.

@@ -137,10 +137,10 @@ const std::vector<Spec>& table() {
       number<int64_t>("layers", kAll, R::kKeep, DGNN_AT(model.layers)),
       number<int64_t>("hidden", kAll, R::kKeep, DGNN_AT(model.hidden)),
       number<double>("dropout", kAll, R::kKeep, DGNN_AT(model.dropout)),
-      choice("norm", kHomogeneous, R::kKeep, DGNN_AT(model.norm), parse_norm, norm_name),
-      boolean("residual", kHomogeneous, R::kKeep, DGNN_AT(model.residual)),
-      number<int64_t>("heads", kHomogeneous, R::kKeep, DGNN_AT(model.heads)),
-      number<double>("attn_dropout", kHomogeneous, R::kKeep, DGNN_AT(model.attn_dropout)),
+      choice("norm", kAll, R::kKeep, DGNN_AT(model.norm), parse_norm, norm_name),
+      boolean("residual", kAll, R::kKeep, DGNN_AT(model.residual)),
+      number<int64_t>("heads", kAll, R::kKeep, DGNN_AT(model.heads)),
+      number<double>("attn_dropout", kAll, R::kKeep, DGNN_AT(model.attn_dropout)),
       number<int64_t>("bases", kHeteroAll, R::kKeep, DGNN_AT(hetero.bases)),
       number<int64_t>("node_embeddings", kHeteroAll, R::kKeep, DGNN_AT(hetero.embeddings.dim)),
       choice("embedding_optimizer", kHeteroAll, R::kKeep, DGNN_AT(hetero.embeddings.optimizer),
@@ -301,14 +301,6 @@ std::string hetero_refusal(const std::string& name) {
        "on the CPU"},
       {"weighted_sampling",
        "the relations of a heterogeneous dataset carry no edge weights to draw neighbours by"},
-      {"norm", "the heterogeneous models (rgcn, hsage, mlp) have no normalisation layers"},
-      {"residual", "the heterogeneous models (rgcn, hsage, mlp) have no residual connections"},
-      {"heads",
-       "attention heads belong to gat, which has no heterogeneous form yet (rgcn, hsage, "
-       "mlp)"},
-      {"attn_dropout",
-       "attention belongs to gat, which has no heterogeneous form yet (rgcn, "
-       "hsage, mlp)"},
   };
   for (const auto& [option, why] : kWhy) {
     if (name == option) return why;

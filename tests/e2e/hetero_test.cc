@@ -65,6 +65,16 @@ TEST(HeteroTraining, RgcnOnTheMagGeneratorReadsTheRelations) {
           "4,4",
       dir, "hsage");
   EXPECT_GE(hsage, mlp + 0.1);
+  // Every layer per relation: DGL's GraphConv (with a norm and residuals) and PyG's GATConv.
+  const double gcn =
+      test_accuracy(common + " --model gcn --norm batch --residual --checkpoint " + dir.file("gcn"),
+                    dir, "gcn");
+  EXPECT_GE(gcn, mlp + 0.2);
+  const CommandResult gcn_eval = run("eval --checkpoint " + dir.file("gcn"));
+  EXPECT_NE(gcn_eval.output.find("Matches the test accuracy recorded"), std::string::npos)
+      << gcn_eval.output;
+  const double gat = test_accuracy(common + " --model gat --heads 2", dir, "gat");
+  EXPECT_GE(gat, mlp + 0.2);
 }
 
 // Cora with its features left out, through learnable tables: random rows memorise the training
@@ -188,9 +198,9 @@ TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
       {"--dataset mag:0.005 --sampler gpu", "heterogeneous graphs are sampled on the CPU"},
       {"--dataset mag:0.005 --graph device",
        "--graph does not apply to heterogeneous datasets: it places the graph the GPU sampler"},
-      {"--dataset mag:0.005 --norm batch", "have no normalisation layers"},
+      {"--dataset mag:0.005 --model gat --heads 0", "must be at least 1, got 0"},
       {"--dataset mag:0.005 --keep-self-loops", "--keep-self-loops applies when importing"},
-      {"--dataset mag:0.005 --model gat", "use rgcn, hsage or mlp"},
+      {"--dataset mag:0.005 --model gin", "use rgcn, hsage, gcn, gat or mlp"},
       {"--dataset mag:0.005 --fan-out-rel \"paper,likes,paper=3,3\"",
        "no relation 'paper,likes,paper'"},
       {"--dataset mag:x", "mag:SCALE"},

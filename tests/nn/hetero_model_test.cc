@@ -1,5 +1,6 @@
-// Heterogeneous models (nn/hetero_model.h): an RGCN layer against a hand-computed one, the
-// sampled forward pass against layer-wise inference with every neighbour, and gradients.
+// Heterogeneous models (nn/hetero_model.h): an RGCN layer and the gcn and gat relation terms
+// against hand-computed ones, the sampled forward pass against layer-wise inference with every
+// neighbour for every kind (with norms and residuals), gradients, and the GPU against the CPU.
 #include "nn/hetero_model.h"
 
 #include <ATen/ATen.h>
@@ -9,6 +10,8 @@
 
 #include "gpu/runtime.h"
 #include "graph/hetero_test_graph.h"
+#include "loader/hetero_stores.h"
+#include "nn/hetero_convs.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -58,19 +61,99 @@ TEST(HeteroModel, RgcnLayerMatchesAHandComputedOne) {
   EXPECT_TRUE(at::allclose(out, want)) << out;
 }
 
-class HeteroModelKinds : public ::testing::TestWithParam<std::tuple<HeteroModelKind, int64_t>> {};
+// A hand-made graph for one relation a -> b: b0 <- {a0, a1}, b1 <- {a1}, b2 <- {}; a1 has two
+// more out-edges in the whole graph (out-degrees 1 and 3), b0 one more in-edge (in-degrees 3, 1,
+// 0), as a sampled block of a larger graph.
+Block sampled_a_to_b() {
+  Block b;
+  b.indptr = at::tensor(std::vector<int64_t>{0, 2, 3, 3});
+  b.indices = at::tensor(std::vector<int64_t>{0, 1, 1});
+  b.num_dst = 3;
+  b.num_src = 2;
+  b.src_degree = at::tensor({1.0f, 3.0f});
+  b.dst_degree = at::tensor({3.0f, 1.0f, 0.0f});
+  return b;
+}
+
+TEST(HeteroConvs, GcnIsDglsGraphConvNormBothOnTheWholeGraphsDegrees) {
+  const Block b = sampled_a_to_b();
+  const at::Tensor x = at::tensor({1.0f, 3.0f, 5.0f, -1.0f}).view({2, 2});
+  const at::Tensor w = at::tensor({1.0f, 2.0f, -1.0f, 0.5f}).view({2, 2});
+  const at::Tensor bias = at::tensor({0.25f, -0.25f});
+  const at::Tensor out = relation_gcn(b, x, w, bias);
+  // b0: sampled 2 of its 3 in-edges, scaled by 3/2; each source by 1/sqrt(d_u d_v).
+  const at::Tensor h0 = (x[0] / std::sqrt(1.0f * 3) + x[1] / std::sqrt(3.0f * 3)) * 1.5f;
+  const at::Tensor h1 = x[1] / std::sqrt(3.0f * 1);
+  const at::Tensor want = at::stack({at::matmul(w, h0) + bias, at::matmul(w, h1) + bias, bias});
+  EXPECT_TRUE(at::allclose(out, want, 1e-5, 1e-6)) << out << want;
+}
+
+TEST(HeteroConvs, GatSoftmaxesOverTheInEdgesAloneWithoutSelfLoops) {
+  const Block b = sampled_a_to_b();
+  torch::manual_seed(3);
+  RelationGat p;
+  p.heads = 2;
+  p.channels = 3;
+  p.lin_src = at::randn({6, 2});
+  p.lin_dst = at::randn({6, 4});
+  p.att_src = at::randn({1, 2, 3});
+  p.att_dst = at::randn({1, 2, 3});
+  p.bias = at::randn({6});
+  const at::Tensor x_src = at::randn({2, 2}), x_dst = at::randn({3, 4});
+  const at::Tensor out = relation_gat(b, x_src, x_dst, p, 0.0, false);
+  const at::Tensor hs = at::matmul(x_src, p.lin_src.t()).view({2, 2, 3});
+  const at::Tensor hd = at::matmul(x_dst, p.lin_dst.t()).view({3, 2, 3});
+  const at::Tensor ss = (hs * p.att_src).sum(-1), sd = (hd * p.att_dst).sum(-1);
+  auto score = [&](int u, int v) { return at::leaky_relu(ss[u] + sd[v], 0.2); };
+  // b0 over {a0, a1}; b1 over {a1} alone (weight 1); b2 has no edge: the bias alone.
+  const at::Tensor e0 = score(0, 0), e1 = score(1, 0);
+  const at::Tensor z = e0.exp() + e1.exp();
+  const at::Tensor o0 = (e0.exp() / z).unsqueeze(1) * hs[0] + (e1.exp() / z).unsqueeze(1) * hs[1];
+  const at::Tensor want = at::stack({o0.reshape({6}), hs[1].reshape({6}), at::zeros({6})}) + p.bias;
+  EXPECT_TRUE(at::allclose(out, want, 1e-5, 1e-6)) << out << want;
+}
+
+struct KindCase {
+  HeteroModelKind kind;
+  int64_t bases = 0;
+  Norm norm = Norm::kNone;
+  bool residual = false;
+};
+void PrintTo(const KindCase& k, std::ostream* out) {
+  *out << hetero_model_kind_name(k.kind) << " bases " << k.bases << " norm " << norm_name(k.norm)
+       << (k.residual ? " residual" : "");
+}
+
+// The fan-outs, with the degrees gcn reads.
+HeteroSamplerOptions every_neighbour(const HeteroDataset& ds, const std::string& fanouts,
+                                     int64_t layers) {
+  HeteroSamplerOptions o = parse_hetero_fanouts(ds, fanouts, "", layers);
+  o.degrees = true;
+  return o;
+}
+
+class HeteroModelKinds : public ::testing::TestWithParam<KindCase> {
+ protected:
+  HeteroModelConfig config(const HeteroDataset& ds) const {
+    HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
+    c.kind = GetParam().kind;
+    c.num_bases = GetParam().bases;
+    c.norm = GetParam().norm;
+    c.residual = GetParam().residual;
+    c.heads = 2;
+    c.hidden = 8;
+    return c;
+  }
+};
 
 TEST_P(HeteroModelKinds, SampledForwardWithEveryNeighbourEqualsLayerWiseInference) {
   const HeteroDataset ds = testing::random_hetero(7);
-  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
-  c.kind = std::get<0>(GetParam());
-  c.num_bases = std::get<1>(GetParam());
-  c.hidden = 8;
+  HeteroModelConfig c = config(ds);
   c.layers = 2;
   torch::manual_seed(1);
   HeteroModel model(c);
   model.eval();
-  const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "-1,-1", "", 2));
+  const HeteroSampler sampler(ds, every_neighbour(ds, "-1,-1", 2));
   const at::Tensor seeds = at::arange(0, 60, 4, at::kLong);
   const HeteroMiniBatch b = sampler.sample(0, seeds, 3);
   std::vector<at::Tensor> x(ds.node_types.size());
@@ -86,16 +169,13 @@ TEST_P(HeteroModelKinds, SampledForwardWithEveryNeighbourEqualsLayerWiseInferenc
 // both; each equals its type's rows of layer-wise inference.
 TEST_P(HeteroModelKinds, SeveralOutputTypesEqualLayerWiseInference) {
   const HeteroDataset ds = testing::random_hetero(6);
-  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
-  c.kind = std::get<0>(GetParam());
-  c.num_bases = std::get<1>(GetParam());
-  c.hidden = 8;
+  HeteroModelConfig c = config(ds);
   c.num_classes = 8;
   c.output_types = {0, 1};
   torch::manual_seed(4);
   HeteroModel model(c);
   model.eval();
-  const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "-1,-1", "", 2));
+  const HeteroSampler sampler(ds, every_neighbour(ds, "-1,-1", 2));
   std::vector<at::Tensor> seeds(ds.node_types.size());
   seeds[0] = at::arange(0, 60, 5, at::kLong);
   seeds[1] = at::arange(1, 40, 3, at::kLong);
@@ -116,13 +196,10 @@ TEST_P(HeteroModelKinds, SeveralOutputTypesEqualLayerWiseInference) {
 
 TEST_P(HeteroModelKinds, EveryParameterGetsAGradient) {
   const HeteroDataset ds = testing::random_hetero(8);
-  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
-  c.kind = std::get<0>(GetParam());
-  c.num_bases = std::get<1>(GetParam());
-  c.hidden = 8;
+  HeteroModelConfig c = config(ds);
   c.layers = 3;
   HeteroModel model(c);
-  const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "-1,-1,-1", "", 3));
+  const HeteroSampler sampler(ds, every_neighbour(ds, "-1,-1,-1", 3));
   const HeteroMiniBatch b = sampler.sample(0, at::arange(0, 60, at::kLong), 3);
   std::vector<at::Tensor> x(ds.node_types.size());
   x[0] = ds.node_types[0].features.index_select(0, b.input_nodes[0]);
@@ -133,39 +210,45 @@ TEST_P(HeteroModelKinds, EveryParameterGetsAGradient) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, HeteroModelKinds,
-                         ::testing::Values(std::make_tuple(HeteroModelKind::kRgcn, int64_t{0}),
-                                           std::make_tuple(HeteroModelKind::kRgcn, int64_t{2}),
-                                           std::make_tuple(HeteroModelKind::kHsage, int64_t{0}),
-                                           std::make_tuple(HeteroModelKind::kMlp, int64_t{0})));
+INSTANTIATE_TEST_SUITE_P(
+    All, HeteroModelKinds,
+    ::testing::Values(KindCase{HeteroModelKind::kRgcn}, KindCase{HeteroModelKind::kRgcn, 2},
+                      KindCase{HeteroModelKind::kHsage}, KindCase{HeteroModelKind::kMlp},
+                      KindCase{HeteroModelKind::kGcn}, KindCase{HeteroModelKind::kGat},
+                      KindCase{HeteroModelKind::kRgcn, 0, Norm::kBatch, true},
+                      KindCase{HeteroModelKind::kGcn, 0, Norm::kLayer, true},
+                      KindCase{HeteroModelKind::kGat, 0, Norm::kBatch, true},
+                      KindCase{HeteroModelKind::kHsage, 0, Norm::kLayer, false}));
 
 TEST(HeteroModel, OnTheGpuEqualsTheCpu) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU (bench/gpu/run.sh hetero runs this)";
   const HeteroDataset ds = testing::random_hetero(9);
-  HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
-  c.hidden = 8;
-  c.dropout = 0;
-  torch::manual_seed(2);
-  HeteroModel cpu(c);
-  torch::manual_seed(2);
-  HeteroModel gpu(c);
-  gpu.to(c10::Device(c10::kCUDA, 0));
-  const HeteroSampler sampler(ds, parse_hetero_fanouts(ds, "4,3", "", 2));
+  const HeteroSampler sampler(ds, every_neighbour(ds, "4,3", 2));
   const HeteroMiniBatch b = sampler.sample(0, at::arange(0, 60, 3, at::kLong), 5);
   std::vector<at::Tensor> x(ds.node_types.size());
   x[0] = ds.node_types[0].features.index_select(0, b.input_nodes[0]);
   std::vector<HeteroBlock> blocks = b.blocks;
-  for (HeteroBlock& block : blocks) {
-    for (Block& r : block.relations) {
-      r.indptr = r.indptr.cuda();
-      r.indices = r.indices.cuda();
-    }
+  hetero_blocks_to(blocks, c10::Device(c10::kCUDA, 0));
+  for (HeteroModelKind kind : {HeteroModelKind::kRgcn, HeteroModelKind::kHsage,
+                               HeteroModelKind::kGcn, HeteroModelKind::kGat}) {
+    HeteroModelConfig c = HeteroModelConfig::for_dataset(ds);
+    c.kind = kind;
+    c.hidden = 8;
+    c.heads = 2;
+    c.dropout = 0;
+    c.norm = Norm::kBatch;
+    c.residual = true;
+    torch::manual_seed(2);
+    HeteroModel cpu(c);
+    torch::manual_seed(2);
+    HeteroModel gpu(c);
+    gpu.to(c10::Device(c10::kCUDA, 0));
+    const at::Tensor on_cpu = cpu.forward(b.blocks, x);
+    const at::Tensor on_gpu = gpu.forward(blocks, {x[0].cuda(), at::Tensor(), at::Tensor()});
+    on_gpu.sum().backward();
+    EXPECT_TRUE(at::allclose(on_cpu, on_gpu.cpu(), 1e-4, 1e-5)) << hetero_model_kind_name(kind);
+    for (const auto& p : gpu.parameters()) EXPECT_TRUE(p.grad().defined());
   }
-  const at::Tensor on_cpu = cpu.forward(b.blocks, x);
-  const at::Tensor on_gpu = gpu.forward(blocks, {x[0].cuda(), at::Tensor(), at::Tensor()});
-  on_gpu.sum().backward();
-  EXPECT_TRUE(at::allclose(on_cpu, on_gpu.cpu(), 1e-4, 1e-5));
-  for (const auto& p : gpu.parameters()) EXPECT_TRUE(p.grad().defined());
 }
 
 TEST(HeteroModel, ConfigRoundTripsThroughJson) {
@@ -174,7 +257,20 @@ TEST(HeteroModel, ConfigRoundTripsThroughJson) {
   c.hidden = 12;
   const HeteroModelConfig back = HeteroModelConfig::from_json(c.to_json(), "test");
   EXPECT_EQ(back.to_json(), c.to_json());
-  EXPECT_ERROR_CONTAINS(parse_hetero_model_kind("gat"), "use rgcn, hsage or mlp");
+  c.kind = HeteroModelKind::kGat;
+  c.norm = Norm::kLayer;
+  c.residual = true;
+  c.heads = 3;
+  c.attn_dropout = 0.25;
+  const HeteroModelConfig gat = HeteroModelConfig::from_json(c.to_json(), "test");
+  EXPECT_EQ(gat.to_json(), c.to_json());
+  // A checkpoint written before norm, residual, heads and attention dropout applied here.
+  nlohmann::json old = c.to_json();
+  for (const char* key : {"norm", "residual", "heads", "attn_dropout"}) old.erase(key);
+  const HeteroModelConfig read = HeteroModelConfig::from_json(old, "test");
+  EXPECT_EQ(read.norm, Norm::kNone);
+  EXPECT_FALSE(read.residual);
+  EXPECT_ERROR_CONTAINS(parse_hetero_model_kind("gin"), "use rgcn, hsage, gcn, gat or mlp");
 }
 
 }  // namespace
