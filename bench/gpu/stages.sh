@@ -17,6 +17,7 @@ gpu_test_patterns=(
   "Attention.CudaTensorsMatchTheCpu 1"
   "HeteroModel.OnTheGpuEqualsTheCpu 1"
   "GpuTables.* 1"
+  "GpuHeteroSampler.MatchesTheCpuSamplerExactly 1"
   "DistBackends.* 5"
 )
 

@@ -91,12 +91,14 @@ stage_hetero_placements() {
 
 # hetero: (issue 32) the heterogeneous model on the GPU against the CPU; RGCN on the mag
 # generator (HETERO_SCALE 0.05) over seeds 0-2 on the GPU against the CPU (mean test
-# accuracy), then with learnable embeddings; link prediction on author,writes,paper on the GPU
-# against the CPU; one epoch at ogbn-mag's size (mag:1) with 128-d embeddings on the GPU.
+# accuracy), sampled by the GPU twin of the heterogeneous sampler (issue 43, part 4: its oracle
+# tests run first, and seed 0 once more with the CPU sampler), then with learnable embeddings
+# (pinned, read by GPU threads); link prediction on author,writes,paper on the GPU against the
+# CPU; one epoch at ogbn-mag's size (mag:1) with 128-d embeddings on the GPU.
 stage_hetero() {
   local seed scale=mag:${HETERO_SCALE:-0.05} ref=() run=() emb=() device
   step "hetero model tests" hetero-unit.log 90 "$unit_tests" \
-    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroConvs*:HeteroSampler*:HeteroLink*:EmbeddingTable*' ||
+    --gtest_filter='HeteroModel*:All/HeteroModel*:HeteroConvs*:HeteroSampler*:GpuHeteroSampler*:HeteroLink*:EmbeddingTable*:GpuTables*' ||
     failed=1
   gtest_tail "$logs/hetero-unit.log"
   check_skips "$logs/hetero-unit.log"
@@ -112,6 +114,9 @@ stage_hetero() {
       --node-embeddings 64 --metrics "$logs/hetero-emb-$seed.jsonl" &&
       emb+=("$logs/hetero-emb-$seed.jsonl")
   done
+  step "$scale rgcn seed 0, GPU, CPU sampler" hetero.log 60 "$dgnn" train --dataset "$scale" \
+    --device cuda --sampler cpu --seed 0 --epochs 10 --hidden 64 \
+    --metrics "$logs/hetero-gpu-cpusampler.jsonl" && run+=("$logs/hetero-gpu-cpusampler.jsonl")
   mapfile -t ref < <(existing "${ref[@]}")
   mapfile -t run < <(existing "${run[@]}")
   mapfile -t emb < <(existing "${emb[@]}")

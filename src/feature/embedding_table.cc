@@ -102,7 +102,7 @@ at::Tensor EmbeddingTable::gather(const at::Tensor& ids) const {
   // A range check only: this runs every step on the sampler's input nodes, distinct by
   // construction, where checking them distinct would sort them each time.
   check_ids_in_range(ids, rows());
-  return weight_.index_select(0, ids.to(at::kLong));
+  return weight_.index_select(0, ids.to(at::kCPU, at::kLong));
 }
 
 at::Tensor EmbeddingTable::gather(const at::Tensor& ids, const c10::Device& device) const {
@@ -122,8 +122,8 @@ void EmbeddingTable::pin(int device_index) {
 }
 
 void EmbeddingTable::update(const at::Tensor& ids_in, const at::Tensor& grad_in) {
-  const at::Tensor ids = ids_in.to(at::kLong).contiguous();
-  const at::Tensor grad = grad_in.to(at::kFloat).contiguous();
+  const at::Tensor ids = ids_in.to(at::kCPU, at::kLong).contiguous();
+  const at::Tensor grad = grad_in.to(at::kCPU, at::kFloat).contiguous();
   DGNN_CHECK(grad.dim() == 2 && grad.size(0) == ids.numel() && grad.size(1) == dim(),
              "embedding update: the gradient has shape ", grad.sizes(), " for ", ids.numel(),
              " rows of width ", dim());

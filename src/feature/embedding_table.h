@@ -62,7 +62,7 @@ class EmbeddingTable {
   // depend only on the seed and the row).
   EmbeddingTable(int64_t rows, const EmbeddingOptions& options, uint64_t seed);
 
-  // Rows `ids` (int32/int64, in range; checked) as a new float32 tensor.
+  // Rows `ids` (int32/int64 on any device, in range; checked) as a new float32 CPU tensor.
   at::Tensor gather(const at::Tensor& ids) const;
   // The same on `device`: read by GPU threads from a pinned table, else gathered by the CPU
   // and copied over.

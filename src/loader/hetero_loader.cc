@@ -14,10 +14,14 @@ namespace directgnn {
 HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
                            const LoaderSettings& settings)
     : dataset_(dataset),
-      sampler_(dataset, std::move(sampler)),
+      sampler_(dataset, sampler),
       settings_(settings),
       stores_(dataset, settings_) {
   check_batch_settings(settings_);
+  if (settings_.gpu_sampler) {
+    gpu_sampler_ = std::make_unique<gpu::HeteroNeighborSampler>(dataset, std::move(sampler),
+                                                                settings_.device, settings_.graph);
+  }
   if (dataset.labels.defined()) labels_ = dataset.labels.to(settings_.device);
 }
 
@@ -32,7 +36,8 @@ int64_t HeteroLoader::steps(int64_t num_seeds) const {
 void HeteroLoader::fill(HeteroBatch& b, const at::Tensor& seeds, uint64_t sample_seed) const {
   const bool gpu = settings_.gpu();
   auto t0 = Clock::now();
-  b.sample = sampler_.sample(dataset_.target_type, seeds, sample_seed);
+  b.sample = gpu_sampler_ ? gpu_sampler_->sample(dataset_.target_type, seeds, sample_seed)
+                          : sampler_.sample(dataset_.target_type, seeds, sample_seed);
   hetero_blocks_to(b.sample.blocks, settings_.device);
   if (gpu) gpu::synchronize_current_stream(settings_.index());
   b.sample_s = seconds_since(t0);

@@ -1,5 +1,6 @@
 // The heterogeneous minibatch data path, the twin of MinibatchLoader (loader/loader.h) for
-// typed graphs: seed nodes of the target type -> HeteroSampler (typed blocks, on the CPU) ->
+// typed graphs: seed nodes of the target type -> HeteroSampler (typed blocks, on the CPU; on a
+// GPU with settings.gpu_sampler its twin, gpu/HeteroNeighborSampler, on the side stream) ->
 // one gather per node type with features, from that type's store in its placement
 // (loader/hetero_stores.h) -> labels of the seeds, prepared ahead of the training step by the
 // worker pipeline (loader/pipeline.h). On a GPU the blocks, rows and labels are delivered on
@@ -21,6 +22,7 @@
 #include "graph/hetero_graph.h"
 #include "loader/hetero_stores.h"
 #include "loader/options.h"
+#include "sampling/gpu_hetero_sampler.h"
 #include "sampling/hetero_sampler.h"
 
 namespace directgnn {
@@ -29,7 +31,9 @@ template <typename T>
 class Pipeline;
 
 struct HeteroBatch {
-  HeteroMiniBatch sample;  // its blocks on the loader's device; seeds and input nodes on the CPU
+  // Its blocks on the loader's device; seeds and input nodes on the CPU, or on the device with
+  // the GPU sampler.
+  HeteroMiniBatch sample;
   // Per node type: its input rows [input_nodes[t], F_t] on the device (undefined for a
   // featureless type).
   std::vector<at::Tensor> x;
@@ -84,7 +88,8 @@ class HeteroLoader {
   void fill(HeteroBatch& b, const at::Tensor& seeds, uint64_t sample_seed) const;
 
   const HeteroDataset& dataset_;
-  HeteroSampler sampler_;
+  HeteroSampler sampler_;  // also ranks the cache's rows (presample) on a GPU run
+  std::unique_ptr<gpu::HeteroNeighborSampler> gpu_sampler_;  // settings.gpu_sampler
   LoaderSettings settings_;
   HeteroStores stores_;
   at::Tensor labels_;  // on the device

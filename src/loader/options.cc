@@ -376,11 +376,10 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
 }
 
 LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset& ds,
-                                     const ProcessGroup* group) {
+                                     const ProcessGroup* group, const HeteroSampling& sampling) {
   check_counts(o);
-  DGNN_CHECK_ARG(o.sampler != SamplerChoice::kGpu, "sampler",
-                 "gpu: heterogeneous graphs are sampled on the CPU (the GPU sampler does not draw "
-                 "per relation yet); leave sampler at auto or cpu");
+  DGNN_CHECK_ARG(sampling.gpu_sampler_twin || o.sampler != SamplerChoice::kGpu, "sampler",
+                 "gpu: ", sampling.why_cpu, "; leave sampler at auto or cpu");
   if (o.device.kind == DeviceChoice::Kind::kAuto && !gpu::available()) {
     check_gpu_only_choices(o);
     for (const TypePlacement& p : o.type_features) {
@@ -393,6 +392,11 @@ LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset
   s.device = resolve_device(o.device, group, &s.note);
   cap_gpu_memory(o, s);
   resolve_type_placements(o, ds, s);
+  DGNN_CHECK_ARG(s.gpu() || o.sampler != SamplerChoice::kGpu, "sampler",
+                 "gpu samples on a GPU, but training runs on the CPU: set sampler to cpu, or "
+                 "device to cuda");
+  s.gpu_sampler = sampling.gpu_sampler_twin && s.gpu() && o.sampler != SamplerChoice::kCpu;
+  s.graph = o.graph;
   s.fanouts = o.fanouts;
   s.batch_size = o.batch_size;
   s.disk = o.disk;

@@ -142,10 +142,18 @@ LoaderSettings resolve_loader(const LoaderOptions& options, const Dataset& datas
 // The same for a heterogeneous graph's loaders (loader/hetero_loader.h): the device, the batch
 // size, the fan-outs, how batches are prepared ahead (prefetch auto: as resolve_loader's), and
 // per featured node type its table's placement (type_features names some, `features` gives
-// the rest; auto_type_placement decides `auto`) and gather method. Batches are sampled on the
-// CPU. Throws naming the option, the type and the fix.
+// the rest; auto_type_placement decides `auto`) and gather method. With `gpu_sampler_twin`
+// (the node loader's: gpu/HeteroNeighborSampler) the sampler is chosen as resolve_loader
+// chooses it, `graph` saying where the GPU reads the relations; otherwise batches are sampled on
+// the CPU and sampler gpu is refused, naming `why_cpu`. Throws naming the option, the type and
+// the fix.
+struct HeteroSampling {
+  bool gpu_sampler_twin = false;
+  const char* why_cpu = "this loader samples on the CPU";
+};
 LoaderSettings resolve_hetero_loader(const LoaderOptions& options, const HeteroDataset& dataset,
-                                     const ProcessGroup* group = nullptr);
+                                     const ProcessGroup* group = nullptr,
+                                     const HeteroSampling& sampling = {});
 
 // What `auto` places a heterogeneous graph's tables in, one at a time in type order, out of the
 // room left: on a GPU, GPU memory while it lasts (a quarter of what is free when the run starts,

@@ -69,7 +69,11 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
         split_(checked_split(ds, target, o)),
         config_(std::move(config)),
         loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
-                resolve_hetero_loader(o.loader, split_.graph, o.group)) {
+                resolve_hetero_loader(
+                    o.loader, split_.graph, o.group,
+                    {false,
+                     "link prediction on heterogeneous graphs samples on the CPU (dropping "
+                     "a batch's seed edges has no GPU twin there yet)"})) {
     prepare_tables(split_.graph, loader_.settings().device);
     init_model(
         [this] {

@@ -136,7 +136,7 @@ void HeteroTables::update(const std::vector<at::Tensor>& input_nodes,
       continue;
     }
     // Every rank takes part, also one whose batch gave this table no gradient.
-    const at::Tensor ids = input_nodes[t].to(at::kLong);
+    const at::Tensor ids = input_nodes[t].to(at::kCPU, at::kLong);
     const at::Tensor grad =
         has_grad ? x[t].grad().cpu() : at::zeros({ids.numel(), tables_[t]->dim()});
     const auto [all_ids, all_rows] = all_ranks_rows(*group, ids, grad);

@@ -35,7 +35,8 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         ds_(ds),
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
-        loader_(ds, hetero_fanouts(ds, o), resolve_hetero_loader(o.loader, ds, o.group)) {
+        loader_(ds, hetero_fanouts(ds, o),
+                resolve_hetero_loader(o.loader, ds, o.group, HeteroSampling{true})) {
     prepare_tables(ds, loader_.settings().device);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
@@ -230,7 +231,12 @@ std::string hetero_run_line(const LoaderSettings& s, ProcessGroup* group) {
     line += " per rank, " + std::to_string(group->size()) + " ranks (" +
             to_string(group->backend()) + ")";
   }
-  return line + ", prefetch " + std::to_string(s.prefetch) + "; device " + report_device(s);
+  line += ", prefetch " + std::to_string(s.prefetch) + "; device " + report_device(s);
+  if (s.gpu()) {
+    line += s.gpu_sampler ? "; GPU sampler, relations " + graph_placement_name(s.graph)
+                          : "; CPU sampler";
+  }
+  return line;
 }
 
 void print_hetero_inputs(const HeteroDataset& ds, const HeteroModelConfig& config,

@@ -182,7 +182,7 @@ const std::vector<Spec>& table() {
       choice("gather", kAll, R::kKeep, DGNN_AT(loader.gather.method), parse_gather_method,
              gather_method_name),
       choice("sampler", kAll, R::kKeep, DGNN_AT(loader.sampler), parse_sampler, sampler_name),
-      choice("graph", kHomogeneous, R::kKeep, DGNN_AT(loader.graph), parse_graph_placement,
+      choice("graph", kAll, R::kKeep, DGNN_AT(loader.graph), parse_graph_placement,
              graph_placement_name),
       boolean("weighted_sampling", kHomogeneous, R::kKeep, DGNN_AT(loader.weighted)),
       choice("prefetch", kAll, R::kGivenNow, DGNN_AT(loader.prefetch), parse_prefetch,
@@ -296,9 +296,6 @@ TrainOptions default_options(RunKind kind) {
 
 std::string hetero_refusal(const std::string& name) {
   static const std::pair<const char*, const char*> kWhy[] = {
-      {"graph",
-       "it places the graph the GPU sampler reads, and heterogeneous graphs are sampled "
-       "on the CPU"},
       {"weighted_sampling",
        "the relations of a heterogeneous dataset carry no edge weights to draw neighbours by"},
   };

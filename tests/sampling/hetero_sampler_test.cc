@@ -12,7 +12,9 @@
 #include <set>
 #include <vector>
 
+#include "gpu/runtime.h"
 #include "graph/hetero_test_graph.h"
+#include "sampling/gpu_hetero_sampler.h"
 #include "sampling/uniform_pick.h"
 #include "tensor_util.h"
 #include "test_util.h"
@@ -279,6 +281,83 @@ TEST(HeteroSampler, ARelationsFanOutMayBeZeroAndItsHopDrawsNothing) {
                         "must be positive, or -1 for all neighbours, or 0 for none");
   EXPECT_ERROR_CONTAINS(parse_hetero_fanouts(ds, "2,0", "", 2),
                         "'2,0': 0 is invalid; each fan-out must be positive, or -1 for all");
+}
+
+// The relations' whole-graph degrees ride on the blocks when asked for (the gcn model's).
+TEST(HeteroSampler, BlocksCarryEachRelationsWholeGraphDegreesWhenAsked) {
+  const HeteroDataset ds = testing::random_hetero(2);
+  HeteroSamplerOptions o = parse_hetero_fanouts(ds, "3,2", "", 2);
+  o.degrees = true;
+  const HeteroMiniBatch b = HeteroSampler(ds, o).sample(0, at::arange(0, 50, 5, at::kLong), 3);
+  const std::vector<RelationDegrees> degrees = relation_degrees(ds);
+  for (const HeteroBlock& block : b.blocks) {
+    for (size_t r = 0; r < ds.relations.size(); ++r) {
+      const Relation& rel = ds.relations[r];
+      const Block& got = block.relations[r];
+      const at::Tensor dst = b.input_nodes[rel.dst_type].narrow(0, 0, got.num_dst);
+      const at::Tensor src = b.input_nodes[rel.src_type].narrow(0, 0, got.num_src);
+      EXPECT_TRUE(got.dst_degree.equal(degrees[r].in.index_select(0, dst))) << r;
+      EXPECT_TRUE(got.src_degree.equal(degrees[r].out.index_select(0, src))) << r;
+    }
+  }
+  // In-degrees are the CSR's row lengths; out-degrees count each source over the relation.
+  const Relation& cites = ds.relations[ds.relation_index("paper,cites,paper", "test")];
+  const at::Tensor out =
+      at::bincount(cites.graph.indices.to(at::kLong), {}, ds.node_types[0].count);
+  EXPECT_TRUE(
+      degrees[ds.relation_index("paper,cites,paper", "test")].out.equal(out.to(at::kFloat)));
+  EXPECT_FALSE(HeteroSampler(ds, parse_hetero_fanouts(ds, "3,2", "", 2))
+                   .sample(0, at::arange(0, 5, at::kLong), 3)
+                   .blocks[0]
+                   .relations[0]
+                   .src_degree.defined());
+}
+
+// The GPU twin (sampling/gpu_hetero_sampler.h) draws the CPU sampler's neighbours and relabels
+// them in its order: the very same batch, from the relations pinned and copied to the GPU, with
+// a relation whose fan-out is 0 at a hop and one taking every neighbour.
+TEST(GpuHeteroSampler, MatchesTheCpuSamplerExactly) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
+  const HeteroDataset ds = testing::random_hetero(4);
+  HeteroSamplerOptions o = parse_hetero_fanouts(ds, "4,3", "paper,cites,paper=0,-1", 2);
+  o.degrees = true;
+  const at::Tensor seeds = at::randperm(ds.node_types[0].count, at::kLong).narrow(0, 0, 37);
+  const HeteroMiniBatch want = HeteroSampler(ds, o).sample(0, seeds, 11);
+  for (const GraphPlacement placement : {GraphPlacement::kPinned, GraphPlacement::kDevice}) {
+    const gpu::HeteroNeighborSampler twin(ds, o, c10::Device(c10::kCUDA, 0), placement);
+    const HeteroMiniBatch got = twin.sample(0, seeds, 11);
+    EXPECT_TRUE(got.seeds.cpu().equal(want.seeds));
+    EXPECT_EQ(got.num_seeds, want.num_seeds);
+    ASSERT_EQ(got.input_nodes.size(), want.input_nodes.size());
+    for (size_t t = 0; t < got.input_nodes.size(); ++t) {
+      EXPECT_TRUE(got.input_nodes[t].is_cuda());
+      EXPECT_TRUE(got.input_nodes[t].cpu().equal(want.input_nodes[t])) << t;
+    }
+    ASSERT_EQ(got.blocks.size(), want.blocks.size());
+    for (size_t l = 0; l < got.blocks.size(); ++l) {
+      EXPECT_EQ(got.blocks[l].num_src, want.blocks[l].num_src) << l;
+      EXPECT_EQ(got.blocks[l].num_dst, want.blocks[l].num_dst) << l;
+      for (size_t r = 0; r < ds.relations.size(); ++r) {
+        const Block& g = got.blocks[l].relations[r];
+        const Block& w = want.blocks[l].relations[r];
+        EXPECT_TRUE(g.indptr.cpu().equal(w.indptr)) << l << " " << r;
+        EXPECT_TRUE(g.indices.cpu().equal(w.indices)) << l << " " << r;
+        EXPECT_TRUE(g.src_degree.cpu().equal(w.src_degree)) << l << " " << r;
+        EXPECT_TRUE(g.dst_degree.cpu().equal(w.dst_degree)) << l << " " << r;
+      }
+    }
+  }
+  EXPECT_ERROR_CONTAINS(gpu::HeteroNeighborSampler(ds, o, c10::Device(c10::kCUDA, 0))
+                            .sample(0, at::tensor(std::vector<int64_t>{0, 9999}), 1),
+                        "9999");
+}
+
+TEST(GpuHeteroSampler, NeedsAGpu) {
+  if (gpu::available()) GTEST_SKIP() << "a GPU is present; the twin runs above";
+  const HeteroDataset ds = testing::random_hetero(1);
+  EXPECT_ERROR_CONTAINS(gpu::HeteroNeighborSampler(ds, parse_hetero_fanouts(ds, "2", "", 1),
+                                                   c10::Device(c10::kCUDA, 0)),
+                        "sampler: gpu needs a GPU");
 }
 
 }  // namespace
