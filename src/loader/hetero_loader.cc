@@ -97,6 +97,11 @@ HeteroBatch HeteroLoader::Epoch::next() {
   if (gpu_) {
     std::vector<at::Tensor> used = hetero_batch_tensors(b.sample.blocks, b.x);
     if (b.labels.defined()) used.push_back(b.labels);
+    // The GPU sampler's ids, which the training step reads (the learnable tables' rows).
+    for (const at::Tensor& ids : b.sample.input_nodes) {
+      if (ids.is_cuda()) used.push_back(ids);
+    }
+    if (b.sample.seeds.defined() && b.sample.seeds.is_cuda()) used.push_back(b.sample.seeds);
     gpu::wait_on_current_stream(b.ticket, used);
   }
   return b;

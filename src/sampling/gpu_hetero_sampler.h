@@ -5,7 +5,8 @@
 // as tensor operations on the GPU (relabel_first_seen), relation after relation, so each type's
 // nodes come in the CPU's order of first appearance and the blocks, input nodes and degrees
 // (with options.degrees) equal the CPU's, on the device. Each relation's arrays are read in
-// place from pinned host memory (registered read-only), or copied to the GPU (`graph` device).
+// place from pinned host memory (registered read-only), or copied to the GPU (`graph` device;
+// arrays under 16 MiB always, as a small one may share a page with other memory).
 // Builds whose torch has CUDA implement it in sampling/cuda/hetero_neighbor_sampler.cc;
 // others link sampling/no_cuda.cc, whose constructor says this build has no CUDA.
 //
@@ -35,8 +36,8 @@ class HeteroNeighborSampler {
   HeteroNeighborSampler(const HeteroNeighborSampler&) = delete;
   HeteroNeighborSampler& operator=(const HeteroNeighborSampler&) = delete;
 
-  // The blocks for `seeds` (distinct int64 ids of `seed_type`, any device; their range is
-  // checked) on torch's current stream of the device: HeteroSampler::sample's result, with every
+  // The blocks for `seeds` (distinct int64 ids of `seed_type`, any device; checked) on torch's
+  // current stream of the device: HeteroSampler::sample's result, with every
   // tensor on the device.
   HeteroMiniBatch sample(int seed_type, const at::Tensor& seeds, uint64_t seed) const;
 

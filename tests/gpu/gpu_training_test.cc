@@ -198,6 +198,11 @@ TEST(GpuTables, APinnedTableIsReadInPlaceByTheGpuAndSeesItsUpdates) {
   table.load(dir.path(), "t");
   EXPECT_TRUE(table.pinned());
   EXPECT_TRUE(at::equal(table.gather(ids, kCuda).cpu(), other.gather(ids)));
+  // A cap of the whole device changes nothing else the tests do, and is what it reports.
+  const int64_t total = gpu::device_memory(0).total;
+  gpu::limit_memory(0, total);
+  EXPECT_EQ(gpu::device_memory(0).total, total);
+  EXPECT_LE(gpu::device_memory(0).free, total);
 }
 
 }  // namespace

@@ -347,9 +347,9 @@ TEST(GpuHeteroSampler, MatchesTheCpuSamplerExactly) {
       }
     }
   }
-  EXPECT_ERROR_CONTAINS(gpu::HeteroNeighborSampler(ds, o, c10::Device(c10::kCUDA, 0))
-                            .sample(0, at::tensor(std::vector<int64_t>{0, 9999}), 1),
-                        "9999");
+  const gpu::HeteroNeighborSampler twin(ds, o, c10::Device(c10::kCUDA, 0));
+  EXPECT_ERROR_CONTAINS(twin.sample(0, at::tensor(std::vector<int64_t>{0, 9999}), 1), "9999");
+  EXPECT_ERROR_CONTAINS(twin.sample(0, at::tensor(std::vector<int64_t>{3, 3}), 1), "repeat");
 }
 
 TEST(GpuHeteroSampler, NeedsAGpu) {

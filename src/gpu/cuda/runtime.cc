@@ -184,6 +184,9 @@ void limit_memory(int device, int64_t bytes) {
                  "must be more than 0 and at "
                  "most cuda:",
                  device, "'s ", gib_text(m.total), ", got ", gib_text(bytes));
+  // The fraction is the caching allocator's, which torch sets up with its CUDA side: before any
+  // CUDA tensor exists it is not there yet.
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
   c10::cuda::CUDACachingAllocator::setMemoryFraction(
       static_cast<double>(bytes) / static_cast<double>(m.total),
       static_cast<c10::DeviceIndex>(device));

@@ -29,8 +29,12 @@ struct HeteroNeighborSampler::Impl {
 
   cudaStream_t stream() const { return c10::cuda::getCurrentCUDAStream(device.index()).stream(); }
 
+  // Arrays under this size go to the GPU whatever `graph` says: a small array may share a page
+  // with other memory, and a registration covers whole pages.
+  static constexpr int64_t kSmallBytes = int64_t{16} << 20;
+
   const void* place(const at::Tensor& array, GraphPlacement graph) {
-    if (graph == GraphPlacement::kDevice) {
+    if (graph == GraphPlacement::kDevice || array.nbytes() < kSmallBytes) {
       on_device.push_back(array.to(device));
       return on_device.back().data_ptr();
     }
@@ -64,9 +68,8 @@ HeteroNeighborSampler::HeteroNeighborSampler(const HeteroDataset& dataset,
     : impl_(std::make_unique<Impl>(dataset, std::move(options), device)) {
   DGNN_CHECK_ARG(available(), "sampler", "gpu needs a GPU, but ", unavailable_reason(),
                  "; set sampler to cpu");
-  DGNN_CHECK(impl_->options.fanouts.size() == dataset.relations.size(),
-             "the sampler has fan-outs for ", impl_->options.fanouts.size(),
-             " relations but the graph has ", dataset.relations.size());
+  // The CPU sampler's checks of the fan-outs, which this one indexes by relation and hop.
+  const HeteroSampler checked(dataset, impl_->options);
   c10::cuda::CUDAGuard guard(device);
   int64_t bytes = 0;
   for (const Relation& r : dataset.relations) {
@@ -106,6 +109,10 @@ HeteroMiniBatch HeteroNeighborSampler::sample(int seed_type, const at::Tensor& s
   const at::Tensor seeds = seeds_in.to(s.device, at::kLong).contiguous();
   DGNN_CHECK(seeds.dim() == 1, "seeds must be a 1-D tensor of node ids");
   check_ids_in_range(seeds, ds.node_types[static_cast<size_t>(seed_type)].count);
+  // Distinct, as the CPU sampler requires: a repeated seed would shrink the relabelled list
+  // under the blocks' counts.
+  DGNN_CHECK(std::get<0>(at::_unique(seeds)).numel() == seeds.numel(),
+             "the seeds repeat a node; give each seed once");
   std::vector<at::Tensor> nodes(types);
   for (size_t t = 0; t < types; ++t) {
     nodes[t] = static_cast<int>(t) == seed_type ? seeds : at::empty({0}, seeds.options());
