@@ -11,10 +11,22 @@
 #include "loader/loader.h"
 
 namespace directgnn {
+namespace {
+
+// The CPU sampler's options beside the GPU twin: it only ranks the cache's rows (presample), which
+// reads no degrees, so the twin alone counts them.
+HeteroSamplerOptions hetero_cpu_sampler_options(HeteroSamplerOptions options,
+                                                const LoaderSettings& settings) {
+  if (settings.gpu_sampler) options.degrees = false;
+  return options;
+}
+
+}  // namespace
+
 HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sampler,
                            const LoaderSettings& settings)
     : dataset_(dataset),
-      sampler_(dataset, sampler),
+      sampler_(dataset, hetero_cpu_sampler_options(sampler, settings)),
       settings_(settings),
       stores_(dataset, settings_) {
   check_batch_settings(settings_);

@@ -58,10 +58,10 @@ struct HeteroModelConfig {
   int64_t num_classes = 0;
   int64_t layers = 2;
   double dropout = 0.5;
-  int64_t num_bases = 0;  // rgcn: 0 = a full weight per relation
+  int64_t num_bases = 0;    // rgcn: 0 = a full weight per relation
   Norm norm = Norm::kNone;  // hidden layers, per type (see the top of this file)
   bool residual = false;
-  int64_t heads = 8;         // gat: heads of each hidden layer
+  int64_t heads = 8;        // gat: heads of each hidden layer
   double attn_dropout = 0;  // gat: dropout on the attention coefficients while training
 
   nlohmann::json to_json() const;

@@ -66,9 +66,8 @@ TEST(HeteroTraining, RgcnOnTheMagGeneratorReadsTheRelations) {
       dir, "hsage");
   EXPECT_GE(hsage, mlp + 0.1);
   // Every layer per relation: DGL's GraphConv (with a norm and residuals) and PyG's GATConv.
-  const double gcn =
-      test_accuracy(common + " --model gcn --norm batch --residual --checkpoint " + dir.file("gcn"),
-                    dir, "gcn");
+  const double gcn = test_accuracy(
+      common + " --model gcn --norm batch --residual --checkpoint " + dir.file("gcn"), dir, "gcn");
   EXPECT_GE(gcn, mlp + 0.2);
   const CommandResult gcn_eval = run("eval --checkpoint " + dir.file("gcn"));
   EXPECT_NE(gcn_eval.output.find("Matches the test accuracy recorded"), std::string::npos)

@@ -68,8 +68,11 @@ HeteroNeighborSampler::HeteroNeighborSampler(const HeteroDataset& dataset,
     : impl_(std::make_unique<Impl>(dataset, std::move(options), device)) {
   DGNN_CHECK_ARG(available(), "sampler", "gpu needs a GPU, but ", unavailable_reason(),
                  "; set sampler to cpu");
-  // The CPU sampler's checks of the fan-outs, which this one indexes by relation and hop.
-  const HeteroSampler checked(dataset, impl_->options);
+  // The CPU sampler's checks of the fan-outs, which this one indexes by relation and hop (its
+  // degrees, counted below for the device, are not needed for them).
+  HeteroSamplerOptions fanouts = impl_->options;
+  fanouts.degrees = false;
+  const HeteroSampler checked(dataset, std::move(fanouts));
   c10::cuda::CUDAGuard guard(device);
   int64_t bytes = 0;
   for (const Relation& r : dataset.relations) {
