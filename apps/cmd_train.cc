@@ -62,6 +62,11 @@ void refuse_other_kinds(const nlohmann::json& given, RunKind kind) {
            "training edges); leave it out");
     }
     if (!node && !homogeneous) refuse_heterogeneous_link_option(name, value);
+    if (is_link(kind) && takes_option(RunKind::kHetero, name)) {
+      fail(flag,
+           " applies to node classification on heterogeneous datasets, not to --task link; "
+           "leave it out");
+    }
     if (is_hetero(kind)) {
       const std::string why = hetero_refusal(name);
       fail(flag, " does not apply to heterogeneous datasets", why.empty() ? "" : ": " + why,

@@ -120,6 +120,10 @@ constexpr RunFlag kRunFlags[] = {
     {"no_eval", true,
      "no evaluation (timing runs, or graphs too large to score in memory); with --checkpoint "
      "the last epoch's model is saved, for embed and eval"},
+    {"eval_sampled", true,
+     "heterogeneous node classification: score validation and test nodes on sampled "
+     "neighbourhoods (the training fan-outs, in batches, tables read where they live) instead "
+     "of layer by layer over the whole graph, for graphs whose layer outputs exceed memory"},
     {"target_relation", false,
      "link, heterogeneous: the relation whose edges are predicted, src,rel,dst (held-out edges "
      "leave it and its reverse rev_REL)"},

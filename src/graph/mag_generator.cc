@@ -6,20 +6,41 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <utility>
 
 #include "core/clock.h"
 #include "core/progress.h"
 #include "core/random.h"
 #include "directgnn/error.h"
-#include "graph/rmat.h"
+#include "graph/class_features.h"
 
 namespace directgnn {
 namespace {
 
-// ogbn-mag's sizes: nodes by type, then edges by relation before reverses.
-constexpr int64_t kPapers = 736389, kAuthors = 1134649, kInstitutions = 8740, kFields = 59965;
-constexpr int64_t kCites = 5416271, kWrites = 7145660, kAffiliations = 1043998, kTopics = 7505078;
+// A shape's sizes: nodes by type (paper, author, institution, field_of_study), then edges by
+// relation before reverses (cites, writes, affiliated_with, has_topic); 0 where it has none.
+struct ShapeSizes {
+  int64_t nodes[4];
+  int64_t edges[4];
+  int types;
+  // Affiliations per author: 0 below the first bound of a uniform draw, 1 below the second,
+  // 2 below the third, else 3.
+  double affiliation_bounds[3];
+};
+// ogbn-mag: mean 0.92 affiliations per author (1,043,998 for 1,134,649 authors).
+constexpr ShapeSizes kOgbnMagSizes = {
+    {736389, 1134649, 8740, 59965}, {5416271, 7145660, 1043998, 7505078}, 4, {0.14, 0.95, 0.99}};
+// OGB-LSC MAG240M: mean 0.364 (44,592,586 for 122,383,112 authors).
+constexpr ShapeSizes kMag240mSizes = {
+    {121751666, 122383112, 25721, 0}, {1297748926, 386022720, 44592586, 0}, 3, {0.695, 0.95, 0.99}};
+// MAG240M's labelled papers (its arXiv ones) and their split: 1,112,392 / 138,949 / 146,818.
+constexpr double kMag240mLabelled = 1398159.0 / 121751666.0;
+constexpr double kMag240mTrain = 1112392.0 / 1398159.0, kMag240mVal = 138949.0 / 1398159.0;
+
+const ShapeSizes& sizes_of(MagShape shape) {
+  return shape == MagShape::kMag240m ? kMag240mSizes : kOgbnMagSizes;
+}
 
 // Purposes of the random streams, so no two draws share one: mix64(seed, purpose, id).
 enum Purpose : uint64_t {
@@ -65,6 +86,10 @@ class Communities {
 
   int64_t count() const { return count_; }
   int64_t of(int64_t id) const { return community_[id]; }
+  // Every node's community, int64 [count].
+  at::Tensor all() const {
+    return at::from_blob(const_cast<int32_t*>(community_.data()), {count_}, at::kInt).to(at::kLong);
+  }
 
   // A member of community c by popularity: the power law's continuous CDF on [1, size + 1)
   // inverted, so a draw costs two pow calls and needs no table.
@@ -117,10 +142,11 @@ class DegreeLaw {
   int64_t cap_;
 };
 
-// Affiliations per author: 0 to 3, mean 0.92 as ogbn-mag's (1,043,998 for 1,134,649 authors).
-int64_t affiliation_count(SplitRng& r) {
+// Affiliations per author: 0 to 3, with the shape's mean.
+int64_t affiliation_count(const ShapeSizes& sizes, SplitRng& r) {
   const double u = r.uniform();
-  return u < 0.14 ? 0 : u < 0.95 ? 1 : u < 0.99 ? 2 : 3;
+  const double* b = sizes.affiliation_bounds;
+  return u < b[0] ? 0 : u < b[1] ? 1 : u < b[2] ? 2 : 3;
 }
 
 // How one relation is drawn: every owner node takes degree(stream) distinct neighbours among
@@ -210,24 +236,30 @@ enum Type { kPaper = 0, kAuthor = 1, kInstitution = 2, kField = 3 };
 // per owner follow ogbn-mag's means; caps keep a neighbour list within reach of the targets.
 void draw_relations(const MagOptions& o, const std::vector<Communities>& types, HeteroDataset& ds,
                     MagTimings& timings) {
+  const ShapeSizes& sizes = sizes_of(o.shape);
   const Communities &papers = types[kPaper], &authors = types[kAuthor];
-  const Communities &institutions = types[kInstitution], &fields = types[kField];
-  const auto per = [](int64_t edges, int64_t owners) {
-    return static_cast<double>(edges) / static_cast<double>(owners);
+  const Communities& institutions = types[kInstitution];
+  const auto per = [&](int relation) {
+    return static_cast<double>(sizes.edges[relation]) / static_cast<double>(sizes.nodes[kPaper]);
   };
   const auto cap = [&](double mean, double factor, const Communities& targets) {
     return std::min<int64_t>(std::llround(mean * factor),
                              std::max<int64_t>(1, targets.count() / 4));
   };
-  const double cites = per(kCites, kPapers), writes = per(kWrites, kPapers);
-  const double topics = per(kTopics, kPapers);
-  const EdgeDraw draws[] = {
-      {&authors, &institutions, affiliation_count, kAffiliationDraws, false},
+  const double cites = per(0), writes = per(1);
+  const auto affiliations = [&sizes](SplitRng& r) { return affiliation_count(sizes, r); };
+  std::vector<EdgeDraw> draws = {
+      {&authors, &institutions, affiliations, kAffiliationDraws, false},
       {&papers, &authors, DegreeLaw(writes, 2.5, cap(writes, 40, authors)), kWritesDraws, false},
       {&papers, &papers, DegreeLaw(cites, 2.5, cap(cites, 40, papers)), kCitesDraws, true},
-      {&papers, &fields, DegreeLaw(topics, 4.0, cap(topics, 10, fields)), kTopicDraws, false},
   };
-  Progress progress("drawing mag relations", authors.count() + 3 * papers.count());
+  if (sizes.types == 4) {
+    const double topics = per(3);
+    draws.push_back({&papers, &types[kField],
+                     DegreeLaw(topics, 4.0, cap(topics, 10, types[kField])), kTopicDraws, false});
+  }
+  Progress progress("drawing mag relations",
+                    authors.count() + static_cast<int64_t>(draws.size() - 1) * papers.count());
   int64_t done = 0;
   for (const EdgeDraw& d : draws) {
     const auto t0 = Clock::now();
@@ -250,40 +282,78 @@ void draw_relations(const MagOptions& o, const std::vector<Communities>& types, 
   progress.finish();
 }
 
-// Labels are the papers' communities; the split cuts a seeded permutation of the papers.
+// Papers labelled, and of them in the train and validation splits (the rest: test).
+struct SplitSizes {
+  int64_t labelled, train, val;
+};
+SplitSizes split_sizes(const MagOptions& o, int64_t papers) {
+  const int64_t labelled = std::llround(o.labelled_fraction * static_cast<double>(papers));
+  const auto of = [&](double fraction) {
+    return std::llround(fraction * static_cast<double>(labelled));
+  };
+  return {labelled, of(o.train_fraction), of(o.val_fraction)};
+}
+
+// The first papers of a seeded permutation are labelled, with their communities, and cut into
+// the splits by the fractions; the others' labels are -1.
 void add_labels_and_split(const MagOptions& o, const Communities& papers, HeteroDataset& ds) {
   const int64_t n = papers.count();
   ds.target_type = kPaper;
   ds.num_classes = o.num_classes;
-  ds.labels = at::empty({n}, at::kLong);
-  int64_t* label = ds.labels.data_ptr<int64_t>();
-  for (int64_t v = 0; v < n; ++v) label[v] = papers.of(v);
   at::Tensor order = at::arange(n, at::kLong);
   seeded_shuffle(order.data_ptr<int64_t>(), n, mix64(o.seed, kSplitSeed));
-  const int64_t train = std::llround(o.train_fraction * static_cast<double>(n));
-  const int64_t val = std::llround(o.val_fraction * static_cast<double>(n));
+  const auto [labelled, train, val] = split_sizes(o, n);
+  if (labelled == n) {
+    ds.labels = papers.all();
+  } else {
+    ds.labels = at::full({n}, -1, at::kLong);
+    int64_t* label = ds.labels.data_ptr<int64_t>();
+    const int64_t* id = order.data_ptr<int64_t>();
+    for (int64_t i = 0; i < labelled; ++i) label[id[i]] = papers.of(id[i]);
+  }
   Split split;
   split.train = std::get<0>(order.narrow(0, 0, train).sort());
   split.val = std::get<0>(order.narrow(0, train, val).sort());
-  split.test = std::get<0>(order.narrow(0, train + val, n - train - val).sort());
+  split.test = std::get<0>(order.narrow(0, train + val, labelled - train - val).sort());
   ds.splits = {split};
 }
 
+constexpr const char* kTypeNames[] = {"paper", "author", "institution", "field_of_study"};
+constexpr double kSkews[] = {kPaperSkew, kAuthorSkew, kInstitutionSkew, kFieldSkew};
+
 }  // namespace
 
-std::vector<int64_t> mag_node_counts(double scale) {
-  return {scaled(kPapers, scale), scaled(kAuthors, scale), scaled(kInstitutions, scale),
-          scaled(kFields, scale)};
+MagOptions mag_shape_defaults(MagShape shape) {
+  MagOptions o;
+  o.shape = shape;
+  if (shape == MagShape::kMag240m) {
+    o.feat_dim = 768;
+    o.feat_dtype = at::kHalf;
+    o.num_classes = 153;
+    o.labelled_fraction = kMag240mLabelled;
+    o.train_fraction = kMag240mTrain;
+    o.val_fraction = kMag240mVal;
+  }
+  return o;
 }
 
-std::vector<int64_t> mag_edge_targets(double scale) {
-  return {scaled(kCites, scale), scaled(kWrites, scale), scaled(kAffiliations, scale),
-          scaled(kTopics, scale)};
+std::vector<int64_t> mag_node_counts(double scale, MagShape shape) {
+  const ShapeSizes& sizes = sizes_of(shape);
+  std::vector<int64_t> counts;
+  for (int t = 0; t < sizes.types; ++t) counts.push_back(scaled(sizes.nodes[t], scale));
+  return counts;
+}
+
+std::vector<int64_t> mag_edge_targets(double scale, MagShape shape) {
+  const ShapeSizes& sizes = sizes_of(shape);
+  std::vector<int64_t> edges;
+  for (int r = 0; r < sizes.types; ++r) edges.push_back(scaled(sizes.edges[r], scale));
+  return edges;
 }
 
 void check_mag_options(const MagOptions& o) {
   DGNN_CHECK_ARG(std::isfinite(o.scale) && o.scale > 0 && o.scale <= 1000, "scale",
-                 "must be in (0, 1000]; 1 gives ogbn-mag's size (got ", o.scale, ")");
+                 "must be in (0, 1000]; 1 gives the shape's size (got ", o.scale, ")");
   DGNN_CHECK_ARG(o.feat_dim > 0, "feat_dim", "must be positive (got ", o.feat_dim, ")");
   DGNN_CHECK_ARG(o.feat_dtype == at::kFloat || o.feat_dtype == at::kHalf, "feat_dtype",
                  "must be float32 or float16 (got ", o.feat_dtype, ")");
@@ -293,63 +363,82 @@ void check_mag_options(const MagOptions& o) {
                  "must be finite and >= 0 (got ", o.signal, ")");
   DGNN_CHECK_ARG(o.mixing >= 0 && o.mixing <= 1, "mixing", "must be in [0, 1] (got ", o.mixing,
                  ")");
+  DGNN_CHECK_ARG(o.labelled_fraction > 0 && o.labelled_fraction <= 1, "labelled_fraction",
+                 "must be in (0, 1] (got ", o.labelled_fraction, ")");
   DGNN_CHECK_ARG(
       o.train_fraction > 0 && o.val_fraction > 0 && o.train_fraction + o.val_fraction < 1,
       "train_fraction, val_fraction",
       "must be positive with a sum below 1, leaving papers for the test split (got ",
       o.train_fraction, " and ", o.val_fraction, ")");
   const char* names[] = {"papers", "authors", "institutions", "fields of study"};
-  const std::vector<int64_t> counts = mag_node_counts(o.scale);
+  const std::vector<int64_t> counts = mag_node_counts(o.scale, o.shape);
   for (size_t t = 0; t < counts.size(); ++t) {
     DGNN_CHECK_ARG(counts[t] >= o.num_classes, "scale", "gives ", counts[t], " ", names[t],
                    ", fewer than the ", o.num_classes,
                    " communities (one per class); raise the scale or lower num_classes");
   }
-  const auto papers = static_cast<double>(counts[kPaper]);
-  DGNN_CHECK_ARG(std::llround(o.train_fraction * papers) >= 1 &&
-                     std::llround(o.val_fraction * papers) >= 1 &&
-                     std::llround((o.train_fraction + o.val_fraction) * papers) < counts[kPaper],
-                 "scale", "gives ", counts[kPaper],
-                 " papers, too few for non-empty train, validation and test splits; raise it");
+  const SplitSizes split = split_sizes(o, counts[kPaper]);
+  DGNN_CHECK_ARG(split.train >= 1 && split.val >= 1 && split.train + split.val < split.labelled,
+                 "scale", "gives ", split.labelled,
+                 " labelled papers, too few for non-empty train, validation and test splits; "
+                 "raise it (or labelled_fraction)");
 }
 
-HeteroDataset generate_mag(const MagOptions& o, MagTimings* timings) {
+HeteroDataset generate_mag_graph(const MagOptions& o, MagTimings* timings) {
   check_mag_options(o);
   MagTimings local;
   MagTimings& times = timings != nullptr ? *timings : local;
   auto t0 = Clock::now();
-  const std::vector<int64_t> counts = mag_node_counts(o.scale);
-  const char* names[] = {"paper", "author", "institution", "field_of_study"};
-  const double skews[] = {kPaperSkew, kAuthorSkew, kInstitutionSkew, kFieldSkew};
+  const std::vector<int64_t> counts = mag_node_counts(o.scale, o.shape);
   std::vector<Communities> types;
   HeteroDataset ds;
-  ds.name = "mag-synthetic";
+  ds.name = o.shape == MagShape::kMag240m ? "mag240m-synthetic" : "mag-synthetic";
   ds.source = "generate mag";
-  for (int t = 0; t < 4; ++t) {
-    types.emplace_back(counts[t], o.num_classes, skews[t], mix64(o.seed, kRanks, t));
+  for (size_t t = 0; t < counts.size(); ++t) {
+    types.emplace_back(counts[t], o.num_classes, kSkews[t], mix64(o.seed, kRanks, t));
     NodeType type;
-    type.name = names[t];
+    type.name = kTypeNames[t];
     type.count = counts[t];
     ds.node_types.push_back(std::move(type));
   }
   add_labels_and_split(o, types[kPaper], ds);
   times.phases.emplace_back("communities and split", seconds_since(t0));
   draw_relations(o, types, ds, times);
+  types.clear();
   t0 = Clock::now();
   add_reverse_relations(ds);
   times.phases.emplace_back("reverses", seconds_since(t0));
   t0 = Clock::now();
-  RmatDatasetOptions features;  // the class-mean-plus-noise model, filled in chunks
-  features.feat_dim = o.feat_dim;
-  features.num_classes = o.num_classes;
-  features.signal = o.signal;
-  features.feat_dtype = o.feat_dtype;
-  features.graph.seed = mix64(o.seed, kFeatureSeed);
-  ds.node_types[kPaper].features = make_rmat_features(features, ds.labels);
-  times.phases.emplace_back("features", seconds_since(t0));
-  t0 = Clock::now();
   validate_hetero(ds, "generate mag", /*features_checked=*/true);
   times.phases.emplace_back("validate", seconds_since(t0));
+  return ds;
+}
+
+FeatureStream mag_paper_features(const MagOptions& o) {
+  check_mag_options(o);
+  const int64_t papers = mag_node_counts(o.scale, o.shape)[kPaper];
+  // The class-mean-plus-noise model of every paper's community, labelled or not.
+  const auto communities = std::make_shared<const at::Tensor>(
+      Communities(papers, o.num_classes, kPaperSkew, mix64(o.seed, kRanks, kPaper)).all());
+  const auto model = std::make_shared<const ClassFeatures>(o.num_classes, o.feat_dim, o.signal,
+                                                           mix64(o.seed, kFeatureSeed));
+  FeatureStream stream;
+  stream.rows = papers;
+  stream.dim = o.feat_dim;
+  stream.dtype = o.feat_dtype;
+  stream.fill = [communities, model](int64_t begin, int64_t end, float* out) {
+    model->fill(communities->data_ptr<int64_t>(), begin, end, out);
+  };
+  return stream;
+}
+
+HeteroDataset generate_mag(const MagOptions& o, MagTimings* timings) {
+  MagTimings local;
+  MagTimings& times = timings != nullptr ? *timings : local;
+  HeteroDataset ds = generate_mag_graph(o, &times);
+  const auto t0 = Clock::now();
+  ds.node_types[kPaper].features = feature_table_of(mag_paper_features(o));
+  times.phases.emplace_back("features", seconds_since(t0));
   return ds;
 }
 

@@ -12,6 +12,12 @@
 // paper,cites,paper (symmetrised), author,writes,paper, author,affiliated_with,institution,
 // paper,has_topic,field_of_study, and rev_writes, rev_affiliated_with, rev_has_topic.
 // The target type is paper; the split is a seeded random permutation cut by the fractions.
+//
+// The mag240m shape follows OGB-LSC's MAG240M instead: paper, author and institution (no fields
+// of study), cites, writes and affiliated_with with its counts (121.8M papers at scale 1),
+// 768-d float16 paper features, 153 classes, and labels on 1.15% of the papers only (MAG240M
+// labels its arXiv papers), split as MAG240M's 1.11M / 139k / 147k. Its paper table is meant to
+// be written as it is made (mag_paper_features), never whole in memory.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -22,11 +28,15 @@
 #include <vector>
 
 #include "graph/hetero_graph.h"
+#include "io/dataset.h"
 
 namespace directgnn {
 
+enum class MagShape { kOgbnMag, kMag240m };
+
 struct MagOptions {
-  double scale = 0.01;                     // 1: ogbn-mag's node and edge counts
+  MagShape shape = MagShape::kOgbnMag;
+  double scale = 0.01;                     // 1: the shape's node and edge counts
   int64_t feat_dim = 128;                  // paper features
   at::ScalarType feat_dtype = at::kFloat;  // float32 or float16
   int64_t num_classes = 16;                // paper labels = communities (venues, in ogbn-mag: 349)
@@ -34,25 +44,36 @@ struct MagOptions {
   // Chance that one author, field, citation or affiliation is drawn from a uniformly random
   // community instead of its owner's: 0 makes the relations reveal the label outright.
   double mixing = 0.3;
-  double train_fraction = 0.6, val_fraction = 0.2;  // of the papers; the rest is test
+  double labelled_fraction = 1;  // papers with a label (and a split); the others' labels are -1
+  double train_fraction = 0.6, val_fraction = 0.2;  // of the labelled papers; the rest is test
   uint64_t seed = 0;
 };
+
+// The defaults of a shape: MagOptions{} for ogbn-mag; for mag240m 768-d float16 features, 153
+// classes and MAG240M's labelled fraction and split.
+MagOptions mag_shape_defaults(MagShape shape);
 
 // Seconds each phase of generate_mag took, in order, for commands that report them.
 struct MagTimings {
   std::vector<std::pair<std::string, double>> phases;
 };
 
-// Node counts at `scale` (ogbn-mag's, rounded), in the dataset's type order: paper, author,
-// institution, field_of_study.
-std::vector<int64_t> mag_node_counts(double scale);
-// Edges drawn per relation at `scale` (cites, writes, affiliated_with, has_topic; ogbn-mag's
-// counts before reverses, rounded); duplicates removed afterwards make the result a bit smaller.
-std::vector<int64_t> mag_edge_targets(double scale);
+// Node counts at `scale` (the shape's, rounded), in the dataset's type order: paper, author,
+// institution, then field_of_study for ogbn-mag.
+std::vector<int64_t> mag_node_counts(double scale, MagShape shape = MagShape::kOgbnMag);
+// Edges drawn per relation at `scale` (cites, writes, affiliated_with, then has_topic for
+// ogbn-mag; the shape's counts before reverses, rounded); duplicates removed afterwards make the
+// result a bit smaller.
+std::vector<int64_t> mag_edge_targets(double scale, MagShape shape = MagShape::kOgbnMag);
 
 // Throws naming the option when out of range (every type needs at least num_classes nodes).
 void check_mag_options(const MagOptions& options);
 // The dataset, validated, with reverse relations; `timings`, when given, receives the phases.
 HeteroDataset generate_mag(const MagOptions& options, MagTimings* timings = nullptr);
+// The same without the paper features (the paper type has none), validated.
+HeteroDataset generate_mag_graph(const MagOptions& options, MagTimings* timings = nullptr);
+// The paper features generate_mag holds, a chunk of rows at a time (io/dataset.h), for
+// save_hetero_dir to write them as they are made.
+FeatureStream mag_paper_features(const MagOptions& options);
 
 }  // namespace directgnn

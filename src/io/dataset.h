@@ -105,6 +105,8 @@ struct FeatureStream {
 };
 // Rows of the table `x`, stored as `dtype`.
 FeatureStream feature_stream_of(const at::Tensor& x, at::ScalarType dtype);
+// The whole table a stream produces, as its dtype, in memory (64 MiB of float32 at a time).
+at::Tensor feature_table_of(const FeatureStream& stream);
 // The same, with the features from `features` instead of dataset.features (which may be
 // undefined): the table is never whole in memory.
 void save_dataset_dir(const Dataset& dataset, const std::string& out,

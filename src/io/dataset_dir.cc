@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "core/aligned_tensor.h"
 #include "core/atomic_file.h"
 #include "core/progress.h"
 #include "core/resources.h"
@@ -194,6 +196,22 @@ FeatureStream feature_stream_of(const at::Tensor& x, at::ScalarType dtype) {
         .copy_(x.narrow(0, begin, end - begin));
   };
   return stream;
+}
+
+at::Tensor feature_table_of(const FeatureStream& stream) {
+  at::Tensor table = empty_aligned({stream.rows, stream.dim}, stream.dtype);
+  if (stream.dtype == at::kFloat) {
+    if (stream.rows > 0) stream.fill(0, stream.rows, table.data_ptr<float>());
+    return table;
+  }
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (4 * stream.dim));
+  at::Tensor scratch = at::empty({std::min(chunk, stream.rows), stream.dim}, at::kFloat);
+  for (int64_t begin = 0; begin < stream.rows; begin += chunk) {
+    const int64_t end = std::min(stream.rows, begin + chunk);
+    stream.fill(begin, end, scratch.data_ptr<float>());
+    table.narrow(0, begin, end - begin).copy_(scratch.narrow(0, 0, end - begin));
+  }
+  return table;
 }
 
 void save_dataset_dir(const Dataset& ds, const std::string& out) {

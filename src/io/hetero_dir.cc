@@ -210,20 +210,34 @@ void load_target(HeteroDataset& ds, const HeteroMeta& meta, const std::string& d
   }
 }
 
-Json type_entry(const NodeType& t, const std::string& dir, const std::string& out) {
+Json type_entry(const NodeType& t, const FeatureStream* streamed, const std::string& dir,
+                const std::string& out) {
   check_path_name(t.name, "node type", out);
-  Json entry = {{"name", t.name}, {"count", t.count}, {"feat_dim", t.feat_dim()}};
-  if (!t.has_features()) return entry;
-  DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == t.count, out, ": node type '", t.name,
-             "' has features of shape ", t.features.sizes(), " for ", t.count, " nodes");
-  const at::ScalarType dtype = t.features.scalar_type();
+  DGNN_CHECK(streamed == nullptr || !t.has_features(), out, ": node type '", t.name,
+             "' has features and a feature stream; give it one of them");
+  if (streamed == nullptr && !t.has_features()) {
+    return {{"name", t.name}, {"count", t.count}, {"feat_dim", 0}};
+  }
+  if (streamed != nullptr) {
+    DGNN_CHECK(streamed->rows == t.count && streamed->dim > 0, out, ": node type '", t.name,
+               "' has a feature stream of ", streamed->rows, " rows of ", streamed->dim,
+               " values for ", t.count, " nodes");
+  } else {
+    DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == t.count, out, ": node type '", t.name,
+               "' has features of shape ", t.features.sizes(), " for ", t.count, " nodes");
+  }
+  const at::ScalarType dtype = streamed != nullptr ? streamed->dtype : t.features.scalar_type();
   DGNN_CHECK(dtype == at::kFloat || dtype == at::kHalf, out, ": node type '", t.name,
              "' has features of dtype ", dtype, "; they can be stored as float32 or float16");
   const std::string tdir = dir + "/nodes/" + t.name;
   fs::create_directories(tdir);
   const FileStamp checked = write_checked_features(
-      tdir + "/features.npy", feature_stream_of(t.features, t.features.scalar_type()));
-  entry["feat_dtype"] = dtype == at::kHalf ? "float16" : "float32";
+      tdir + "/features.npy",
+      streamed != nullptr ? *streamed : feature_stream_of(t.features, dtype));
+  Json entry = {{"name", t.name},
+                {"count", t.count},
+                {"feat_dim", streamed != nullptr ? streamed->dim : t.feat_dim()},
+                {"feat_dtype", dtype == at::kHalf ? "float16" : "float32"}};
   if (checked.bytes >= 0) {
     entry["features_checked"] = {
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
@@ -295,7 +309,13 @@ HeteroDataset load_hetero_dir(const std::string& dir) {
   return ds;
 }
 
-void save_hetero_dir(const HeteroDataset& ds, const std::string& out) {
+void save_hetero_dir(const HeteroDataset& ds, const std::string& out,
+                     const std::map<std::string, FeatureStream>& streamed) {
+  for (const auto& [name, stream] : streamed) {
+    DGNN_CHECK(std::any_of(ds.node_types.begin(), ds.node_types.end(),
+                           [&](const NodeType& t) { return t.name == name; }),
+               out, ": a feature stream names node type '", name, "', which the dataset lacks");
+  }
   std::error_code ec;
   if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec))) {
     fail(out, ": already exists; remove it or choose another output path");
@@ -304,7 +324,11 @@ void save_hetero_dir(const HeteroDataset& ds, const std::string& out) {
   const std::string& dir = temp.path();
   Json meta = {{"format_version", kHeteroFormatVersion}, {"kind", kKind}, {"name", ds.name}};
   meta["node_types"] = Json::array();
-  for (const NodeType& t : ds.node_types) meta["node_types"].push_back(type_entry(t, dir, out));
+  for (const NodeType& t : ds.node_types) {
+    const auto it = streamed.find(t.name);
+    meta["node_types"].push_back(
+        type_entry(t, it != streamed.end() ? &it->second : nullptr, dir, out));
+  }
   meta["relations"] = Json::array();
   for (const Relation& r : ds.relations) meta["relations"].push_back(save_relation(r, dir, out));
   if (ds.target_type >= 0) {

@@ -16,6 +16,7 @@
 // OGB's heterogeneous raw layout (ogbn-mag) and typed CSV edge lists into a HeteroDataset.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +54,10 @@ HeteroMeta parse_hetero_meta(std::string_view text, const std::string& where);
 bool is_hetero_dir(const std::string& dir);
 HeteroDataset load_hetero_dir(const std::string& dir);
 // Writes atomically (temporary directory, then rename); `out` must not exist or be empty.
-void save_hetero_dir(const HeteroDataset& dataset, const std::string& out);
+// `streamed` gives, by type name, feature tables written as they are made (the type itself has
+// no features in `dataset`): a table larger than memory never needs to be whole in it.
+void save_hetero_dir(const HeteroDataset& dataset, const std::string& out,
+                     const std::map<std::string, FeatureStream>& streamed = {});
 
 struct HeteroImportOptions {
   // Adds reverse relations as PyG's ToUndirected does (graph/hetero_graph.h,

@@ -92,9 +92,15 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   }
 
   Evaluation evaluate(ProcessGroup*) override {
-    const at::Tensor logits = host_model().infer(ds_, tables_.inputs(ds_));
-    const double val = accuracy(logits, ds_.labels, split_.val);
-    const double test = accuracy(logits, ds_.labels, split_.test);
+    double val = 0, test = 0;
+    if (o_.eval_sampled) {
+      val = sampled_accuracy(split_.val, 0x7a1);
+      test = sampled_accuracy(split_.test, 0x7e57);
+    } else {
+      const at::Tensor logits = host_model().infer(ds_, tables_.inputs(ds_));
+      val = accuracy(logits, ds_.labels, split_.val);
+      test = accuracy(logits, ds_.labels, split_.test);
+    }
     Evaluation e;
     e.value = val;
     e.metrics = {{"val", {{"acc", val}}}, {"test", {{"acc", test}}}};
@@ -103,6 +109,30 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
     std::snprintf(line, sizeof(line), " | Val Acc %.4f | Test Acc %.4f", val, test);
     e.text = line;
     return e;
+  }
+
+  // Accuracy on `nodes` from their sampled neighbourhoods, batch by batch through the
+  // training loader (its fan-outs, placements and device), in eval mode without gradients;
+  // batch i samples with mix64(seed, purpose, i), the same every evaluation.
+  double sampled_accuracy(const at::Tensor& nodes, uint64_t purpose) {
+    if (nodes.numel() == 0) return 0;
+    at::NoGradGuard no_grad;
+    model_->eval();
+    const c10::Device device = loader_.settings().device;
+    const uint64_t seed = o_.seed;
+    HeteroLoader::Epoch batches = loader_.epoch(nodes, [seed, purpose](int64_t i) {
+      return mix64(seed, purpose, static_cast<uint64_t>(i));
+    });
+    at::Tensor correct = at::zeros({}, at::TensorOptions(at::kLong).device(device));
+    while (!batches.done()) {
+      HeteroBatch b = batches.next();
+      hetero_batch_to_device(b.sample.blocks, b.x, device);
+      tables_.read_rows(b.sample.input_nodes, device, b.x);
+      const at::Tensor logits = model_->forward(b.sample.blocks, b.x);
+      correct += (logits.argmax(1) == b.labels.to(device)).sum();
+    }
+    model_->train();
+    return static_cast<double>(correct.item<int64_t>()) / static_cast<double>(nodes.numel());
   }
 
   void save_checkpoint(const std::string& dir, int64_t epoch, const Evaluation* e) override {

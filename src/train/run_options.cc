@@ -210,6 +210,7 @@ const std::vector<Spec>& table() {
       boolean("use_val_edges", kLinkRun, R::kKeep, DGNN_AT(link.use_val_edges)),
       number<int64_t>("steps_per_epoch", kLinkAll, R::kKeep, DGNN_AT(link.steps_per_epoch)),
       boolean("no_eval", kAll, R::kKeep, DGNN_AT(evaluate), /*negated=*/true),
+      boolean("eval_sampled", kHeteroRun, R::kKeep, DGNN_AT(eval_sampled)),
       {"target_relation", kHeteroLinkRun, R::kKeep,
        [](const TrainOptions& o) { return json(o.link.relation); },
        [](TrainOptions& o, const json& v) { o.link.relation = text_of(v); }},
@@ -242,6 +243,7 @@ std::string kinds_text(unsigned kinds) {
   if (kinds == kHeteroLinkRun) return "link prediction on heterogeneous graphs";
   if (kinds == kHomogeneous) return "homogeneous graphs (not yet heterogeneous ones)";
   if (kinds == kLinkRun) return "link prediction on homogeneous graphs";
+  if (kinds == kHeteroRun) return "node classification on heterogeneous graphs";
   return "other runs";
 }
 

@@ -73,6 +73,10 @@ struct TrainOptions {
   LoaderOptions loader;
   int64_t eval_every = 1;
   bool evaluate = true;  // false: no evaluation at all (timing runs); accuracies stay 0
+  // Heterogeneous node classification: score the validation and test nodes on sampled
+  // neighbourhoods (the training fan-outs and placements, in batches) instead of layer by layer
+  // over the whole graph, whose per-type outputs may not fit in memory.
+  bool eval_sampled = false;
   uint64_t seed = 0;
   int64_t split = 0;
   std::string metrics_path;  // JSONL, one object per epoch and a final one

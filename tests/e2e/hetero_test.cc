@@ -188,6 +188,41 @@ TEST(HeteroTraining, TablesOnDiskTrainTheSameModelAndCountTheirReadsPerType) {
   EXPECT_EQ(epoch["disk_bytes_gathered"], paper["disk_bytes_gathered"]);
 }
 
+// The MAG240M shape written as it is made, trained with its paper table on disk behind a
+// small cache, learnable tables for the featureless types, and sampled evaluation.
+TEST(HeteroTraining, Mag240mShapeTrainsFromDiskWithSampledEvaluation) {
+  TempDirectory dir;
+  const CommandResult g =
+      run("generate mag --shape mag240m --scale 0.002 --classes 16 "
+          "--feat-dim 32 --threads 2 --out " +
+          dir.file("m"));
+  ASSERT_EQ(g.status, 0) << g.output;
+  for (const char* needle : {"mag240m shape", "institution", "(written)", "paper,cites,paper"}) {
+    EXPECT_NE(g.output.find(needle), std::string::npos) << needle << "\n" << g.output;
+  }
+  EXPECT_EQ(g.output.find("field_of_study"), std::string::npos) << g.output;
+  const std::string metrics = dir.file("m.jsonl");
+  const CommandResult t = run("train --dataset " + dir.file("m") +
+                              " --epochs 4 --batch-size 128 --hidden 64 --node-embeddings 16 "
+                              "--threads 2 "
+                              "--features-per-type paper=disk --feature-cache-gib 0.001 "
+                              "--eval-sampled --metrics " +
+                              metrics);
+  ASSERT_EQ(t.status, 0) << t.output;
+  EXPECT_NE(t.output.find("Features: paper disk"), std::string::npos) << t.output;
+  const nlohmann::json last = final_record(metrics);
+  EXPECT_GT(last["test_acc"].get<double>(), 0.25) << "chance is 1/16\n" << t.output;
+  const nlohmann::json epoch = e2e::read_jsonl(metrics).front();
+  EXPECT_GT(epoch["disk_types"]["paper"]["disk_bytes_gathered"].get<int64_t>(), 0);
+  const CommandResult link = run("train --dataset " + dir.file("m") +
+                                 " --epochs 1 --task link --target-relation author,writes,paper "
+                                 "--eval-sampled");
+  EXPECT_NE(link.status, 0);
+  EXPECT_NE(link.output.find("applies to node classification on heterogeneous datasets"),
+            std::string::npos)
+      << link.output;
+}
+
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"--dataset mag:0.005 --features disk",
