@@ -10,6 +10,8 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "core/atomic_file.h"
 #include "directgnn/error.h"
@@ -286,6 +288,21 @@ std::vector<std::string> npy_strings(const uint8_t* data, size_t size, const std
   return out;
 }
 
+namespace {
+
+// The live mappings of MappedFile, begin -> size, so that release_mapped_pages never discards
+// memory that is not a file's.
+struct MappingRegistry {
+  std::mutex mutex;
+  std::map<uintptr_t, size_t> ranges;
+};
+MappingRegistry& mappings() {
+  static MappingRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
 MappedFile::MappedFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail_io("cannot open ", path, ": ", std::strerror(errno));
@@ -312,10 +329,34 @@ MappedFile::MappedFile(const std::string& path) {
     data_ = nullptr;
     fail_io("cannot memory-map ", path, ": ", std::strerror(saved));
   }
+  std::lock_guard<std::mutex> lock(mappings().mutex);
+  mappings().ranges[reinterpret_cast<uintptr_t>(data_)] = size_;
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) munmap(data_, size_);
+  if (data_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(mappings().mutex);
+    mappings().ranges.erase(reinterpret_cast<uintptr_t>(data_));
+  }
+  munmap(data_, size_);
+}
+
+void release_mapped_pages(const at::Tensor& rows) {
+  if (!rows.defined() || rows.nbytes() == 0 || !rows.is_contiguous() || !rows.is_cpu()) return;
+  const auto begin = reinterpret_cast<uintptr_t>(rows.data_ptr());
+  const uintptr_t end = begin + rows.nbytes();
+  {
+    std::lock_guard<std::mutex> lock(mappings().mutex);
+    const auto& ranges = mappings().ranges;
+    auto it = ranges.upper_bound(begin);
+    if (it == ranges.begin()) return;
+    --it;
+    if (end > it->first + it->second) return;
+  }
+  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 void advise_access(const at::Tensor& mapped, MapAccess access) {

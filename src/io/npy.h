@@ -54,6 +54,13 @@ void load_npy_into(const std::string& path, at::Tensor& into);
 enum class MapAccess { kReadAround, kSequential, kRandom };
 void advise_access(const at::Tensor& mapped, MapAccess access);
 
+// Hands back the pages of `rows` (the whole pages inside it) when it views a mapping that
+// load_npy made: a table read once, say to project it, then need not stay resident (its pages
+// are read again from the file, or the page cache, if touched). Any other tensor is left
+// alone. Writes to those pages of the mapping (a private one) would be lost: call it only on
+// rows nothing wrote.
+void release_mapped_pages(const at::Tensor& rows);
+
 // The .npy header (format 1.0, or 2.0 when the header needs it) for a tensor's dtype and shape,
 // padded with spaces (as the format allows) so the data starts at a multiple of `align` bytes.
 // Feature tables use kNpyDiskAlign: 4 KiB rows then sit each in one disk block.

@@ -9,6 +9,7 @@
 #include "core/progress.h"
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "io/npy.h"
 
 namespace directgnn {
 namespace {
@@ -31,7 +32,8 @@ void unit_rows(at::Tensor& x) {
 // Rows of `features` (any float dtype, maybe memory-mapped) times a random [F, dim] matrix of
 // uniform entries, scaled to norm 1. Blocks of a fixed number of rows, each one single-threaded
 // product inside the parallel loop (as nn/linear.cc), so that neither the thread count nor the
-// library's own threading changes a row, and a mapped table is never copied whole.
+// library's own threading changes a row, and a mapped table is never copied whole nor left
+// resident.
 at::Tensor projected_features(const at::Tensor& features, int64_t dim, uint64_t seed) {
   const int64_t f = features.size(1), n = features.size(0);
   at::Tensor w = at::empty({f, dim}, at::kFloat);
@@ -44,7 +46,10 @@ at::Tensor projected_features(const at::Tensor& features, int64_t dim, uint64_t 
     for (int64_t b = begin; b < end; ++b) {
       const int64_t lo = b * kBlock, rows = std::min(kBlock, n - lo);
       at::Tensor slice = out.narrow(0, lo, rows);
-      at::mm_out(slice, features.narrow(0, lo, rows).to(at::kFloat), w);
+      const at::Tensor block = features.narrow(0, lo, rows);
+      at::mm_out(slice, block.to(at::kFloat), w);
+      // A table on disk then stays out of memory: its pages are read once, not kept.
+      release_mapped_pages(block);
     }
   });
   unit_rows(out);

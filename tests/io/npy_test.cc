@@ -94,6 +94,38 @@ TEST(Npy, LoadIntoFillsTheGivenMemoryAfterCheckingTheShape) {
   EXPECT_TRUE(at::equal(narrow, at::zeros({saved.size(0), 3})));
 }
 
+// The process's resident pages of file mappings (/proc/self/status RssFile), in bytes.
+int64_t rss_file_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  int64_t kib = -1;
+  while (status >> key) {
+    if (key == "RssFile:") {
+      status >> kib;
+      break;
+    }
+  }
+  return kib * 1024;
+}
+
+TEST(Npy, ReleasedPagesOfAMappingLeaveMemoryAndReadBackTheSame) {
+  TempDirectory dir;
+  const at::Tensor saved = at::arange(int64_t{16} << 20, at::kFloat).view({-1, 64});  // 64 MiB
+  save_npy(dir.file("t.npy"), saved);
+  const at::Tensor mapped = load_npy(dir.file("t.npy"));
+  ASSERT_TRUE(at::equal(mapped, saved));  // every page touched
+  const int64_t before = rss_file_bytes();
+  release_mapped_pages(mapped.narrow(0, 0, mapped.size(0) / 2));
+  release_mapped_pages(mapped.narrow(0, mapped.size(0) / 2, mapped.size(0) / 2));
+  const int64_t after = rss_file_bytes();
+  EXPECT_LT(after, before - (int64_t{48} << 20)) << "RssFile " << before << " -> " << after;
+  EXPECT_TRUE(at::equal(mapped, saved)) << "released pages read back from the file";
+  // Memory that is no mapping of load_npy's is left alone (MADV_DONTNEED would zero it).
+  const at::Tensor own = saved.clone();
+  release_mapped_pages(own);
+  EXPECT_TRUE(at::equal(own, saved));
+}
+
 TEST(Npy, HeaderDataStartsOnA64ByteBoundary) {
   const std::string header = npy_header_for(at::zeros({3, 4}));
   EXPECT_EQ(header.size() % 64, 0u);
