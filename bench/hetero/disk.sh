@@ -34,20 +34,7 @@ run() {
     --metrics "$out/$name.jsonl" "$@" >"$out/$name.log" 2>&1
   echo "== $name ($((SECONDS - start)) s in all): $*"
   grep -E "^(Features|Feature cache)" "$out/$name.log" || true
-  "$python" - "$out/$name.jsonl" <<'EOF'
-import json, statistics, sys
-epochs = [r for r in map(json.loads, open(sys.argv[1])) if r.get("event") == "epoch"][1:]
-times = [r["epoch_time_s"] for r in epochs]
-text = f"  warm epochs {len(times)}: median {statistics.median(times):.2f} s ({', '.join(f'{t:.2f}' for t in times)})"
-if epochs and "disk_bytes_gathered" in epochs[0]:
-    gathered = statistics.mean(r["disk_bytes_gathered"] for r in epochs)
-    asked = statistics.mean(r["disk_bytes_asked"] for r in epochs)
-    read = [r["disk_bytes_read"] for r in epochs if r["disk_bytes_read"] is not None]
-    hit = statistics.mean(r["disk_cache_hit_rate"] for r in epochs)
-    text += (f"; rows {gathered / 1e9:.3f} GB an epoch, hit {100 * hit:.1f}%, asked {asked / 1e9:.3f} GB,"
-             f" read from disk {statistics.mean(read) / 1e9 if read else float('nan'):.3f} GB")
-print(text)
-EOF
+  "$python" "$(dirname "$0")/warm_epochs.py" "$out/$name.jsonl"
 }
 
 run host --features host
