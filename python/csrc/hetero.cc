@@ -100,12 +100,17 @@ bool is_hetero(c10::string_view path_in) {
          (!fs::exists(path + "/meta.json") && fs::exists(path + "/nodes.csv"));
 }
 
-HeteroFields mag(double scale, int64_t seed, int64_t feat_dim, int64_t num_classes) {
-  MagOptions o;
+// feat_dim and num_classes 0 take the shape's defaults.
+HeteroFields mag(double scale, int64_t seed, int64_t feat_dim, int64_t num_classes,
+                 c10::string_view shape_in) {
+  const std::string shape(shape_in);
+  DGNN_CHECK_ARG(shape == "ogbn-mag" || shape == "mag240m", "shape", "'", shape,
+                 "': use ogbn-mag or mag240m");
+  MagOptions o = mag_shape_defaults(shape == "mag240m" ? MagShape::kMag240m : MagShape::kOgbnMag);
   o.scale = scale;
   o.seed = static_cast<uint64_t>(seed);
-  o.feat_dim = feat_dim;
-  o.num_classes = num_classes;
+  if (feat_dim != 0) o.feat_dim = feat_dim;
+  if (num_classes != 0) o.num_classes = num_classes;
   check_mag_options(o);
   return as_fields(generate_mag(o));
 }
@@ -366,7 +371,8 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
       "Tensor[], Tensor[], Tensor[], str[])";
   m.def(("load_hetero(str path, bool add_inverse_edges=False)" + fields).c_str(), guarded<&load>);
   m.def("is_hetero(str path) -> bool", guarded<&is_hetero>);
-  m.def(("mag_dataset(float scale, int seed, int feat_dim, int num_classes)" + fields).c_str(),
+  m.def(("mag_dataset(float scale, int seed, int feat_dim, int num_classes, str shape)" + fields)
+            .c_str(),
         guarded<&mag>);
   m.class_<HeteroGraphHolder>("HeteroGraph")
       .def(guarded_init<HeteroGraphHolder, std::string, std::vector<std::string>,

@@ -312,14 +312,17 @@ def is_hetero(path: Union[str, os.PathLike]) -> bool:
     return bool(ops.is_hetero(os.fspath(path)))
 
 
-def mag(scale: float = 0.01, *, seed: int = 0, feat_dim: int = 128,
-        num_classes: int = 16) -> HeteroDataset:
+def mag(scale: float = 0.01, *, seed: int = 0, feat_dim: Optional[int] = None,
+        num_classes: Optional[int] = None, shape: str = "ogbn-mag") -> HeteroDataset:
     """An ogbn-mag-shaped graph made in memory (``directgnn generate mag``): papers, authors,
     institutions and fields of study with reverse relations, features on papers only, paper
     labels planted in the communities of a paper's authors, fields and citations; ``scale`` 1
-    is ogbn-mag's size. The same for a seed whatever the thread count."""
-    return _from_fields(ops.mag_dataset(float(scale), int(seed), int(feat_dim),
-                                        int(num_classes)))
+    is ogbn-mag's size (128-d float32 features and 16 classes unless given). The same for a
+    seed whatever the thread count. ``shape="mag240m"`` follows OGB-LSC's MAG240M instead:
+    paper, author and institution, its sizes (121.8M papers at ``scale`` 1), 768-d float16
+    features, 153 classes and labels on 1.15% of the papers (the others' are -1)."""
+    return _from_fields(ops.mag_dataset(float(scale), int(seed), int(feat_dim or 0),
+                                        int(num_classes or 0), str(shape)))
 
 
 def relation_fanouts(edge_types: Sequence[EdgeType], fanouts, where: str) -> List[List[int]]:

@@ -72,6 +72,19 @@ def test_load_numpy_written_dir(tmp_path):
     assert ds.metadata() == (["item", "user"], list(csr))
 
 
+def test_mag240m_shape_labels_a_few_papers_with_float16_features():
+    ds = directgnn.hetero.mag(0.002, shape="mag240m", feat_dim=16, num_classes=8)
+    assert list(ds.num_nodes) == ["paper", "author", "institution"]
+    assert ds.num_nodes["paper"] == 243503 and ds.target == "paper" and ds.num_classes == 8
+    assert ds.x["paper"].dtype == torch.float16 and ds.x["paper"].shape == (243503, 16)
+    assert ("author", "writes", "paper") in ds.edge_types
+    labelled = torch.cat([ds.train_idx, ds.val_idx, ds.test_idx])
+    assert abs(len(labelled) - 0.011484 * 243503) <= 1
+    assert (ds.y[labelled] >= 0).all() and int((ds.y >= 0).sum()) == len(labelled)
+    with pytest.raises(ValueError, match="use ogbn-mag or mag240m"):
+        directgnn.hetero.mag(0.002, shape="mag100m")
+
+
 def test_save_and_load_round_trip(mag, tmp_path):
     mag.save(tmp_path / "mag")
     back = directgnn.load(tmp_path / "mag")
