@@ -101,6 +101,9 @@ constexpr RunFlag kRunFlags[] = {
     {"feature_cache_rank", false,
      "which rows the cache keeps: presample (those a sampling pass over the training nodes "
      "gathers most) or degree (the most linked nodes)"},
+    {"feature_cache_policy", false,
+     "static (the filled rows stay) or sieve (rows a batch misses replace cached ones not hit "
+     "since the hand last passed, as DGL GraphBolt's disk cache)"},
     {"decoder", false,
      "link: dot (the embeddings' dot product) or mlp (an MLP on their Hadamard product, as "
      "OGB's baselines)"},

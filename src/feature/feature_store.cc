@@ -198,12 +198,13 @@ FeatureStore FeatureStore::on_disk(at::Tensor table, const std::string& path,
 }
 
 void FeatureStore::cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
-                                  const std::function<void(int64_t, int64_t)>& progress) {
+                                  const std::function<void(int64_t, int64_t)>& progress,
+                                  disk::CachePolicy policy) {
   DGNN_CHECK_ARG(disk_ != nullptr, "feature_cache_gib",
                  "the cache keeps rows of a table read from disk; the table is ",
                  placement_name(placement_), ": set features to disk, or drop the cache");
   cache_.reset();  // the old one's memory goes before the new one is filled
-  cache_ = std::make_shared<const disk::RowCache>(*disk_, ranked, bytes, progress);
+  cache_ = std::make_shared<const disk::RowCache>(*disk_, ranked, bytes, progress, policy);
 }
 
 void FeatureStore::read_disk_rows(const at::Tensor& ids, at::Tensor& out) const {

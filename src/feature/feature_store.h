@@ -102,9 +102,11 @@ class FeatureStore {
   // The reader of a `disk` table (nullptr for other placements).
   const disk::RowFile* row_file() const { return disk_.get(); }
   // A `disk` table only: keeps the rows `ranked` puts first in RAM, as many as fit in `bytes`
-  // (row_cache.h); later gathers serve those from RAM. Replaces an earlier cache.
+  // (row_cache.h); later gathers serve those from RAM, and with kSieve the rows they miss
+  // replace cached ones. Replaces an earlier cache.
   void cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
-                      const std::function<void(int64_t, int64_t)>& progress = {});
+                      const std::function<void(int64_t, int64_t)>& progress = {},
+                      disk::CachePolicy policy = disk::CachePolicy::kStatic);
   // The hot-row cache of a `disk` table, or nullptr.
   const disk::RowCache* row_cache() const { return cache_.get(); }
   int device_index() const { return device_index_; }

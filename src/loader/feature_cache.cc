@@ -102,7 +102,7 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
           (presample.steps == 1 ? " minibatch" : " minibatches");
   }
   Progress bar("Filling the feature cache (rows)", show_progress ? bytes / row_bytes : -1);
-  store.cache_hot_rows(ranked, bytes, progress_of(&bar));
+  store.cache_hot_rows(ranked, bytes, progress_of(&bar), options.policy);
   bar.finish();
   const int64_t rows = store.row_cache()->rows();
   const double seconds =
@@ -115,7 +115,7 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
       how.c_str());
   std::string text = line;
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds);
-  return text + line;
+  return text + (options.policy == disk::CachePolicy::kSieve ? ", then kept by sieve" : "") + line;
 }
 
 std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,

@@ -240,8 +240,9 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
     if (!counts[t].defined()) continue;
     FeatureStore& store = *stores.mutable_store(t);
     const int64_t bytes = shares[t].rows * store.row_bytes();
-    store.cache_hot_rows(shares[t].ranked, bytes,
-                         [&](int64_t done, int64_t) { bar.update(filled + done); });
+    store.cache_hot_rows(
+        shares[t].ranked, bytes, [&](int64_t done, int64_t) { bar.update(filled + done); },
+        options.policy);
     filled += shares[t].rows;
     cached_bytes += bytes;
     char part[160];
@@ -259,7 +260,7 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
   char line[96];
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds_since(start));
   return "Feature cache: " + size_text(cached_bytes) + " shared by " + parts + ", ranked " + how +
-         line;
+         (options.policy == disk::CachePolicy::kSieve ? ", then kept by sieve" : "") + line;
 }
 
 }  // namespace directgnn

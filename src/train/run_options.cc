@@ -194,6 +194,8 @@ const std::vector<Spec>& table() {
       number<double>("feature_cache_gib", kAll, R::kGivenNow, DGNN_AT(loader.cache.gib)),
       choice("feature_cache_rank", kAll, R::kGivenNow, DGNN_AT(loader.cache.ranking),
              disk::parse_cache_ranking, disk::cache_ranking_name),
+      choice("feature_cache_policy", kAll, R::kGivenNow, DGNN_AT(loader.cache.policy),
+             disk::parse_cache_policy, disk::cache_policy_name),
       // Link prediction.
       choice("decoder", kLinkAll, R::kKeep, DGNN_AT(link.decoder), parse_decoder_kind,
              decoder_kind_name),

@@ -189,7 +189,7 @@ TEST(HeteroTraining, TablesOnDiskTrainTheSameModelAndCountTheirReadsPerType) {
 }
 
 // The MAG240M shape written as it is made, trained with its paper table on disk behind a
-// small cache, learnable tables for the featureless types, and sampled evaluation.
+// small SIEVE cache, learnable tables for the featureless types, and sampled evaluation.
 TEST(HeteroTraining, Mag240mShapeTrainsFromDiskWithSampledEvaluation) {
   TempDirectory dir;
   const CommandResult g =
@@ -206,10 +206,11 @@ TEST(HeteroTraining, Mag240mShapeTrainsFromDiskWithSampledEvaluation) {
                               " --epochs 4 --batch-size 128 --hidden 64 --node-embeddings 16 "
                               "--threads 2 "
                               "--features-per-type paper=disk --feature-cache-gib 0.001 "
-                              "--eval-sampled --metrics " +
+                              "--feature-cache-policy sieve --eval-sampled --metrics " +
                               metrics);
   ASSERT_EQ(t.status, 0) << t.output;
   EXPECT_NE(t.output.find("Features: paper disk"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("then kept by sieve"), std::string::npos) << t.output;
   const nlohmann::json last = final_record(metrics);
   EXPECT_GT(last["test_acc"].get<double>(), 0.25) << "chance is 1/16\n" << t.output;
   const nlohmann::json epoch = e2e::read_jsonl(metrics).front();

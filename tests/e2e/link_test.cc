@@ -138,6 +138,19 @@ TEST(LinkTraining, DiskFeaturesAndPrefetchingTrainTheSameModel) {
   const std::vector<nlohmann::json> epochs = e2e::read_jsonl(dir.file("cache.jsonl"));
   ASSERT_FALSE(epochs.empty());
   EXPECT_GT(epochs[0]["disk_cache_hit_rate"].get<double>(), 0.1) << cached.output;
+  // SIEVE lets missed rows replace cached ones: other reads, the same model.
+  const CommandResult sieve =
+      run(base + dir.file("sieve.jsonl") +
+          " --features disk --feature-cache-gib 0.004 --feature-cache-policy sieve --prefetch 2");
+  ASSERT_EQ(sieve.status, 0) << sieve.output;
+  EXPECT_NE(sieve.output.find("then kept by sieve"), std::string::npos) << sieve.output;
+  EXPECT_EQ(outcome(dir.file("host.jsonl")), outcome(dir.file("sieve.jsonl")));
+  const CommandResult none =
+      run(base + dir.file("none.jsonl") + " --features disk --feature-cache-policy sieve");
+  EXPECT_NE(none.status, 0);
+  EXPECT_NE(none.output.find("says how the feature cache keeps its rows, but there is none"),
+            std::string::npos)
+      << none.output;
 }
 
 TEST(LinkTraining, TwoRanksTrainAndTheirMetricsAreOneProcesss) {

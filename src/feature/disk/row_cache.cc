@@ -36,8 +36,21 @@ std::string cache_ranking_name(CacheRanking ranking) {
   return ranking == CacheRanking::kDegree ? "degree" : "presample";
 }
 
+CachePolicy parse_cache_policy(const std::string& name) {
+  if (name == "static") return CachePolicy::kStatic;
+  if (name == "sieve") return CachePolicy::kSieve;
+  fail_argument("feature_cache_policy", "'", name,
+                "' is not a cache policy (use static: the filled rows stay, or sieve: missed "
+                "rows replace cached ones by SIEVE)");
+}
+
+std::string cache_policy_name(CachePolicy policy) {
+  return policy == CachePolicy::kSieve ? "sieve" : "static";
+}
+
 RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
-                   const std::function<void(int64_t, int64_t)>& progress) {
+                   const std::function<void(int64_t, int64_t)>& progress, CachePolicy policy)
+    : policy_(policy) {
   DGNN_CHECK_ARG(bytes >= 0, "feature_cache_gib", "must not be negative");
   DGNN_CHECK(ranked.dim() == 1 && ranked.scalar_type() == at::kLong && ranked.is_cpu(),
              "feature cache: the ranking must be a 1-D int64 CPU tensor");
@@ -67,10 +80,86 @@ RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
   }
   // The rows are in RAM now; their copies in the page cache would hold as much again.
   if (fit > 0) file.drop_page_cache();
+  if (policy_ != CachePolicy::kSieve) return;
+  owner_.assign(id, id + fit);
+  visited_.assign(static_cast<size_t>(fit), 0);
+  newer_.assign(static_cast<size_t>(fit), -1);
+  older_.assign(static_cast<size_t>(fit), -1);
+  // The top-ranked row enters last: the newest, the last the hand reaches.
+  const int64_t* rank = ranked.data_ptr<int64_t>();
+  for (int64_t r = fit - 1; r >= 0; --r) push_newest(slot_[static_cast<size_t>(rank[r])]);
+}
+
+bool RowCache::contains(int64_t id) const {
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  if (policy_ == CachePolicy::kSieve) lock.lock();
+  return slot_[static_cast<size_t>(id)] >= 0;
+}
+
+void RowCache::push_newest(int32_t s) const {
+  const auto i = static_cast<size_t>(s);
+  older_[i] = newest_;
+  newer_[i] = -1;
+  if (newest_ >= 0) {
+    newer_[static_cast<size_t>(newest_)] = s;
+  } else {
+    oldest_ = s;
+  }
+  newest_ = s;
+}
+
+void RowCache::unlink(int32_t s) const {
+  const auto i = static_cast<size_t>(s);
+  const int32_t older = older_[i], newer = newer_[i];
+  if (older >= 0) {
+    newer_[static_cast<size_t>(older)] = newer;
+  } else {
+    oldest_ = newer;
+  }
+  if (newer >= 0) {
+    older_[static_cast<size_t>(newer)] = older;
+  } else {
+    newest_ = older;
+  }
+  older_[i] = newer_[i] = -1;
+}
+
+int32_t RowCache::evict() const {
+  int32_t o = hand_ >= 0 ? hand_ : oldest_;
+  while (visited_[static_cast<size_t>(o)] != 0) {
+    visited_[static_cast<size_t>(o)] = 0;
+    o = newer_[static_cast<size_t>(o)] >= 0 ? newer_[static_cast<size_t>(o)] : oldest_;
+  }
+  hand_ = newer_[static_cast<size_t>(o)];
+  unlink(o);
+  return o;
+}
+
+template <typename Id>
+void RowCache::admit(const Id* ids, const std::vector<int64_t>& miss_rows,
+                     const at::Tensor& out) const {
+  const auto row_bytes = static_cast<size_t>(rows_.size(1) * rows_.element_size());
+  auto* cached = static_cast<uint8_t*>(rows_.data_ptr());
+  const auto* read = static_cast<const uint8_t*>(out.data_ptr());
+  for (const int64_t i : miss_rows) {
+    const auto id = static_cast<int64_t>(ids[i]);
+    if (slot_[static_cast<size_t>(id)] >= 0) continue;  // a repeat, or another thread's
+    const int32_t s = evict();
+    slot_[static_cast<size_t>(owner_[static_cast<size_t>(s)])] = -1;
+    owner_[static_cast<size_t>(s)] = id;
+    slot_[static_cast<size_t>(id)] = s;
+    push_newest(s);
+    std::memcpy(cached + static_cast<size_t>(s) * row_bytes,
+                read + static_cast<size_t>(i) * row_bytes, row_bytes);
+  }
 }
 
 void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const {
   const int64_t count = ids.numel();
+  const bool sieve = policy_ == CachePolicy::kSieve && rows_.size(0) > 0;
+  // kSieve: the look-up, the hits' bits and copies under the lock, as misses may replace rows.
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  if (sieve) lock.lock();
   std::vector<int32_t> where(static_cast<size_t>(count));
   if (ids.scalar_type() == at::kInt) {
     look_up(ids.data_ptr<int32_t>(), count, slot_, where.data());
@@ -93,10 +182,24 @@ void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor&
       if (s >= 0) std::memcpy(dst + i * row_bytes, cached + s * row_bytes, row_bytes);
     }
   });
+  if (sieve) {
+    for (int64_t i = 0; i < count; ++i) {
+      const int32_t s = where[static_cast<size_t>(i)];
+      if (s >= 0) visited_[static_cast<size_t>(s)] = 1;
+    }
+    lock.unlock();
+  }
   if (misses == 0) return;
   const at::Tensor rows_of_misses = at::from_blob(miss_rows.data(), {misses}, at::kLong);
   const at::Tensor miss_ids = ids.to(at::kLong).index_select(0, rows_of_misses);
   file.read_rows(miss_ids, out, miss_rows.data());
+  if (!sieve) return;
+  lock.lock();
+  if (ids.scalar_type() == at::kInt) {
+    admit(ids.data_ptr<int32_t>(), miss_rows, out);
+  } else {
+    admit(ids.data_ptr<int64_t>(), miss_rows, out);
+  }
 }
 
 }  // namespace directgnn::disk

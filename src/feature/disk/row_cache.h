@@ -5,6 +5,14 @@
 // serves a batch in one call: rows in the cache are copied from RAM, and the rest (the misses)
 // are read from the file straight into their places in the batch. The file's counters
 // therefore count misses only; the cache counts requests and hits.
+//
+// Its policy says what happens then. kStatic keeps the filled rows for good. kSieve (Zhang et
+// al., NSDI 2024, the policy of DGL GraphBolt's disk feature store) lets the rows a batch
+// missed replace cached ones: the cache is a queue from the oldest row to the newest, each row
+// with a visited bit set by a hit; a hand walks from the oldest towards the newest, clearing
+// set bits, and evicts the first row whose bit is clear; a missed row enters as the newest. The
+// filled rows enter in rank order, the top one last (newest). Either way every row read is the
+// file's: a policy changes what is read from disk, never a value.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -12,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,9 +34,15 @@ enum class CacheRanking { kPresample, kDegree };
 CacheRanking parse_cache_ranking(const std::string& name);
 std::string cache_ranking_name(CacheRanking ranking);
 
+// What the cache does with rows a batch misses: nothing (static), or keep them (sieve).
+enum class CachePolicy { kStatic, kSieve };
+CachePolicy parse_cache_policy(const std::string& name);
+std::string cache_policy_name(CachePolicy policy);
+
 struct CacheOptions {
   double gib = 0;  // 0: no cache
   CacheRanking ranking = CacheRanking::kPresample;
+  CachePolicy policy = CachePolicy::kStatic;
 };
 
 class RowCache {
@@ -36,14 +51,17 @@ class RowCache {
   // of `ranked`; int64 ids, distinct, in range). `progress(done, total)` is told the rows read
   // so far.
   RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
-           const std::function<void(int64_t, int64_t)>& progress = {});
+           const std::function<void(int64_t, int64_t)>& progress = {},
+           CachePolicy policy = CachePolicy::kStatic);
 
   // Rows `ids` (int32 or int64, CPU, contiguous, range-checked) of `file` (the one the cache
-  // was filled from) into `out` ([len(ids), dim], contiguous, the table's dtype).
+  // was filled from) into `out` ([len(ids), dim], contiguous, the table's dtype). Safe from
+  // several threads at once; with kSieve the cache's rows change as it goes.
   void read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const;
 
   int64_t rows() const { return rows_.size(0); }
-  bool contains(int64_t id) const { return slot_[static_cast<size_t>(id)] >= 0; }
+  CachePolicy policy() const { return policy_; }
+  bool contains(int64_t id) const;
 
   // Since the cache was filled: rows asked for (repeats counted) and those served from RAM.
   struct Counters {
@@ -52,9 +70,24 @@ class RowCache {
   Counters counters() const { return {rows_requested_, rows_hit_}; }
 
  private:
-  at::Tensor rows_;            // [cached rows, dim], in increasing id order
-  std::vector<int32_t> slot_;  // per table row: its row in rows_, or -1
+  // kSieve: the rows of `ids` at `miss_rows` of `out`, just read from the file, enter the
+  // cache (each once), evicting as the policy says. Called with mutex_ held.
+  template <typename Id>
+  void admit(const Id* ids, const std::vector<int64_t>& miss_rows, const at::Tensor& out) const;
+  int32_t evict() const;  // the slot the hand frees, unlinked from the queue
+  void push_newest(int32_t slot) const;
+  void unlink(int32_t slot) const;
+
+  CachePolicy policy_ = CachePolicy::kStatic;
+  mutable at::Tensor rows_;            // [cached rows, dim]; kStatic: in increasing id order
+  mutable std::vector<int32_t> slot_;  // per table row: its row in rows_, or -1
   mutable std::atomic<int64_t> rows_requested_{0}, rows_hit_{0};
+  // kSieve's queue over the slots (-1: none), each slot's row id and visited bit, the hand.
+  mutable std::mutex mutex_;
+  mutable std::vector<int64_t> owner_;
+  mutable std::vector<uint8_t> visited_;
+  mutable std::vector<int32_t> newer_, older_;
+  mutable int32_t newest_ = -1, oldest_ = -1, hand_ = -1;
 };
 
 }  // namespace directgnn::disk
