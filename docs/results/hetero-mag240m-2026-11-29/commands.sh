@@ -27,3 +27,9 @@ bench/hetero/mag240m.sh 0.05 5 /work/data/m240bench 0.25 disk-buffered
 # 4. With auto = io_uring for O_DIRECT: disk at 0.05 and at 0.1 (top level).
 bench/hetero/mag240m.sh 0.05 5 /work/data/m240bench 0.25 disk
 bench/hetero/mag240m.sh 0.1 3 /work/data/m240bench 0.25 disk
+# 5. SIEVE against the static cache (commit 0bb027b), bytes and hits only: one thread, no smoothed
+#    start, while a CI build ran beside it (its times are not comparable):
+build/directgnn train --dataset /work/data/m240bench/mag240m-0.05 --model rgcn --epochs 2 --no-eval \
+  --node-embeddings 64 --embedding-init-hops 0 --threads 1 --features-per-type paper=disk \
+  --disk-direct --feature-cache-gib 2.177090 --feature-cache-policy sieve \
+  --metrics sieve-0.05.jsonl > sieve-0.05.log 2>&1
