@@ -5,7 +5,6 @@
 
 #include <cmath>
 
-#include "core/aligned_tensor.h"
 #include "core/progress.h"
 #include "core/random.h"
 #include "directgnn/error.h"
@@ -178,22 +177,16 @@ at::Tensor make_rmat_features(const RmatDatasetOptions& o, const at::Tensor& lab
   DGNN_CHECK_ARG(o.feat_dim > 0, "feat_dim", "must be positive");
   DGNN_CHECK(o.feat_dtype == at::kFloat || o.feat_dtype == at::kHalf,
              "rmat: features are float32 or float16, not ", o.feat_dtype);
-  const int64_t n = labels.numel();
   const ClassFeatures features(o.num_classes, o.feat_dim, o.signal, o.graph.seed);
   const int64_t* ids = labels.data_ptr<int64_t>();
-  at::Tensor table = empty_aligned({n, o.feat_dim}, o.feat_dtype);
-  if (o.feat_dtype == at::kFloat) {
-    features.fill(ids, 0, n, table.data_ptr<float>());
-    return table;
-  }
-  const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (4 * o.feat_dim));
-  at::Tensor scratch = at::empty({std::min(chunk, n), o.feat_dim}, at::kFloat);
-  for (int64_t begin = 0; begin < n; begin += chunk) {
-    const int64_t end = std::min(n, begin + chunk);
-    features.fill(ids, begin, end, scratch.data_ptr<float>());
-    table.narrow(0, begin, end - begin).copy_(scratch.narrow(0, 0, end - begin));
-  }
-  return table;
+  FeatureStream stream;
+  stream.rows = labels.numel();
+  stream.dim = o.feat_dim;
+  stream.dtype = o.feat_dtype;
+  stream.fill = [&](int64_t begin, int64_t end, float* rows) {
+    features.fill(ids, begin, end, rows);
+  };
+  return feature_table_of(stream);
 }
 
 Dataset make_rmat_dataset(const RmatDatasetOptions& o) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -210,34 +211,36 @@ void load_target(HeteroDataset& ds, const HeteroMeta& meta, const std::string& d
   }
 }
 
-Json type_entry(const NodeType& t, const FeatureStream* streamed, const std::string& dir,
-                const std::string& out) {
-  check_path_name(t.name, "node type", out);
+// What type t's features.npy is written from: its stream when `streamed` gives one, else its
+// table in memory; none when it has neither.
+std::optional<FeatureStream> table_to_write(const NodeType& t, const FeatureStream* streamed,
+                                            const std::string& out) {
   DGNN_CHECK(streamed == nullptr || !t.has_features(), out, ": node type '", t.name,
              "' has features and a feature stream; give it one of them");
-  if (streamed == nullptr && !t.has_features()) {
-    return {{"name", t.name}, {"count", t.count}, {"feat_dim", 0}};
-  }
-  if (streamed != nullptr) {
-    DGNN_CHECK(streamed->rows == t.count && streamed->dim > 0, out, ": node type '", t.name,
-               "' has a feature stream of ", streamed->rows, " rows of ", streamed->dim,
-               " values for ", t.count, " nodes");
-  } else {
-    DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == t.count, out, ": node type '", t.name,
-               "' has features of shape ", t.features.sizes(), " for ", t.count, " nodes");
-  }
-  const at::ScalarType dtype = streamed != nullptr ? streamed->dtype : t.features.scalar_type();
-  DGNN_CHECK(dtype == at::kFloat || dtype == at::kHalf, out, ": node type '", t.name,
-             "' has features of dtype ", dtype, "; they can be stored as float32 or float16");
+  if (streamed != nullptr) return *streamed;
+  if (!t.has_features()) return std::nullopt;
+  DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == t.count, out, ": node type '", t.name,
+             "' has features of shape ", t.features.sizes(), " for ", t.count, " nodes");
+  return feature_stream_of(t.features, t.features.scalar_type());
+}
+
+Json type_entry(const NodeType& t, const std::optional<FeatureStream>& table,
+                const std::string& dir, const std::string& out) {
+  check_path_name(t.name, "node type", out);
+  if (!table) return {{"name", t.name}, {"count", t.count}, {"feat_dim", 0}};
+  DGNN_CHECK(table->rows == t.count && table->dim > 0, out, ": node type '", t.name,
+             "' has a feature stream of ", table->rows, " rows of ", table->dim, " values for ",
+             t.count, " nodes");
+  DGNN_CHECK(table->dtype == at::kFloat || table->dtype == at::kHalf, out, ": node type '", t.name,
+             "' has features of dtype ", table->dtype,
+             "; they can be stored as float32 or float16");
   const std::string tdir = dir + "/nodes/" + t.name;
   fs::create_directories(tdir);
-  const FileStamp checked = write_checked_features(
-      tdir + "/features.npy",
-      streamed != nullptr ? *streamed : feature_stream_of(t.features, dtype));
+  const FileStamp checked = write_checked_features(tdir + "/features.npy", *table);
   Json entry = {{"name", t.name},
                 {"count", t.count},
-                {"feat_dim", streamed != nullptr ? streamed->dim : t.feat_dim()},
-                {"feat_dtype", dtype == at::kHalf ? "float16" : "float32"}};
+                {"feat_dim", table->dim},
+                {"feat_dtype", table->dtype == at::kHalf ? "float16" : "float32"}};
   if (checked.bytes >= 0) {
     entry["features_checked"] = {
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
@@ -326,8 +329,8 @@ void save_hetero_dir(const HeteroDataset& ds, const std::string& out,
   meta["node_types"] = Json::array();
   for (const NodeType& t : ds.node_types) {
     const auto it = streamed.find(t.name);
-    meta["node_types"].push_back(
-        type_entry(t, it != streamed.end() ? &it->second : nullptr, dir, out));
+    const FeatureStream* stream = it != streamed.end() ? &it->second : nullptr;
+    meta["node_types"].push_back(type_entry(t, table_to_write(t, stream, out), dir, out));
   }
   meta["relations"] = Json::array();
   for (const Relation& r : ds.relations) meta["relations"].push_back(save_relation(r, dir, out));

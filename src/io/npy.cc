@@ -390,19 +390,14 @@ void load_npy_into(const std::string& path, at::Tensor& into) {
              ": the destination must be a contiguous CPU tensor");
   const auto* src = static_cast<const uint8_t*>(from.data_ptr());
   auto* dst = static_cast<uint8_t*>(into.data_ptr());
-  const auto bytes = static_cast<size_t>(into.nbytes());
-  // Pages are handed back only when `from` views the mapping (npy_view copies an array stored
-  // at an odd offset): MADV_DONTNEED on other memory would discard data.
-  const bool mapped = src >= file->data() && src + bytes <= file->data() + file->size();
-  static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  constexpr size_t kChunk = size_t{64} << 20;
-  for (size_t done = 0; done < bytes; done += kChunk) {
-    const size_t n = std::min(kChunk, bytes - done);
-    std::memcpy(dst + done, src + done, n);
-    if (!mapped) continue;
-    const uintptr_t first = (reinterpret_cast<uintptr_t>(src + done) + page - 1) / page * page;
-    const uintptr_t last = reinterpret_cast<uintptr_t>(src + done + n) / page * page;
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  const auto bytes = static_cast<int64_t>(into.nbytes());
+  constexpr int64_t kChunk = int64_t{64} << 20;
+  for (int64_t done = 0; done < bytes; done += kChunk) {
+    const int64_t n = std::min(kChunk, bytes - done);
+    std::memcpy(dst + done, src + done, static_cast<size_t>(n));
+    // Left alone when `from` is no view of the mapping (npy_view copies an array stored at an
+    // odd offset).
+    release_mapped_pages(at::from_blob(const_cast<uint8_t*>(src + done), {n}, at::kByte));
   }
 }
 

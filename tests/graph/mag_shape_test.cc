@@ -90,7 +90,7 @@ TEST(MagShape, StreamedFeaturesEqualTheTableInMemory) {
   EXPECT_GT(x.to(at::kFloat).std().item<double>(), 0.5);
 }
 
-TEST(MagShape, OgbnMagIsUnchangedByTheShapes) {
+TEST(MagShape, OgbnMagKeepsItsFourTypesAndLabelsEveryPaper) {
   MagOptions o;
   o.scale = 0.002;
   o.num_classes = 4;

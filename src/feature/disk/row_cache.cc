@@ -168,7 +168,12 @@ void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor&
   }
   std::vector<int64_t> miss_rows;
   for (int64_t i = 0; i < count; ++i) {
-    if (where[static_cast<size_t>(i)] < 0) miss_rows.push_back(i);
+    const int32_t s = where[static_cast<size_t>(i)];
+    if (s < 0) {
+      miss_rows.push_back(i);
+    } else if (sieve) {
+      visited_[static_cast<size_t>(s)] = 1;
+    }
   }
   const auto misses = static_cast<int64_t>(miss_rows.size());
   rows_requested_ += count;
@@ -182,13 +187,7 @@ void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor&
       if (s >= 0) std::memcpy(dst + i * row_bytes, cached + s * row_bytes, row_bytes);
     }
   });
-  if (sieve) {
-    for (int64_t i = 0; i < count; ++i) {
-      const int32_t s = where[static_cast<size_t>(i)];
-      if (s >= 0) visited_[static_cast<size_t>(s)] = 1;
-    }
-    lock.unlock();
-  }
+  if (sieve) lock.unlock();
   if (misses == 0) return;
   const at::Tensor rows_of_misses = at::from_blob(miss_rows.data(), {misses}, at::kLong);
   const at::Tensor miss_ids = ids.to(at::kLong).index_select(0, rows_of_misses);
