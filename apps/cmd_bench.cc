@@ -289,6 +289,7 @@ struct BenchTrainArgs {
   bool train_fraction_given = false;
   int64_t warmup_epochs = 0;
   bool strict = false;
+  bool load_only = false;
   int threads = 0;
   DistArgs dist;
 };
@@ -332,6 +333,9 @@ void add_bench_train_options(CLI::App* c, BenchTrainArgs* args) {
                 "leave the first N epochs out of the reported times (a GPU's first epoch also "
                 "pays CUDA's start-up); below --epochs")
       ->capture_default_str();
+  c->add_flag("--load-only", args->load_only,
+              "sample and gather every batch and run no model (the loader's time alone, without "
+              "evaluation); not with --modes");
   add_run_options(c, {RunKind::kNode});
   add_threads_option(c, &args->threads);
   add_dist_options(c, &args->dist);
@@ -430,6 +434,8 @@ void run_single(const Dataset& ds, const TrainOptions& options, const nlohmann::
 // The comparison's runs (none without --modes), its flags checked before the dataset is built
 // (minutes at scale).
 std::vector<Mode> checked_modes(const BenchTrainArgs& args, const TrainOptions& options) {
+  DGNN_CHECK(!args.load_only || args.modes.empty(),
+             "--load-only times one loader; leave out --modes (or --load-only)");
   if (args.modes.empty()) {
     DGNN_CHECK(args.html.empty(), "--html needs --modes (it draws the comparison)");
     DGNN_CHECK(!args.strict, "--strict needs --modes");
@@ -457,6 +463,8 @@ void run_bench_train(const BenchTrainArgs& args, const nlohmann::json& given) {
   options.warmup_epochs = args.warmup_epochs;
   options.eval_every = options.epochs + 1;  // evaluate once, after the last epoch
   options.save_state_on_stop = false;
+  options.load_only = args.load_only;
+  if (args.load_only) options.evaluate = false;
   const std::vector<Mode> modes = checked_modes(args, options);
   const auto build_start = std::chrono::steady_clock::now();
   const Dataset ds = bench_dataset(args);

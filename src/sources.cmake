@@ -53,6 +53,7 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/feature/pcie_model.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/cpu/gather.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/disk/read_plan.cc
+  ${CMAKE_CURRENT_LIST_DIR}/feature/disk/lookahead_window.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/disk/row_cache.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/disk/row_file.cc
   ${CMAKE_CURRENT_LIST_DIR}/feature/disk/pread_io.cc

@@ -89,6 +89,7 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
       values["weighted_sampling"] = value;
     } else if (key == "device" || key == "features" || key == "gather" || key == "sampler" ||
                key == "graph" || key == "disk_io" || key == "feature_cache_rank" ||
+               key == "feature_cache_policy" || key == "lookahead_batches" ||
                (key == "features_per_type" && is_hetero(kind))) {
       values[key] = value;
     } else {

@@ -72,9 +72,9 @@ struct LoaderNumbers {
   double feature_cache_gib = 0;
 };
 // Python's Loader arguments as the library's LoaderOptions: `choices` holds the named choices as
-// text (device, features, gather, sampler, graph, mode, disk_io, feature_cache_rank; for a
-// heterogeneous `kind`, features_per_type too), each parsed by the library's own parser, as the
-// CLI's flags are.
+// text (device, features, gather, sampler, graph, mode, disk_io, feature_cache_rank,
+// feature_cache_policy, lookahead_batches; for a heterogeneous `kind`, features_per_type too), each
+// parsed by the library's own parser, as the CLI's flags are.
 LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
                                  const LoaderNumbers& numbers, RunKind kind = RunKind::kNode);
 

@@ -1,3 +1,5 @@
+import functools
+
 import pytest
 import torch
 
@@ -121,17 +123,31 @@ def write_dataset_dir(data, path):
 
 
 # features="disk" reads rows from the directory's features.npy, as `directgnn train --features
-# disk` does, with and without the hot-row cache: the same minibatches as the table in memory.
-@pytest.mark.parametrize("cache_gib", [0.0, 1e-4])
-def test_disk_features_give_the_rows_of_the_table(data, tmp_path, cache_gib):
+# disk` does, with and without the hot-row cache, whatever its policy: the same minibatches as
+# the table in memory.
+@pytest.mark.parametrize("cache_gib,policy", [(0.0, "static"), (1e-4, "static"), (1e-4, "sieve"),
+                                              (1e-4, "lookahead")])
+def test_disk_features_give_the_rows_of_the_table(data, tmp_path, cache_gib, policy):
     stored = write_dataset_dir(data, tmp_path / "d")
     assert stored.features_path.endswith("features.npy")
     loader = directgnn.Loader(stored, stored.train_idx, fanouts=[4, 3], batch_size=128,
-                              device="cpu", features="disk", feature_cache_gib=cache_gib, seed=3)
+                              device="cpu", features="disk", feature_cache_gib=cache_gib, seed=3,
+                              feature_cache_policy=policy)
     assert loader.mode.startswith("disk")
     assert bool(loader.feature_cache) == (cache_gib > 0)
     got = run_epoch(loader, data)
     assert torch.equal(got.sort().values, stored.train_idx.sort().values)
+
+
+def test_a_lookahead_cache_takes_one_worker_and_its_window_needs_it(data, tmp_path):
+    stored = write_dataset_dir(data, tmp_path / "d")
+    make = functools.partial(directgnn.Loader, stored, stored.train_idx, fanouts=[3],
+                             device="cpu", features="disk", feature_cache_gib=1e-4)
+    with pytest.raises(ValueError, match="workers: a look-ahead cache serves batches in the order"):
+        next(iter(make(feature_cache_policy="lookahead", workers=2, prefetch=2)))
+    with pytest.raises(ValueError, match="lookahead_batches: sizes the look-ahead cache's window"):
+        make(lookahead_batches=4)
+    assert next(iter(make(feature_cache_policy="lookahead", lookahead_batches=3))).x.shape[0] > 0
 
 
 def test_disk_features_need_a_dataset_directory(data):

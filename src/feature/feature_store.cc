@@ -193,6 +193,7 @@ FeatureStore FeatureStore::on_disk(at::Tensor table, const std::string& path,
   store.table_ = std::move(table);
   store.placement_ = Placement::kDisk;
   store.device_index_ = device_index;
+  store.gathered_ = std::make_shared<disk::SeenRows>(file->num_rows());
   store.disk_ = std::move(file);
   return store;
 }
@@ -207,7 +208,28 @@ void FeatureStore::cache_hot_rows(const at::Tensor& ranked, int64_t bytes,
   cache_ = std::make_shared<const disk::RowCache>(*disk_, ranked, bytes, progress, policy);
 }
 
-void FeatureStore::read_disk_rows(const at::Tensor& ids, at::Tensor& out) const {
+void FeatureStore::clear_distinct_rows() const {
+  if (disk_ == nullptr) return;
+  gathered_->clear();
+  disk_->clear_distinct_rows();
+}
+
+int64_t FeatureStore::begin_plan() const {
+  if (cache_ == nullptr || cache_->policy() != disk::CachePolicy::kLookahead) return -1;
+  return cache_->begin_plan();
+}
+
+void FeatureStore::plan_gather(int64_t generation, int64_t step, const at::Tensor& ids) const {
+  DGNN_CHECK(generation >= 0 && cache_ != nullptr,
+             "feature gather: this table plans no batches (begin_plan said so)");
+  cache_->plan(generation, step, ids.device().is_cpu() ? ids : ids.cpu());
+}
+
+void FeatureStore::read_disk_rows(const at::Tensor& ids, at::Tensor& out,
+                                  const PlannedGather& planned) const {
+  gathered_->add(ids);
+  if (cache_ != nullptr && planned.generation >= 0)
+    return cache_->read_planned(*disk_, ids, out, planned.generation, planned.step);
   if (cache_ != nullptr) return cache_->read_rows(*disk_, ids, out);
   disk_->read_rows(ids, out);
 }
@@ -234,7 +256,7 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
       return device_table_.index_select(0, ids.to(device_table_.device())).cpu();
     }
     at::Tensor out = at::empty({ids.numel(), dim()}, table_.options());
-    gather_into(ids, out);
+    gather_into(ids, out, options.planned);
     return out;
   }
   DGNN_CHECK(device.is_cuda(), "feature gather: cannot gather onto device ", device.str());
@@ -269,7 +291,12 @@ at::Tensor FeatureStore::gather(const at::Tensor& ids_in, const c10::Device& dev
   return gpu::gather(source, ids, index, method, options);
 }
 
-void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const {
+void FeatureStore::gather_into(const at::Tensor& ids, at::Tensor& out) const {
+  gather_into(ids, out, {});
+}
+
+void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out,
+                               const PlannedGather& planned) const {
   const at::Tensor ids = ids_in.device().is_cpu() ? ids_in.contiguous() : ids_in.cpu();
   check_ids_in_range(ids, num_rows());
   DGNN_CHECK(out.is_contiguous() && out.device().is_cpu() && out.dim() == 2 &&
@@ -279,7 +306,7 @@ void FeatureStore::gather_into(const at::Tensor& ids_in, at::Tensor& out) const 
              table_.scalar_type(), " tensor");
   DGNN_CHECK(table_.is_cpu(), "feature gather: the table is on ", table_.device().str(),
              "; gather onto the CPU with gather(ids)");
-  if (disk_ != nullptr) return read_disk_rows(ids, out);
+  if (disk_ != nullptr) return read_disk_rows(ids, out, planned);
   const auto* base = static_cast<const uint8_t*>(table_.data_ptr());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   if (ids.scalar_type() == at::kInt) {
@@ -301,7 +328,7 @@ at::Tensor FeatureStore::gather_disk_to_gpu(const at::Tensor& ids_in, int index,
   const at::Tensor ids = ids_in.device().is_cpu() ? ids_in.contiguous() : ids_in.cpu();
   check_ids_in_range(ids, num_rows());
   at::Tensor staging = at::empty({ids.numel(), dim()}, table_.options().pinned_memory(true));
-  read_disk_rows(ids, staging);
+  read_disk_rows(ids, staging, options.planned);
   return staging.to(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index)),
                     /*non_blocking=*/true);
 }

@@ -51,6 +51,13 @@ std::string gather_method_name(GatherMethod method);
 // device), cpu-copy where only the CPU can (host, disk).
 GatherMethod default_gather_method(Placement placement);
 
+// A gather its loader planned ahead (a disk table whose cache looks ahead, begin_plan): the
+// plan's generation and the batch's step. A generation below 0: not planned.
+struct PlannedGather {
+  int64_t generation = -1;
+  int64_t step = -1;
+};
+
 struct GatherOptions {
   GatherMethod method = GatherMethod::kAuto;
   // Sort ids on the GPU first (CUB radix sort) so reads walk memory in order; rows are written
@@ -59,6 +66,7 @@ struct GatherOptions {
   // Cap on the GPU threads one gather launches (grid-stride loops do the rest), leaving the
   // remaining SMs to training kernels. 0 = no cap.
   int64_t max_threads = 0;
+  PlannedGather planned;
 };
 
 class FeatureStore {
@@ -109,6 +117,16 @@ class FeatureStore {
                       disk::CachePolicy policy = disk::CachePolicy::kStatic);
   // The hot-row cache of a `disk` table, or nullptr.
   const disk::RowCache* row_cache() const { return cache_.get(); }
+  // A disk table's distinct rows gathered since the last clear (0 for other placements).
+  int64_t distinct_rows_gathered() const { return gathered_ != nullptr ? gathered_->count() : 0; }
+  // Starts the distinct counts of gathered rows and of rows read from the file afresh.
+  void clear_distinct_rows() const;
+  // A disk table whose cache looks ahead (disk::CachePolicy::kLookahead) is told each batch's
+  // rows before they are gathered: begin_plan() starts an epoch's plan and returns its
+  // generation (-1: this store plans nothing), plan_gather tells it batch `step`'s ids (in step
+  // order), and a gather of those ids with GatherOptions::planned serves the batch.
+  int64_t begin_plan() const;
+  void plan_gather(int64_t generation, int64_t step, const at::Tensor& ids) const;
   int device_index() const { return device_index_; }
 
  private:
@@ -118,6 +136,7 @@ class FeatureStore {
   std::shared_ptr<void> pin_;                    // owns the cudaHostRegister registration
   std::shared_ptr<const disk::RowFile> disk_;    // disk placement
   std::shared_ptr<const disk::RowCache> cache_;  // disk placement, --feature-cache-gib
+  std::shared_ptr<disk::SeenRows> gathered_;     // disk placement: rows gathered
   at::Tensor device_table_;                      // device placement
   // The address GPU threads read row 0 from (pinned: the device mapping; device: GPU memory);
   // nullptr for host placement.
@@ -126,7 +145,9 @@ class FeatureStore {
   FeatureStore() = default;
   at::Tensor gather_disk_to_gpu(const at::Tensor& ids, int index,
                                 const GatherOptions& options) const;
-  void read_disk_rows(const at::Tensor& ids, at::Tensor& out) const;
+  void read_disk_rows(const at::Tensor& ids, at::Tensor& out,
+                      const PlannedGather& planned = {}) const;
+  void gather_into(const at::Tensor& ids, at::Tensor& out, const PlannedGather& planned) const;
 };
 
 // Throws naming the first id outside [0, num_rows). CPU ids are scanned in parallel; CUDA ids

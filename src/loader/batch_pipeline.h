@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "core/threads.h"
@@ -41,6 +43,46 @@ std::unique_ptr<Pipeline<T>> batch_pipeline(at::Tensor rows, int64_t batch, int6
     return prepare(rows.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
   };
   return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, shape.workers,
+                                       std::move(produce), [threads] { set_thread_team(threads); });
+}
+
+// The same with a look-ahead cache (FeatureStore::begin_plan): batch i is sampled, and its rows
+// planned with `plan(i, sampled)`, before batch i - `window` is gathered, so the cache knows
+// the next `window` batches' rows whenever it serves one. `finish(sampled, i)` gathers batch i.
+// One worker, so batches are served in the order planned; sampling the same keyed streams in
+// another order draws the same batches.
+template <typename T, typename Sampled, typename Sample, typename Plan, typename Finish>
+std::unique_ptr<Pipeline<T>> lookahead_pipeline(at::Tensor rows, int64_t batch, int64_t first_step,
+                                                int64_t end_step, PipelineShape shape,
+                                                std::function<uint64_t(int64_t)> sample_seed,
+                                                int64_t window, Sample sample, Plan plan,
+                                                Finish finish) {
+  struct Ahead {
+    std::mutex mutex;
+    int64_t next = 0;  // the next step to sample
+    std::map<int64_t, Sampled> sampled;
+  };
+  auto ahead = std::make_shared<Ahead>();
+  ahead->next = first_step;
+  const int64_t count = rows.size(0);
+  const int threads = shape.worker_threads > 0 ? shape.worker_threads : num_threads();
+  auto produce = [=, rows = std::move(rows), sample_seed = std::move(sample_seed)](int64_t step) {
+    Sampled mine;
+    {
+      std::lock_guard<std::mutex> lock(ahead->mutex);
+      for (; ahead->next < end_step && ahead->next <= step + window; ++ahead->next) {
+        const int64_t s = ahead->next, lo = s * batch;
+        Sampled x = sample(rows.narrow(0, lo, std::min(batch, count - lo)), sample_seed(s));
+        plan(s, x);
+        ahead->sampled.emplace(s, std::move(x));
+      }
+      auto node = ahead->sampled.extract(step);
+      DGNN_CHECK(!node.empty(), "look-ahead loader: batch ", step, " was not sampled ahead");
+      mine = std::move(node.mapped());
+    }
+    return finish(std::move(mine), step);
+  };
+  return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, /*workers=*/1,
                                        std::move(produce), [threads] { set_thread_team(threads); });
 }
 

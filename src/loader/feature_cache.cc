@@ -115,7 +115,7 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
       how.c_str());
   std::string text = line;
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds);
-  return text + (options.policy == disk::CachePolicy::kSieve ? ", then kept by sieve" : "") + line;
+  return text + cache_policy_text(options) + line;
 }
 
 std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
@@ -129,6 +129,18 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                               return loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes;
                             }};
   return fill_feature_cache(loader.mutable_store(), ds.graph, presample, options, show_progress);
+}
+
+std::string cache_policy_text(const disk::CacheOptions& options) {
+  switch (options.policy) {
+    case disk::CachePolicy::kSieve:
+      return ", then kept by sieve";
+    case disk::CachePolicy::kLookahead:
+      return ", then kept by their next use " + std::to_string(options.lookahead_batches) +
+             (options.lookahead_batches == 1 ? " batch" : " batches") + " ahead";
+    default:
+      return "";
+  }
 }
 
 DiskTally DiskTally::of(const FeatureStore& store) {
@@ -146,6 +158,8 @@ DiskTally DiskTally::of(const FeatureStore& store) {
     t.rows_gathered = f.rows_requested;
   }
   t.bytes_gathered = t.rows_gathered * file->row_bytes();
+  t.distinct_rows = store.distinct_rows_gathered();
+  t.distinct_bytes_missed = file->distinct_rows_read() * file->row_bytes();
   t.bytes_from_disk = process_read_bytes();
   return t;
 }
@@ -160,6 +174,8 @@ DiskTally DiskTally::since(const DiskTally& before) const {
                           ? -1
                           : bytes_from_disk - before.bytes_from_disk;
   d.read_s = read_s - before.read_s;
+  d.distinct_rows = distinct_rows;
+  d.distinct_bytes_missed = distinct_bytes_missed;
   return d;
 }
 
@@ -171,6 +187,8 @@ DiskTally DiskTally::sum(const std::vector<DiskTally>& tallies) {
     s.rows_hit += t.rows_hit;
     s.bytes_asked += t.bytes_asked;
     s.read_s += t.read_s;
+    s.distinct_rows += t.distinct_rows;
+    s.distinct_bytes_missed += t.distinct_bytes_missed;
   }
   if (!tallies.empty()) s.bytes_from_disk = tallies.front().bytes_from_disk;
   return s;
@@ -189,6 +207,8 @@ void DiskTally::write_to(nlohmann::json& record, bool process) const {
   }
   record["disk_cache_hit_rate"] = hit_rate();
   record["disk_read_s"] = read_s;
+  record["disk_distinct_rows"] = distinct_rows;
+  record["disk_distinct_bytes_missed"] = distinct_bytes_missed;
 }
 
 std::string DiskTally::text() const {

@@ -46,6 +46,10 @@ std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                                const at::Tensor& presample_seeds, uint64_t seed,
                                const disk::CacheOptions& options, bool show_progress);
 
+// How the cache keeps its rows after the fill, for the header line: "" (static), ", then kept
+// by sieve" or ", then kept by their next use 8 batches ahead".
+std::string cache_policy_text(const disk::CacheOptions& options);
+
 // The same for any loader: `store` is its table (rows of `graph`'s nodes); presampling takes
 // `steps` minibatches, `inputs_of(step)` giving the input nodes of one (int64, CPU).
 struct Presample {
@@ -64,6 +68,10 @@ struct DiskTally {
   int64_t bytes_asked = 0;      // bytes asked of the file for the misses (O_DIRECT: whole blocks)
   int64_t bytes_from_disk = 0;  // /proc/self/io read_bytes: what the storage delivered
   double read_s = 0;            // time the readers waited for reads, summed over threads
+  // Since the stores' distinct counts were last cleared (not differences: since() keeps the
+  // later one): distinct rows gathered, and the bytes of the distinct rows read from the file.
+  int64_t distinct_rows = 0;
+  int64_t distinct_bytes_missed = 0;
 
   static DiskTally of(const FeatureStore& store);
   DiskTally since(const DiskTally& before) const;

@@ -18,6 +18,7 @@ HeteroLinkLoader::HeteroLinkLoader(const HeteroDataset& graph, HeteroLinkTarget 
       settings_(settings),
       stores_(graph, settings_) {
   check_batch_settings(settings_);
+  refuse_lookahead_cache(settings_, "heterogeneous link prediction");
 }
 
 HeteroLinkLoader::~HeteroLinkLoader() = default;

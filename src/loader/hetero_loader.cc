@@ -30,6 +30,7 @@ HeteroLoader::HeteroLoader(const HeteroDataset& dataset, HeteroSamplerOptions sa
       settings_(settings),
       stores_(dataset, settings_) {
   check_batch_settings(settings_);
+  refuse_lookahead_cache(settings_, "heterogeneous graphs");
   if (settings_.gpu_sampler) {
     gpu_sampler_ = std::make_unique<gpu::HeteroNeighborSampler>(dataset, std::move(sampler),
                                                                 settings_.device, settings_.graph);

@@ -260,7 +260,7 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
   char line[96];
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds_since(start));
   return "Feature cache: " + size_text(cached_bytes) + " shared by " + parts + ", ranked " + how +
-         (options.policy == disk::CachePolicy::kSieve ? ", then kept by sieve" : "") + line;
+         cache_policy_text(options) + line;
 }
 
 }  // namespace directgnn

@@ -57,6 +57,7 @@ LinkLoader::LinkLoader(const Dataset& dataset, const CsrGraph& graph, LoaderSett
     : settings_(checked(std::move(settings))),
       sampler_(graph, link_sampler_options(settings_), link),
       store_(make_feature_store(dataset, settings_)) {
+  refuse_lookahead_cache(settings_, "link prediction");
   DGNN_CHECK(graph.num_nodes() == dataset.num_nodes(),
              "link loader: the message-passing graph has ", graph.num_nodes(),
              " nodes, the dataset ", dataset.num_nodes());

@@ -43,6 +43,22 @@ void check_batch_settings(const LoaderSettings& s) {
   DGNN_CHECK_ARG(s.workers >= 1 && s.workers <= 64, "workers", "must be in 1..64, got ", s.workers);
   DGNN_CHECK_ARG(!s.gpu_sampler || s.device.is_cuda(), "sampler",
                  "gpu samples on a GPU, but minibatches go to the CPU");
+  if (s.cache.policy != disk::CachePolicy::kLookahead) return;
+  DGNN_CHECK_ARG(s.cache.lookahead_batches >= 1 && s.cache.lookahead_batches <= 1024,
+                 "lookahead_batches", "must be in 1..1024, got ", s.cache.lookahead_batches);
+  DGNN_CHECK_ARG(s.workers == 1, "sampler_workers",
+                 "a look-ahead cache serves batches in the order it planned them, with one worker; "
+                 "set it to 1, or choose another feature_cache_policy");
+  DGNN_CHECK_ARG(
+      !s.device.is_cuda(), "feature_cache_policy",
+      "lookahead plans batches gathered on the CPU so far; on a GPU use sieve or static");
+}
+
+void refuse_lookahead_cache(const LoaderSettings& s, const std::string& what) {
+  DGNN_CHECK_ARG(s.cache.policy != disk::CachePolicy::kLookahead, "feature_cache_policy",
+                 "lookahead plans the batches of node classification on homogeneous graphs so "
+                 "far, not ",
+                 what, "; use sieve or static");
 }
 
 // Copies a CPU sampler's blocks to `device`. kOncePerNode blocks are prefixes of the outermost
@@ -117,15 +133,36 @@ MiniBatch MinibatchLoader::sample(const at::Tensor& seeds, uint64_t sample_seed)
 
 Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed) const {
   if (settings_.device.is_cuda()) return prepare_on_gpu(seeds, sample_seed);
+  return finish(sample_timed(seeds, sample_seed), {});
+}
+
+MinibatchLoader::Sampled MinibatchLoader::sample_timed(const at::Tensor& seeds,
+                                                       uint64_t sample_seed) const {
+  const auto t = Clock::now();
+  Sampled s{seeds, sampler_.sample(seeds, sample_seed), 0.0};
+  s.sample_s = seconds_since(t);
+  return s;
+}
+
+at::Tensor MinibatchLoader::gathered_ids(const MiniBatch& batch) const {
+  if (!settings_.sources_in_place) return batch.input_nodes;
+  return batch.input_nodes.narrow(0, 0, batch.blocks.front().num_dst);
+}
+
+// Gathers a sampled batch on the CPU (`planned`: as the look-ahead cache planned it).
+Minibatch MinibatchLoader::finish(Sampled sampled, const PlannedGather& planned) const {
   Minibatch m;
-  m.seeds = seeds;
-  auto t = Clock::now();
-  m.batch = sampler_.sample(seeds, sample_seed);
-  m.sample_s = seconds_since(t);
-  t = Clock::now();
+  m.seeds = std::move(sampled.seeds);
+  m.batch = std::move(sampled.batch);
+  m.sample_s = sampled.sample_s;
+  const at::Tensor& seeds = m.seeds;
+  const auto t = Clock::now();
+  GatherOptions gather;
+  gather.planned = planned;
+  const at::Tensor ids = gathered_ids(m.batch);
+  m.x = store_.gather(ids, c10::Device(c10::kCPU), gather);
   if (settings_.sources_in_place) {
     Block& first = m.batch.blocks.front();
-    m.x = store_.gather(m.batch.input_nodes.narrow(0, 0, first.num_dst));
     const at::Tensor& degree = sampler_.degrees();
     const bool narrow = first.indices.scalar_type() == at::kInt &&
                         degree.numel() <= std::numeric_limits<int32_t>::max();
@@ -134,8 +171,6 @@ Minibatch MinibatchLoader::prepare(const at::Tensor& seeds, uint64_t sample_seed
     first.src_degree = degree;
     first.num_src = degree.numel();
     m.source_table = dataset_.features;
-  } else {
-    m.x = store_.gather(m.batch.input_nodes);
   }
   m.gather_s = seconds_since(t);
   m.labels = labels_.index_select(0, seeds);
@@ -177,6 +212,23 @@ MinibatchLoader::Epoch::Epoch(const MinibatchLoader& loader, at::Tensor seeds,
              "loader: seeds must be a 1-D int64 CPU tensor");
   const LoaderSettings& s = loader.settings_;
   const int64_t end = loader.steps(seeds.numel());
+  const int64_t generation = loader.store_.begin_plan();
+  if (generation >= 0) {
+    // The cache looks ahead (checked to be on the CPU, with one worker).
+    pipeline_ = lookahead_pipeline<Minibatch, Sampled>(
+        std::move(seeds), s.batch_size, first_step, end, {s.prefetch, s.workers, s.worker_threads},
+        std::move(sample_seed), s.cache.lookahead_batches,
+        [&loader](const at::Tensor& rows, uint64_t seed) {
+          return loader.sample_timed(rows, seed);
+        },
+        [&loader, generation](int64_t step, const Sampled& b) {
+          loader.store_.plan_gather(generation, step, loader.gathered_ids(b.batch));
+        },
+        [&loader, generation](Sampled b, int64_t step) {
+          return loader.finish(std::move(b), PlannedGather{generation, step});
+        });
+    return;
+  }
   pipeline_ = batch_pipeline<Minibatch>(
       std::move(seeds), s.batch_size, first_step, end, {s.prefetch, s.workers, s.worker_threads},
       std::move(sample_seed),

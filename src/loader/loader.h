@@ -92,6 +92,16 @@ class MinibatchLoader {
   std::string mode() const;
 
  private:
+  // A batch sampled, not yet gathered (a look-ahead cache plans its rows meanwhile).
+  struct Sampled {
+    at::Tensor seeds;
+    MiniBatch batch;
+    double sample_s = 0;
+  };
+  Sampled sample_timed(const at::Tensor& seeds, uint64_t sample_seed) const;
+  // The ids whose rows a batch gathers.
+  at::Tensor gathered_ids(const MiniBatch& batch) const;
+  Minibatch finish(Sampled sampled, const PlannedGather& planned) const;
   Minibatch prepare_on_gpu(const at::Tensor& seeds, uint64_t sample_seed) const;
 
   const Dataset& dataset_;
@@ -104,6 +114,9 @@ class MinibatchLoader {
 // The checks every loader makes of settings made by hand: batch size, prefetch depth, workers,
 // and a GPU sampler only where batches go to a GPU. Throws naming the setting.
 void check_batch_settings(const LoaderSettings& settings);
+// Loaders that do not plan their batches ahead yet refuse a look-ahead cache, naming `what`
+// they load (e.g. "link prediction").
+void refuse_lookahead_cache(const LoaderSettings& settings, const std::string& what);
 // The loader's feature store: `disk` reads the dataset's features.npy (throws when it was not
 // loaded from a directory), the other placements use the table in place.
 FeatureStore make_feature_store(const Dataset& dataset, const LoaderSettings& settings);

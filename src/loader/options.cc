@@ -151,6 +151,12 @@ void check_counts(const LoaderOptions& o) {
                  "feature_cache_policy",
                  "says how the feature cache keeps its rows, but there is none; give "
                  "feature_cache_gib too, or leave it out");
+  DGNN_CHECK_ARG(o.cache.lookahead_batches == 0 || o.cache.policy == disk::CachePolicy::kLookahead,
+                 "lookahead_batches",
+                 "sizes the look-ahead cache's window, but the feature_cache_policy is ",
+                 disk::cache_policy_name(o.cache.policy),
+                 "; set it to lookahead, or leave "
+                 "lookahead_batches out");
 }
 
 // The placement, gather method and sampler of `s` (its device resolved) from `o`.
@@ -373,6 +379,7 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
   s.edge_ids = o.edge_ids;
   s.disk = o.disk;
   s.cache = o.cache;
+  if (s.cache.lookahead_batches == 0) s.cache.lookahead_batches = disk::kDefaultLookaheadBatches;
   s.prefetch = o.prefetch.value_or(
       s.gpu() || s.features == Placement::kDisk ? LoaderOptions::kGpuPrefetch : 0);
   s.workers = o.workers;
@@ -405,6 +412,7 @@ LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset
   s.batch_size = o.batch_size;
   s.disk = o.disk;
   s.cache = o.cache;
+  if (s.cache.lookahead_batches == 0) s.cache.lookahead_batches = disk::kDefaultLookaheadBatches;
   // As node training: on the CPU a producer thread only takes cores from the model, on a GPU
   // or with rows read from disk it hides that work behind the step.
   s.prefetch = o.prefetch.value_or(

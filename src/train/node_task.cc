@@ -93,7 +93,7 @@ class NodeTask final : public RunTask {
 
   std::string fill_cache(bool verbose) override {
     const at::Tensor seeds = shuffled(chosen_.split.train, mix64(o_.seed, 0xcac4e));
-    return fill_feature_cache(loader_, ds_, seeds, o_.seed, o_.loader.cache, verbose);
+    return fill_feature_cache(loader_, ds_, seeds, o_.seed, loader_.settings().cache, verbose);
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {

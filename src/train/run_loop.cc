@@ -254,6 +254,11 @@ int RunLoop::Impl::train_steps(int64_t epoch, EpochProgress& ep, StepSums& sums,
     ep.sample_s += times.sample_s;
     ep.gather_s += times.gather_s;
     const auto c = Clock::now();
+    if (o_.load_only) {
+      ep.next_step = step + 1;
+      stopped = agreed_stop(group_);
+      continue;
+    }
     task_.optimizer().zero_grad();
     task_.forward_backward(sums);
     if (group_ != nullptr) {
@@ -292,6 +297,7 @@ void RunLoop::Impl::train_epoch(int64_t epoch) {
   if (s.gpu()) gpu::reset_peak_allocated(s.index());
   const double energy_start = energy_ != nullptr ? energy_->energy_joules() : 0.0;
   const EpochClock clock{Clock::now(), process_cpu_seconds(), ep.elapsed_s, ep.cpu_s};
+  for (const NamedStore& n : disk_stores_) n.store->clear_distinct_rows();
   const std::vector<DiskTally> disk_before = disk_tallies(disk_stores_);
   task_.start_epoch(epoch, ep.next_step);
   StepSums sums(ep, s.device);

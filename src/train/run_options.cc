@@ -196,6 +196,7 @@ const std::vector<Spec>& table() {
              disk::parse_cache_ranking, disk::cache_ranking_name),
       choice("feature_cache_policy", kAll, R::kGivenNow, DGNN_AT(loader.cache.policy),
              disk::parse_cache_policy, disk::cache_policy_name),
+      number<int>("lookahead_batches", kAll, R::kGivenNow, DGNN_AT(loader.cache.lookahead_batches)),
       // Link prediction.
       choice("decoder", kLinkAll, R::kKeep, DGNN_AT(link.decoder), parse_decoder_kind,
              decoder_kind_name),

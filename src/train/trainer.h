@@ -101,6 +101,9 @@ struct TrainOptions {
   int64_t warmup_epochs = 0;
   // A stop signal saves the training state before the run stops (benchmarks keep none).
   bool save_state_on_stop = true;
+  // Every batch is sampled and gathered, and no model step runs: the loader's time alone,
+  // with the parameters left as initialised (bench train --load-only). Needs evaluate off.
+  bool load_only = false;
   // Data-parallel ranks (dist/process_group.h), or nullptr for one process. With a group,
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
   // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.

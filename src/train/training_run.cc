@@ -137,6 +137,8 @@ void check_run_options(const TrainOptions& o) {
   DGNN_CHECK_ARG(o.eval_every >= 1, "eval_every", "must be positive, got ", o.eval_every);
   DGNN_CHECK_ARG(o.lr > 0, "lr", "must be positive, got ", o.lr);
   DGNN_CHECK_ARG(o.weight_decay >= 0, "weight_decay", "must not be negative, got ", o.weight_decay);
+  DGNN_CHECK_ARG(!o.load_only || !o.evaluate, "load_only",
+                 "runs no model, so there is nothing to evaluate; turn evaluation off");
   DGNN_CHECK_ARG(o.warmup_epochs >= 0 && o.warmup_epochs < o.epochs, "warmup_epochs",
                  "must be in 0..epochs-1 (", o.epochs - 1, "), got ", o.warmup_epochs);
   DGNN_CHECK_ARG(o.checkpoint_every >= 0, "checkpoint_every", "must not be negative, got ",

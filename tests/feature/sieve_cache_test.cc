@@ -90,6 +90,30 @@ TEST(SieveCache, EveryRowReadIsTheFilesWhateverTheCacheHolds) {
   EXPECT_EQ(held, 60) << "the cache keeps its size";
 }
 
+TEST(SieveCache, DistinctRowsGatheredAndReadAreCountedOnceUntilCleared) {
+  const at::Tensor table = at::randn({10, 4});
+  testing::TempDirectory dir;
+  const std::string path = sieve_table_file(dir, table);
+  FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
+  store.cache_hot_rows(at::tensor({0, 1}, at::kLong), 2 * store.row_bytes(), {},
+                       disk::CachePolicy::kStatic);
+  const disk::RowFile& file = *store.row_file();
+  store.clear_distinct_rows();  // the fill read rows 0 and 1
+  EXPECT_EQ(file.distinct_rows_read(), 0);
+  store.gather(at::tensor({0, 1, 2, 2, 3}, at::kLong));
+  EXPECT_EQ(store.distinct_rows_gathered(), 4);
+  EXPECT_EQ(file.distinct_rows_read(), 2) << "rows 2 and 3 missed";
+  store.gather(at::tensor({3, 4, 0}, at::kInt));
+  EXPECT_EQ(store.distinct_rows_gathered(), 5);
+  EXPECT_EQ(file.distinct_rows_read(), 3);
+  EXPECT_EQ(file.counters().rows_requested, 2 + 3 + 2)
+      << "the fill's rows, then the misses with their repeats";
+  store.clear_distinct_rows();
+  EXPECT_EQ(store.distinct_rows_gathered(), 0);
+  EXPECT_EQ(file.distinct_rows_read(), 0);
+  EXPECT_EQ(FeatureStore(table).distinct_rows_gathered(), 0) << "a table in memory counts none";
+}
+
 TEST(SieveCache, PolicyNamesParse) {
   EXPECT_EQ(disk::parse_cache_policy("sieve"), disk::CachePolicy::kSieve);
   EXPECT_EQ(disk::parse_cache_policy("static"), disk::CachePolicy::kStatic);

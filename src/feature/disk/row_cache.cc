@@ -39,13 +39,22 @@ std::string cache_ranking_name(CacheRanking ranking) {
 CachePolicy parse_cache_policy(const std::string& name) {
   if (name == "static") return CachePolicy::kStatic;
   if (name == "sieve") return CachePolicy::kSieve;
+  if (name == "lookahead") return CachePolicy::kLookahead;
   fail_argument("feature_cache_policy", "'", name,
-                "' is not a cache policy (use static: the filled rows stay, or sieve: missed "
-                "rows replace cached ones by SIEVE)");
+                "' is not a cache policy (use static: the filled rows stay, sieve: missed rows "
+                "replace cached ones by SIEVE, or lookahead: by their next use in the batches "
+                "sampled ahead)");
 }
 
 std::string cache_policy_name(CachePolicy policy) {
-  return policy == CachePolicy::kSieve ? "sieve" : "static";
+  switch (policy) {
+    case CachePolicy::kSieve:
+      return "sieve";
+    case CachePolicy::kLookahead:
+      return "lookahead";
+    default:
+      return "static";
+  }
 }
 
 RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
@@ -80,19 +89,26 @@ RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
   }
   // The rows are in RAM now; their copies in the page cache would hold as much again.
   if (fit > 0) file.drop_page_cache();
-  if (policy_ != CachePolicy::kSieve) return;
+  if (policy_ == CachePolicy::kStatic) return;
   owner_.assign(id, id + fit);
+  const int64_t* rank = ranked.data_ptr<int64_t>();
+  if (policy_ == CachePolicy::kLookahead) {
+    // The lowest-ranked row is the first to go.
+    std::vector<int32_t> order;
+    for (int64_t r = fit - 1; r >= 0; --r) order.push_back(slot_[static_cast<size_t>(rank[r])]);
+    window_ = std::make_unique<LookaheadWindow>(file.num_rows(), order);
+    return;
+  }
   visited_.assign(static_cast<size_t>(fit), 0);
   newer_.assign(static_cast<size_t>(fit), -1);
   older_.assign(static_cast<size_t>(fit), -1);
   // The top-ranked row enters last: the newest, the last the hand reaches.
-  const int64_t* rank = ranked.data_ptr<int64_t>();
   for (int64_t r = fit - 1; r >= 0; --r) push_newest(slot_[static_cast<size_t>(rank[r])]);
 }
 
 bool RowCache::contains(int64_t id) const {
   std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  if (policy_ == CachePolicy::kSieve) lock.lock();
+  if (policy_ != CachePolicy::kStatic) lock.lock();
   return slot_[static_cast<size_t>(id)] >= 0;
 }
 
@@ -154,18 +170,15 @@ void RowCache::admit(const Id* ids, const std::vector<int64_t>& miss_rows,
   }
 }
 
-void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const {
+std::vector<int64_t> RowCache::copy_hits(const at::Tensor& ids, at::Tensor& out) const {
   const int64_t count = ids.numel();
-  const bool sieve = policy_ == CachePolicy::kSieve && rows_.size(0) > 0;
-  // kSieve: the look-up, the hits' bits and copies under the lock, as misses may replace rows.
-  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
-  if (sieve) lock.lock();
   std::vector<int32_t> where(static_cast<size_t>(count));
   if (ids.scalar_type() == at::kInt) {
     look_up(ids.data_ptr<int32_t>(), count, slot_, where.data());
   } else {
     look_up(ids.data_ptr<int64_t>(), count, slot_, where.data());
   }
+  const bool sieve = policy_ == CachePolicy::kSieve;
   std::vector<int64_t> miss_rows;
   for (int64_t i = 0; i < count; ++i) {
     const int32_t s = where[static_cast<size_t>(i)];
@@ -175,10 +188,9 @@ void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor&
       visited_[static_cast<size_t>(s)] = 1;
     }
   }
-  const auto misses = static_cast<int64_t>(miss_rows.size());
   rows_requested_ += count;
-  rows_hit_ += count - misses;
-  const int64_t row_bytes = file.row_bytes();
+  rows_hit_ += count - static_cast<int64_t>(miss_rows.size());
+  const int64_t row_bytes = rows_.size(1) * rows_.element_size();
   const auto* cached = static_cast<const uint8_t*>(rows_.data_ptr());
   auto* dst = static_cast<uint8_t*>(out.data_ptr());
   at::parallel_for(0, count, std::max<int64_t>(1, 65536 / row_bytes), [&](int64_t b, int64_t e) {
@@ -187,17 +199,121 @@ void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor&
       if (s >= 0) std::memcpy(dst + i * row_bytes, cached + s * row_bytes, row_bytes);
     }
   });
-  if (sieve) lock.unlock();
+  return miss_rows;
+}
+
+namespace {
+
+void read_misses(const RowFile& file, const at::Tensor& ids, std::vector<int64_t>& miss_rows,
+                 at::Tensor& out) {
+  const auto misses = static_cast<int64_t>(miss_rows.size());
   if (misses == 0) return;
   const at::Tensor rows_of_misses = at::from_blob(miss_rows.data(), {misses}, at::kLong);
   const at::Tensor miss_ids = ids.to(at::kLong).index_select(0, rows_of_misses);
   file.read_rows(miss_ids, out, miss_rows.data());
-  if (!sieve) return;
+}
+
+}  // namespace
+
+void RowCache::read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const {
+  // A dynamic policy changes slots as it goes: look up and copy the hits under the lock.
+  const bool dynamic = policy_ != CachePolicy::kStatic && rows_.size(0) > 0;
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  if (dynamic) lock.lock();
+  std::vector<int64_t> miss_rows = copy_hits(ids, out);
+  if (dynamic) lock.unlock();
+  read_misses(file, ids, miss_rows, out);
+  // A look-ahead cache admits rows only for the batches it planned.
+  if (policy_ != CachePolicy::kSieve || miss_rows.empty() || rows_.size(0) == 0) return;
   lock.lock();
   if (ids.scalar_type() == at::kInt) {
     admit(ids.data_ptr<int32_t>(), miss_rows, out);
   } else {
     admit(ids.data_ptr<int64_t>(), miss_rows, out);
+  }
+}
+
+void RowCache::check_generation(int64_t generation) const {
+  DGNN_CHECK(generation == generation_,
+             "feature cache look-ahead: this loader's epoch was "
+             "replaced by a newer one (plan ",
+             generation, ", now ", generation_, "); take batches from the newest epoch");
+}
+
+int64_t RowCache::begin_plan() const {
+  DGNN_CHECK(policy_ == CachePolicy::kLookahead,
+             "feature cache: only the lookahead policy plans batches ahead");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (window_ != nullptr) window_->reset();
+  serving_ = false;
+  return ++generation_;
+}
+
+void RowCache::plan(int64_t generation, int64_t step, const at::Tensor& ids) const {
+  at::Tensor rows = std::get<0>(at::_unique(ids.to(at::kLong), /*sorted=*/true));
+  std::vector<int64_t> distinct(rows.data_ptr<int64_t>(), rows.data_ptr<int64_t>() + rows.numel());
+  std::lock_guard<std::mutex> lock(mutex_);
+  check_generation(generation);
+  if (window_ != nullptr) window_->plan(step, std::move(distinct), ids.numel(), slot_);
+}
+
+void RowCache::read_planned(const RowFile& file, const at::Tensor& ids, at::Tensor& out,
+                            int64_t generation, int64_t step) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  check_generation(generation);
+  if (window_ == nullptr) {  // an empty cache: nothing to keep
+    lock.unlock();
+    return read_rows(file, ids, out);
+  }
+  DGNN_CHECK(window_->pending() && window_->front_step() == step && !serving_,
+             "feature cache look-ahead: batch ", step, " is gathered out of the order planned (",
+             window_->pending() ? "next planned: " + std::to_string(window_->front_step())
+                                : std::string("none planned"),
+             ")");
+  DGNN_CHECK(window_->front_requests() == ids.numel(), "feature cache look-ahead: batch ", step,
+             " was planned with ", window_->front_requests(), " ids but gathers ", ids.numel());
+  serving_ = true;
+  std::vector<int64_t> miss_rows = copy_hits(ids, out);
+  lock.unlock();
+  try {
+    read_misses(file, ids, miss_rows, out);
+  } catch (...) {
+    lock.lock();
+    serving_ = false;
+    throw;
+  }
+  lock.lock();
+  serving_ = false;
+  if (generation != generation_) return;  // a new plan began meanwhile: this one is gone
+  admit_planned(ids, miss_rows, out);
+}
+
+void RowCache::admit_planned(const at::Tensor& ids, const std::vector<int64_t>& miss_rows,
+                             const at::Tensor& out) const {
+  const std::vector<std::pair<int32_t, int64_t>> missed = window_->serve(slot_);
+  if (missed.empty()) return;
+  // Where each missed row landed in `out` (its first request).
+  const at::Tensor long_ids = ids.to(at::kLong);
+  const int64_t* id = long_ids.data_ptr<int64_t>();
+  std::vector<std::pair<int64_t, int64_t>> landed;
+  landed.reserve(miss_rows.size());
+  for (const int64_t i : miss_rows) landed.emplace_back(id[i], i);
+  std::sort(landed.begin(), landed.end());
+  const auto row_bytes = static_cast<size_t>(rows_.size(1) * rows_.element_size());
+  auto* cached = static_cast<uint8_t*>(rows_.data_ptr());
+  const auto* read = static_cast<const uint8_t*>(out.data_ptr());
+  for (const auto& [next, row] : missed) {
+    const int32_t s = window_->evict_for(next);
+    if (s < 0) break;  // every cached row is used sooner than this and the rows after it
+    const auto at = std::lower_bound(landed.begin(), landed.end(), std::make_pair(row, int64_t{0}));
+    DGNN_CHECK(at != landed.end() && at->first == row, "feature cache look-ahead: planned row ",
+               row, " was not gathered");
+    slot_[static_cast<size_t>(owner_[static_cast<size_t>(s)])] = -1;
+    owner_[static_cast<size_t>(s)] = row;
+    slot_[static_cast<size_t>(row)] = s;
+    window_->place(s, next);
+    std::memcpy(cached + static_cast<size_t>(s) * row_bytes,
+                read + static_cast<size_t>(at->second) * row_bytes, row_bytes);
   }
 }
 

@@ -11,8 +11,10 @@
 // missed replace cached ones: the cache is a queue from the oldest row to the newest, each row
 // with a visited bit set by a hit; a hand walks from the oldest towards the newest, clearing
 // set bits, and evicts the first row whose bit is clear; a missed row enters as the newest. The
-// filled rows enter in rank order, the top one last (newest). Either way every row read is the
-// file's: a policy changes what is read from disk, never a value.
+// filled rows enter in rank order, the top one last (newest). kLookahead is told each batch's
+// rows before it is gathered (plan), a window of batches ahead, and keeps the rows used soonest
+// (lookahead_window.h). Whatever the policy, every row read is the file's: a policy changes
+// what is read from disk, never a value.
 #pragma once
 
 #include <ATen/Tensor.h>
@@ -20,10 +22,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "feature/disk/lookahead_window.h"
 #include "feature/disk/row_file.h"
 
 namespace directgnn::disk {
@@ -34,15 +38,21 @@ enum class CacheRanking { kPresample, kDegree };
 CacheRanking parse_cache_ranking(const std::string& name);
 std::string cache_ranking_name(CacheRanking ranking);
 
-// What the cache does with rows a batch misses: nothing (static), or keep them (sieve).
-enum class CachePolicy { kStatic, kSieve };
+// What the cache does with rows a batch misses: nothing (static), keep them (sieve), or keep
+// them when they are used again sooner than a cached row (lookahead).
+enum class CachePolicy { kStatic, kSieve, kLookahead };
 CachePolicy parse_cache_policy(const std::string& name);
 std::string cache_policy_name(CachePolicy policy);
+
+constexpr int kDefaultLookaheadBatches = 8;
 
 struct CacheOptions {
   double gib = 0;  // 0: no cache
   CacheRanking ranking = CacheRanking::kPresample;
   CachePolicy policy = CachePolicy::kStatic;
+  // kLookahead: the batches planned ahead of the one gathered (0: kDefaultLookaheadBatches;
+  // resolved by the loader's settings).
+  int lookahead_batches = 0;
 };
 
 class RowCache {
@@ -59,6 +69,16 @@ class RowCache {
   // several threads at once; with kSieve the cache's rows change as it goes.
   void read_rows(const RowFile& file, const at::Tensor& ids, at::Tensor& out) const;
 
+  // kLookahead. Each epoch (each pass of a loader) begins a plan: the batches planned before
+  // are forgotten, and the generation returned names the plan. Then, in step order, each
+  // batch's ids are planned (a window ahead of the gathers), and read_planned serves the
+  // oldest planned batch: the ids must be the ones planned for it. A call of an older
+  // generation (a loader abandoned mid-epoch) fails and changes nothing.
+  int64_t begin_plan() const;
+  void plan(int64_t generation, int64_t step, const at::Tensor& ids) const;
+  void read_planned(const RowFile& file, const at::Tensor& ids, at::Tensor& out, int64_t generation,
+                    int64_t step) const;
+
   int64_t rows() const { return rows_.size(0); }
   CachePolicy policy() const { return policy_; }
   bool contains(int64_t id) const;
@@ -74,6 +94,14 @@ class RowCache {
   // cache (each once), evicting as the policy says. Called with mutex_ held.
   template <typename Id>
   void admit(const Id* ids, const std::vector<int64_t>& miss_rows, const at::Tensor& out) const;
+  // kLookahead: the front batch, served into `out` (`miss_rows` of it read from the file),
+  // moves on; the rows it missed that are used again soonest take slots.
+  void admit_planned(const at::Tensor& ids, const std::vector<int64_t>& miss_rows,
+                     const at::Tensor& out) const;
+  // Copies the cached rows of `ids` into `out`; returns the positions that missed. With the
+  // lock held where slots may change.
+  std::vector<int64_t> copy_hits(const at::Tensor& ids, at::Tensor& out) const;
+  void check_generation(int64_t generation) const;
   int32_t evict() const;  // the slot the hand frees, unlinked from the queue
   void push_newest(int32_t slot) const;
   void unlink(int32_t slot) const;
@@ -88,6 +116,10 @@ class RowCache {
   mutable std::vector<uint8_t> visited_;
   mutable std::vector<int32_t> newer_, older_;
   mutable int32_t newest_ = -1, oldest_ = -1, hand_ = -1;
+  // kLookahead's plan, its generation, and whether its front batch is being served.
+  mutable std::unique_ptr<LookaheadWindow> window_;
+  mutable int64_t generation_ = 0;
+  mutable bool serving_ = false;
 };
 
 }  // namespace directgnn::disk

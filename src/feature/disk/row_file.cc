@@ -163,6 +163,7 @@ RowFile::RowFile(const std::string& path, const RowFileOptions& options)
     row_bytes_ = layout.row_bytes;
     data_offset_ = layout.data_offset;
     file_bytes_ = layout.file_bytes;
+    read_seen_ = std::make_unique<SeenRows>(rows_);
     if (options.direct) fd_ = reopen_direct(path, fd_);
   } catch (...) {
     close(fd_);
@@ -222,6 +223,7 @@ void RowFile::read_rows(const at::Tensor& ids, at::Tensor& out, const int64_t* o
                             : plan_reads(ids.data_ptr<int64_t>(), count, shape);
   rows_requested_ += count;
   rows_read_ += plan.unique_rows;
+  read_seen_->add(ids);
   bytes_read_ += plan.buffer_bytes;
   uint8_t* buffer = thread_buffer(plan.buffer_bytes);
   const auto start = std::chrono::steady_clock::now();

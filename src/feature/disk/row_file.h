@@ -22,6 +22,7 @@
 #include <string>
 
 #include "feature/disk/read_plan.h"
+#include "feature/disk/seen_rows.h"
 
 namespace directgnn::disk {
 
@@ -78,6 +79,9 @@ class RowFile {
     double read_s = 0;
   };
   Counters counters() const;
+  // The distinct rows read since the last clear (a cache's misses, each counted once).
+  int64_t distinct_rows_read() const { return read_seen_->count(); }
+  void clear_distinct_rows() const { read_seen_->clear(); }
 
  private:
   void read_extents(const ReadPlan& plan, uint8_t* buffer) const;
@@ -89,6 +93,7 @@ class RowFile {
   int64_t rows_ = 0, dim_ = 0, row_bytes_ = 0, data_offset_ = 0, file_bytes_ = 0;
   at::ScalarType dtype_ = at::kFloat;
   mutable std::atomic<int64_t> rows_requested_{0}, rows_read_{0}, bytes_read_{0}, read_ns_{0};
+  std::unique_ptr<SeenRows> read_seen_;
 };
 
 }  // namespace directgnn::disk
