@@ -102,12 +102,12 @@ constexpr RunFlag kRunFlags[] = {
      "which rows the cache keeps: presample (those a sampling pass over the training nodes "
      "gathers most) or degree (the most linked nodes)"},
     {"feature_cache_policy", false,
-     "static (the filled rows stay), sieve (rows a batch misses replace cached ones not hit "
-     "since the hand last passed, as DGL GraphBolt's disk cache) or lookahead (batches are "
-     "sampled ahead, and the rows used soonest are kept; node classification on the CPU)"},
+     "auto (lookahead where the loader plans its batches: node classification on the CPU "
+     "with one worker; static elsewhere), static (the filled rows stay), sieve (rows a batch "
+     "misses replace cached ones not hit since the hand last passed, as DGL GraphBolt's disk "
+     "cache) or lookahead (batches are sampled ahead, and the rows used soonest are kept)"},
     {"lookahead_batches", false,
-     "with --feature-cache-policy lookahead: batches sampled ahead of the one gathered "
-     "(0: 8)"},
+     "with a look-ahead cache: batches sampled ahead of the one gathered (0: 8)"},
     {"decoder", false,
      "link: dot (the embeddings' dot product) or mlp (an MLP on their Hadamard product, as "
      "OGB's baselines)"},

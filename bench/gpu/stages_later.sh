@@ -169,3 +169,40 @@ print(f"tables: {e['epoch_time_s']:.1f} s an epoch of {final['steps_per_epoch']}
 PY
   fi
 }
+
+# disk: (issue 44) rows read from disk for a GPU run (FeatureStore::gather_disk_to_gpu: into
+# pinned memory, then one copy), never run on a GPU before: an R-MAT graph of DISK_SCALE (20:
+# 1M nodes, 1024-d float32, a 4 GiB table) trained on the GPU two epochs with its table pinned,
+# then on disk with a 1 GiB cache (static, then sieve; lookahead plans CPU gathers only), the
+# second epoch reported. O_DIRECT first; where the device's file system refuses it (the library
+# says so), buffered reads with a note, as the page cache may then serve what the disk would.
+# A rehearsal makes a graph of scale 12.
+stage_disk() {
+  local scale=${DISK_SCALE:-20} dir=$root/build-gpu/disk-rmat direct=--disk-direct policy
+  ((rehearsal)) && scale=12
+  if [ ! -d "$dir" ]; then
+    step "r-mat scale $scale, 1024-d float32" disk.log 150 "$dgnn" generate rmat --scale "$scale" \
+      --edge-factor 16 -a 0.45 -b 0.22 -c 0.22 --feat-dim 1024 --train 0.02 --out "$dir" ||
+      { failed=1 && return; }
+  fi
+  local common=(train --dataset "$dir" --device cuda --epochs 2 --no-eval --layers 3
+    --fan-out 15,10,5 --hidden 64)
+  step "pinned table" disk.log 120 "$dgnn" "${common[@]}" --features pinned \
+    --metrics "$OUT/disk-pinned.jsonl" || failed=1
+  for policy in static sieve; do
+    step "disk, 1 GiB $policy cache${direct:+, O_DIRECT}" disk.log 150 "$dgnn" "${common[@]}" \
+      --features disk $direct --feature-cache-gib 1 --feature-cache-policy "$policy" \
+      --metrics "$OUT/disk-$policy.jsonl"
+    local rc=$?
+    if ((rc != 0)) && [ -n "$direct" ] && grep -q "refuses O_DIRECT" "$logs/disk.log"; then
+      say "disk: this file system refuses O_DIRECT; buffered reads from here on (the page cache may serve rows)"
+      direct=
+      step "disk, 1 GiB $policy cache, buffered" disk.log 150 "$dgnn" "${common[@]}" \
+        --features disk --feature-cache-gib 1 --feature-cache-policy "$policy" \
+        --metrics "$OUT/disk-$policy.jsonl" || failed=1
+    elif ((rc != 0)); then
+      failed=1
+    fi
+  done
+  grep -E "^(Feature cache|Epoch|Average|error)" "$logs/disk.log" | tee -a "$summary"
+}

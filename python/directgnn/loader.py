@@ -108,10 +108,11 @@ class Loader(NativeLoader):
         feature_cache_rank: which rows the cache keeps: "presample" (those a sampling pass over
             ``seeds`` gathers most) or "degree".
         feature_cache_policy: what the cache does with rows a batch misses: "static" (nothing),
-            "sieve" (they replace rows not hit lately, as GraphBolt's) or "lookahead" (batches
-            are sampled ahead, and the rows used soonest are kept; on the CPU, ``workers=1``).
-            With "lookahead" a new pass replaces an unfinished one: take one pass at a time.
-        lookahead_batches: with "lookahead", the batches sampled ahead (0: 8).
+            "sieve" (they replace rows not hit lately, as GraphBolt's), "lookahead" (batches
+            are sampled ahead, and the rows used soonest are kept; on the CPU, ``workers=1``)
+            or "auto" (lookahead where it can run, else static). With a look-ahead cache a new
+            pass replaces an unfinished one: take one pass at a time.
+        lookahead_batches: with a look-ahead cache, the batches sampled ahead (0: 8).
         weighted: draw neighbours by edge weight (as :class:`NeighborSampler` with
             ``weights``): ``edge_weight``, or else the dataset's (``edge_weights.npy``).
         edge_weight: float32 [E] edge weights in the order of ``indices``.
@@ -135,7 +136,7 @@ class Loader(NativeLoader):
                  mode: str = "dgl", prefetch: Union[str, int] = "auto", workers: int = 1,
                  seed: int = 0, disk_io: str = "auto", disk_direct: bool = False,
                  feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample",
-                 feature_cache_policy: str = "static", lookahead_batches: int = 0,
+                 feature_cache_policy: str = "auto", lookahead_batches: int = 0,
                  weighted: bool = False, edge_weight: Optional[torch.Tensor] = None,
                  edge_ids: Optional[bool] = None):
         features_path = ""

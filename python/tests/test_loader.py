@@ -146,7 +146,7 @@ def test_a_lookahead_cache_takes_one_worker_and_its_window_needs_it(data, tmp_pa
     with pytest.raises(ValueError, match="workers: a look-ahead cache serves batches in the order"):
         next(iter(make(feature_cache_policy="lookahead", workers=2, prefetch=2)))
     with pytest.raises(ValueError, match="lookahead_batches: sizes the look-ahead cache's window"):
-        make(lookahead_batches=4)
+        make(feature_cache_policy="static", lookahead_batches=4)
     assert next(iter(make(feature_cache_policy="lookahead", lookahead_batches=3))).x.shape[0] > 0
 
 

@@ -27,6 +27,9 @@ SamplerOptions sampler_options(const LoaderSettings& s) {
 // Settings made by hand (tests, or a field set after resolve_loader), checked before anything
 // is built from them.
 LoaderSettings checked(const Dataset& dataset, LoaderSettings s) {
+  // This loader plans its batches on the CPU, with one worker: auto looks ahead there.
+  s.cache.policy = disk::resolve_cache_policy(s.cache.policy, !s.gpu() && s.workers == 1);
+  if (s.cache.lookahead_batches == 0) s.cache.lookahead_batches = disk::kDefaultLookaheadBatches;
   check_batch_settings(s);
   DGNN_CHECK(!s.sources_in_place || can_read_sources_in_place(dataset, s),
              "loader: sources_in_place reads a host table on the CPU only, a contiguous "

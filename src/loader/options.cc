@@ -147,16 +147,17 @@ void check_counts(const LoaderOptions& o) {
                  "must be in 0..64, got ", o.prefetch.value_or(0));
   DGNN_CHECK_ARG(o.workers >= 1 && o.workers <= 64, "workers", "must be in 1..64, got ", o.workers);
   DGNN_CHECK_ARG(o.cache.gib >= 0, "feature_cache_gib", "must not be negative, got ", o.cache.gib);
-  DGNN_CHECK_ARG(o.cache.policy == disk::CachePolicy::kStatic || o.cache.gib > 0,
+  DGNN_CHECK_ARG(o.cache.policy == disk::CachePolicy::kAuto || o.cache.gib > 0,
                  "feature_cache_policy",
                  "says how the feature cache keeps its rows, but there is none; give "
                  "feature_cache_gib too, or leave it out");
-  DGNN_CHECK_ARG(o.cache.lookahead_batches == 0 || o.cache.policy == disk::CachePolicy::kLookahead,
-                 "lookahead_batches",
-                 "sizes the look-ahead cache's window, but the feature_cache_policy is ",
-                 disk::cache_policy_name(o.cache.policy),
-                 "; set it to lookahead, or leave "
-                 "lookahead_batches out");
+  DGNN_CHECK_ARG(
+      o.cache.lookahead_batches == 0 || o.cache.policy == disk::CachePolicy::kLookahead ||
+          o.cache.policy == disk::CachePolicy::kAuto,
+      "lookahead_batches", "sizes the look-ahead cache's window, but the feature_cache_policy is ",
+      disk::cache_policy_name(o.cache.policy),
+      "; set it to lookahead, or leave "
+      "lookahead_batches out");
 }
 
 // The placement, gather method and sampler of `s` (its device resolved) from `o`.

@@ -177,6 +177,7 @@ TEST(LookaheadCache, TrainsBitwiseLikeTheTableInMemoryAndHitsMoreThanStatic) {
   const double gib = 300.0 * 24 * 4 / (1 << 30);  // 300 of 2048 rows
   TrainOptions fixed = lookahead_run(Placement::kDisk);
   fixed.loader.cache.gib = gib;
+  fixed.loader.cache.policy = disk::CachePolicy::kStatic;
   const TrainReport static_run = train(ds, fixed, std::cout);
   for (const auto& [prefetch, window] : std::vector<std::pair<int, int>>{{0, 1}, {2, 8}, {1, 30}}) {
     TrainOptions o = lookahead_run(Placement::kDisk);
@@ -195,6 +196,19 @@ TEST(LookaheadCache, TrainsBitwiseLikeTheTableInMemoryAndHitsMoreThanStatic) {
   two.loader.workers = 2;
   EXPECT_ERROR_CONTAINS(train(ds, two, std::cout),
                         "sampler_workers: a look-ahead cache serves batches in the order");
+  // auto looks ahead where the loader can (one worker on the CPU), and is static elsewhere.
+  TrainOptions automatic = lookahead_run(Placement::kDisk);
+  automatic.loader.cache.gib = gib;
+  std::ostringstream out;
+  automatic.quiet = false;
+  const TrainReport by_default = train(ds, automatic, out);
+  EXPECT_NE(out.str().find("then kept by their next use 8 batches ahead"), std::string::npos)
+      << out.str();
+  EXPECT_GT(by_default.disk_cache_hit_rate, static_run.disk_cache_hit_rate);
+  automatic.loader.workers = 2;
+  automatic.loader.prefetch = 2;
+  automatic.quiet = true;
+  EXPECT_EQ(train(ds, automatic, std::cout).disk_cache_hit_rate, static_run.disk_cache_hit_rate);
   TrainOptions window_alone = fixed;
   window_alone.loader.cache.lookahead_batches = 4;
   EXPECT_ERROR_CONTAINS(train(ds, window_alone, std::cout),

@@ -117,6 +117,12 @@ TEST(SieveCache, DistinctRowsGatheredAndReadAreCountedOnceUntilCleared) {
 TEST(SieveCache, PolicyNamesParse) {
   EXPECT_EQ(disk::parse_cache_policy("sieve"), disk::CachePolicy::kSieve);
   EXPECT_EQ(disk::parse_cache_policy("static"), disk::CachePolicy::kStatic);
+  EXPECT_EQ(disk::parse_cache_policy("auto"), disk::CachePolicy::kAuto);
+  EXPECT_EQ(disk::resolve_cache_policy(disk::CachePolicy::kAuto, true),
+            disk::CachePolicy::kLookahead);
+  EXPECT_EQ(disk::resolve_cache_policy(disk::CachePolicy::kAuto, false),
+            disk::CachePolicy::kStatic);
+  EXPECT_EQ(disk::resolve_cache_policy(disk::CachePolicy::kSieve, true), disk::CachePolicy::kSieve);
   EXPECT_EQ(disk::cache_policy_name(disk::CachePolicy::kSieve), "sieve");
   EXPECT_ERROR_CONTAINS(disk::parse_cache_policy("lru"),
                         "feature_cache_policy: 'lru' is not a cache policy");

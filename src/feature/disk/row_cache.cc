@@ -37,13 +37,14 @@ std::string cache_ranking_name(CacheRanking ranking) {
 }
 
 CachePolicy parse_cache_policy(const std::string& name) {
+  if (name == "auto") return CachePolicy::kAuto;
   if (name == "static") return CachePolicy::kStatic;
   if (name == "sieve") return CachePolicy::kSieve;
   if (name == "lookahead") return CachePolicy::kLookahead;
   fail_argument("feature_cache_policy", "'", name,
-                "' is not a cache policy (use static: the filled rows stay, sieve: missed rows "
-                "replace cached ones by SIEVE, or lookahead: by their next use in the batches "
-                "sampled ahead)");
+                "' is not a cache policy (use auto, static: the filled rows stay, sieve: missed "
+                "rows replace cached ones by SIEVE, or lookahead: by their next use in the "
+                "batches sampled ahead)");
 }
 
 std::string cache_policy_name(CachePolicy policy) {
@@ -52,14 +53,21 @@ std::string cache_policy_name(CachePolicy policy) {
       return "sieve";
     case CachePolicy::kLookahead:
       return "lookahead";
+    case CachePolicy::kAuto:
+      return "auto";
     default:
       return "static";
   }
 }
 
+CachePolicy resolve_cache_policy(CachePolicy policy, bool plans) {
+  if (policy != CachePolicy::kAuto) return policy;
+  return plans ? CachePolicy::kLookahead : CachePolicy::kStatic;
+}
+
 RowCache::RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
                    const std::function<void(int64_t, int64_t)>& progress, CachePolicy policy)
-    : policy_(policy) {
+    : policy_(resolve_cache_policy(policy, /*plans=*/false)) {
   DGNN_CHECK_ARG(bytes >= 0, "feature_cache_gib", "must not be negative");
   DGNN_CHECK(ranked.dim() == 1 && ranked.scalar_type() == at::kLong && ranked.is_cpu(),
              "feature cache: the ranking must be a 1-D int64 CPU tensor");

@@ -39,17 +39,21 @@ CacheRanking parse_cache_ranking(const std::string& name);
 std::string cache_ranking_name(CacheRanking ranking);
 
 // What the cache does with rows a batch misses: nothing (static), keep them (sieve), or keep
-// them when they are used again sooner than a cached row (lookahead).
-enum class CachePolicy { kStatic, kSieve, kLookahead };
+// them when they are used again sooner than a cached row (lookahead). kAuto, the default, is
+// lookahead where the loader plans its batches (resolve_cache_policy), static elsewhere: the
+// fastest at 25% of the table in issue 44's benchmark (docs/benchmarks.md).
+enum class CachePolicy { kAuto, kStatic, kSieve, kLookahead };
 CachePolicy parse_cache_policy(const std::string& name);
 std::string cache_policy_name(CachePolicy policy);
+// kAuto as a loader runs it: kLookahead when it `plans` its batches, else kStatic.
+CachePolicy resolve_cache_policy(CachePolicy policy, bool plans);
 
 constexpr int kDefaultLookaheadBatches = 8;
 
 struct CacheOptions {
   double gib = 0;  // 0: no cache
   CacheRanking ranking = CacheRanking::kPresample;
-  CachePolicy policy = CachePolicy::kStatic;
+  CachePolicy policy = CachePolicy::kAuto;
   // kLookahead: the batches planned ahead of the one gathered (0: kDefaultLookaheadBatches;
   // resolved by the loader's settings).
   int lookahead_batches = 0;
@@ -59,7 +63,7 @@ class RowCache {
  public:
   // Reads rows ranked[0 .. k) of `file` into RAM, k = what fits in `bytes` (at most every row
   // of `ranked`; int64 ids, distinct, in range). `progress(done, total)` is told the rows read
-  // so far.
+  // so far. kAuto keeps the rows as kStatic does.
   RowCache(const RowFile& file, const at::Tensor& ranked, int64_t bytes,
            const std::function<void(int64_t, int64_t)>& progress = {},
            CachePolicy policy = CachePolicy::kStatic);
