@@ -125,7 +125,7 @@ def write_dataset_dir(data, path):
 # features="disk" reads rows from the directory's features.npy, as `directgnn train --features
 # disk` does, with and without the hot-row cache, whatever its policy: the same minibatches as
 # the table in memory.
-@pytest.mark.parametrize("cache_gib,policy", [(0.0, "static"), (1e-4, "static"), (1e-4, "sieve"),
+@pytest.mark.parametrize("cache_gib,policy", [(0.0, "auto"), (1e-4, "static"), (1e-4, "sieve"),
                                               (1e-4, "lookahead")])
 def test_disk_features_give_the_rows_of_the_table(data, tmp_path, cache_gib, policy):
     stored = write_dataset_dir(data, tmp_path / "d")

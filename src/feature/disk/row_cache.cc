@@ -287,12 +287,12 @@ void RowCache::read_planned(const RowFile& file, const at::Tensor& ids, at::Tens
     read_misses(file, ids, miss_rows, out);
   } catch (...) {
     lock.lock();
-    serving_ = false;
+    if (generation == generation_) serving_ = false;
     throw;
   }
   lock.lock();
-  serving_ = false;
   if (generation != generation_) return;  // a new plan began meanwhile: this one is gone
+  serving_ = false;
   admit_planned(ids, miss_rows, out);
 }
 
