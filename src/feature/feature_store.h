@@ -66,7 +66,7 @@ struct GatherOptions {
   // Cap on the GPU threads one gather launches (grid-stride loops do the rest), leaving the
   // remaining SMs to training kernels. 0 = no cap.
   int64_t max_threads = 0;
-  PlannedGather planned;
+  PlannedGather planned{};
 };
 
 class FeatureStore {
