@@ -28,6 +28,25 @@ struct PipelineShape {
   int worker_threads = 0;
 };
 
+namespace detail {
+
+// Rows [step * batch, (step + 1) * batch) of `rows`, the last batch short.
+inline at::Tensor rows_of_step(const at::Tensor& rows, int64_t batch, int64_t step) {
+  const int64_t lo = step * batch;
+  return rows.narrow(0, lo, std::min(batch, rows.size(0) - lo));
+}
+
+// The pipeline of steps first_step .. end_step - 1, each worker sizing its OpenMP team first.
+template <typename T, typename Produce>
+std::unique_ptr<Pipeline<T>> start_pipeline(int64_t first_step, int64_t end_step,
+                                            PipelineShape shape, int workers, Produce produce) {
+  const int threads = shape.worker_threads > 0 ? shape.worker_threads : num_threads();
+  return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, workers,
+                                       std::move(produce), [threads] { set_thread_team(threads); });
+}
+
+}  // namespace detail
+
 // Steps first_step .. end_step - 1 of the batches of `rows`; `prepare(rows_of_batch, seed)`
 // makes a batch of type T.
 template <typename T, typename Prepare>
@@ -35,15 +54,11 @@ std::unique_ptr<Pipeline<T>> batch_pipeline(at::Tensor rows, int64_t batch, int6
                                             int64_t end_step, PipelineShape shape,
                                             std::function<uint64_t(int64_t)> sample_seed,
                                             Prepare prepare) {
-  const int64_t count = rows.size(0);
-  const int threads = shape.worker_threads > 0 ? shape.worker_threads : num_threads();
-  auto produce = [rows = std::move(rows), count, batch, sample_seed = std::move(sample_seed),
+  auto produce = [rows = std::move(rows), batch, sample_seed = std::move(sample_seed),
                   prepare = std::move(prepare)](int64_t step) {
-    const int64_t lo = step * batch;
-    return prepare(rows.narrow(0, lo, std::min(batch, count - lo)), sample_seed(step));
+    return prepare(detail::rows_of_step(rows, batch, step), sample_seed(step));
   };
-  return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, shape.workers,
-                                       std::move(produce), [threads] { set_thread_team(threads); });
+  return detail::start_pipeline<T>(first_step, end_step, shape, shape.workers, std::move(produce));
 }
 
 // The same with a look-ahead cache (FeatureStore::begin_plan): batch i is sampled, and its rows
@@ -64,15 +79,13 @@ std::unique_ptr<Pipeline<T>> lookahead_pipeline(at::Tensor rows, int64_t batch, 
   };
   auto ahead = std::make_shared<Ahead>();
   ahead->next = first_step;
-  const int64_t count = rows.size(0);
-  const int threads = shape.worker_threads > 0 ? shape.worker_threads : num_threads();
   auto produce = [=, rows = std::move(rows), sample_seed = std::move(sample_seed)](int64_t step) {
     Sampled mine;
     {
       std::lock_guard<std::mutex> lock(ahead->mutex);
       for (; ahead->next < end_step && ahead->next <= step + window; ++ahead->next) {
-        const int64_t s = ahead->next, lo = s * batch;
-        Sampled x = sample(rows.narrow(0, lo, std::min(batch, count - lo)), sample_seed(s));
+        const int64_t s = ahead->next;
+        Sampled x = sample(detail::rows_of_step(rows, batch, s), sample_seed(s));
         plan(s, x);
         ahead->sampled.emplace(s, std::move(x));
       }
@@ -82,8 +95,7 @@ std::unique_ptr<Pipeline<T>> lookahead_pipeline(at::Tensor rows, int64_t batch, 
     }
     return finish(std::move(mine), step);
   };
-  return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, /*workers=*/1,
-                                       std::move(produce), [threads] { set_thread_team(threads); });
+  return detail::start_pipeline<T>(first_step, end_step, shape, /*workers=*/1, std::move(produce));
 }
 
 }  // namespace directgnn

@@ -380,7 +380,6 @@ LoaderSettings resolve_loader(const LoaderOptions& o, const Dataset& ds,
   s.edge_ids = o.edge_ids;
   s.disk = o.disk;
   s.cache = o.cache;
-  if (s.cache.lookahead_batches == 0) s.cache.lookahead_batches = disk::kDefaultLookaheadBatches;
   s.prefetch = o.prefetch.value_or(
       s.gpu() || s.features == Placement::kDisk ? LoaderOptions::kGpuPrefetch : 0);
   s.workers = o.workers;
@@ -413,7 +412,6 @@ LoaderSettings resolve_hetero_loader(const LoaderOptions& o, const HeteroDataset
   s.batch_size = o.batch_size;
   s.disk = o.disk;
   s.cache = o.cache;
-  if (s.cache.lookahead_batches == 0) s.cache.lookahead_batches = disk::kDefaultLookaheadBatches;
   // As node training: on the CPU a producer thread only takes cores from the model, on a GPU
   // or with rows read from disk it hides that work behind the step.
   s.prefetch = o.prefetch.value_or(

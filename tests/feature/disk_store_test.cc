@@ -8,22 +8,12 @@
 
 #include "feature/disk/read_plan.h"
 #include "feature/feature_store.h"
+#include "feature/npy_table_file.h"
 #include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
 namespace {
-
-// `table` written as a .npy file whose data starts at a multiple of `align` bytes.
-std::string write_table(const testing::TempDirectory& dir, const at::Tensor& table, size_t align) {
-  const std::string path = dir.file("table.npy");
-  std::ofstream out(path, std::ios::binary);
-  const std::string header = npy_header_for(table.scalar_type(), table.sizes(), align);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(static_cast<const char*>(table.data_ptr()),
-            static_cast<std::streamsize>(table.nbytes()));
-  return path;
-}
 
 std::vector<disk::Backend> backends_here() {
   std::vector<disk::Backend> out{disk::Backend::kPread};
@@ -47,7 +37,7 @@ TEST_P(DiskGatherMatchesHost, ForAnyIdsOnEveryBackend) {
   const int64_t rows = 700;
   const at::Tensor table = at::randn({rows, width}).to(dtype);
   testing::TempDirectory dir;
-  const std::string path = write_table(dir, table, align);
+  const std::string path = testing::npy_table_file(dir, table, align);
   const FeatureStore host(table);
   for (const disk::Backend backend : backends_here()) {
     disk::RowFileOptions options;
@@ -77,7 +67,7 @@ TEST(DiskGather, ODirectReadsMatchWhereTheFileSystemAllowsThem) {
   const at::Tensor table = at::randn({500, 1024});
   testing::TempDirectory dir;
   for (const size_t align : {size_t{64}, size_t{4096}}) {
-    const std::string path = write_table(dir, table, align);
+    const std::string path = testing::npy_table_file(dir, table, align);
     const int probe = open(path.c_str(), O_RDONLY | O_DIRECT);
     if (probe < 0) GTEST_SKIP() << "this file system refuses O_DIRECT (" << errno << ")";
     close(probe);
@@ -136,7 +126,7 @@ TEST(DiskGather, BufferedPlansAskForTheRowsBytesOnly) {
 TEST(DiskGather, ATruncatedOrResizedFileIsRefusedWhenOpened) {
   const at::Tensor table = at::randn({100, 16});
   testing::TempDirectory dir;
-  const std::string path = write_table(dir, table, 4096);
+  const std::string path = testing::npy_table_file(dir, table, 4096);
   const at::Tensor mapped = load_npy(path);
   ASSERT_EQ(truncate(path.c_str(), 4096 + 100 * 64 - 10), 0);
   EXPECT_ERROR_CONTAINS(FeatureStore::on_disk(mapped, path, {}),
@@ -149,7 +139,7 @@ TEST(DiskGather, ATruncatedOrResizedFileIsRefusedWhenOpened) {
 TEST(DiskGather, AShortReadAfterOpeningNamesTheFileAndOffset) {
   const at::Tensor table = at::randn({100, 1024});
   testing::TempDirectory dir;
-  const std::string path = write_table(dir, table, 4096);
+  const std::string path = testing::npy_table_file(dir, table, 4096);
   for (const disk::Backend backend : backends_here()) {
     disk::RowFileOptions options;
     options.backend = backend;
@@ -172,7 +162,7 @@ TEST(DiskCache, GathersWhatTheHostGathersWithAnyShareCached) {
   for (const at::ScalarType dtype : {at::kFloat, at::kHalf}) {
     const at::Tensor table = at::randn({rows, 100}).to(dtype);
     testing::TempDirectory dir;
-    const std::string path = write_table(dir, table, 64);
+    const std::string path = testing::npy_table_file(dir, table, 64);
     const FeatureStore host(table);
     const int64_t row_bytes = 100 * table.element_size();
     for (const int64_t cached : {int64_t{0}, int64_t{1}, int64_t{250}, rows}) {
@@ -209,7 +199,7 @@ TEST(DiskCache, RefusesOtherPlacementsAndBadRankings) {
                         "feature_cache_gib: the cache keeps rows of a table read from disk; the "
                         "table is host: set features to disk");
   testing::TempDirectory dir;
-  const std::string path = write_table(dir, table, 64);
+  const std::string path = testing::npy_table_file(dir, table, 64);
   FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
   EXPECT_ERROR_CONTAINS(store.cache_hot_rows(at::tensor({3, 3}, at::kLong), 1 << 20),
                         "the ranking holds id 3 twice or outside the table's rows");

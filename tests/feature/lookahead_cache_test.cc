@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "feature/feature_store.h"
+#include "feature/npy_table_file.h"
 #include "graph/rmat.h"
 #include "io/dataset.h"
 #include "io/npy.h"
@@ -16,16 +17,6 @@
 
 namespace directgnn {
 namespace {
-
-std::string lookahead_table_file(const testing::TempDirectory& dir, const at::Tensor& table) {
-  const std::string path = dir.file("lookahead.npy");
-  std::ofstream out(path, std::ios::binary);
-  const std::string header = npy_header_for(table.scalar_type(), table.sizes(), 4096);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(static_cast<const char*>(table.data_ptr()),
-            static_cast<std::streamsize>(table.nbytes()));
-  return path;
-}
 
 FeatureStore cached_store(const std::string& path, const at::Tensor& ranked, int64_t rows,
                           disk::CachePolicy policy) {
@@ -44,7 +35,7 @@ at::Tensor planned_gather(const FeatureStore& store, const at::Tensor& ids, int6
 TEST(LookaheadCache, KeepsTheRowsUsedSoonestAndLetsRowsUsedLaterPass) {
   const at::Tensor table = at::randn({10, 4});
   testing::TempDirectory dir;
-  const std::string path = lookahead_table_file(dir, table);
+  const std::string path = testing::npy_table_file(dir, table);
   // Two slots: rows 0 (ranked first) and 1.
   const FeatureStore store =
       cached_store(path, at::tensor({0, 1}, at::kLong), 2, disk::CachePolicy::kLookahead);
@@ -81,7 +72,7 @@ TEST(LookaheadCache, EveryRowIsTheFilesAndItHitsMoreThanStaticAndSieve) {
   const int64_t rows = 400;
   const at::Tensor table = at::randn({rows, 8}).to(at::kHalf);
   testing::TempDirectory dir;
-  const std::string path = lookahead_table_file(dir, table);
+  const std::string path = testing::npy_table_file(dir, table);
   const FeatureStore host(table);
   // The ranking puts the rows this stream uses least first.
   const at::Tensor ranked = at::arange(rows - 1, -1, -1, at::kLong);
@@ -120,7 +111,7 @@ TEST(LookaheadCache, EveryRowIsTheFilesAndItHitsMoreThanStaticAndSieve) {
 TEST(LookaheadCache, RefusesBatchesOutOfOrderAndPlansOfAReplacedEpoch) {
   const at::Tensor table = at::randn({10, 4});
   testing::TempDirectory dir;
-  const std::string path = lookahead_table_file(dir, table);
+  const std::string path = testing::npy_table_file(dir, table);
   const FeatureStore store =
       cached_store(path, at::tensor({0}, at::kLong), 1, disk::CachePolicy::kLookahead);
   const int64_t first = store.begin_plan();

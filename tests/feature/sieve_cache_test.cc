@@ -7,22 +7,12 @@
 #include <vector>
 
 #include "feature/feature_store.h"
+#include "feature/npy_table_file.h"
 #include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
 namespace {
-
-// `table` as a .npy file with its data on a 4 KiB boundary.
-std::string sieve_table_file(const testing::TempDirectory& dir, const at::Tensor& table) {
-  const std::string path = dir.file("sieve.npy");
-  std::ofstream out(path, std::ios::binary);
-  const std::string header = npy_header_for(table.scalar_type(), table.sizes(), 4096);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(static_cast<const char*>(table.data_ptr()),
-            static_cast<std::streamsize>(table.nbytes()));
-  return path;
-}
 
 FeatureStore sieve_store(const std::string& path, const at::Tensor& ranked, int64_t rows) {
   FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
@@ -34,7 +24,7 @@ FeatureStore sieve_store(const std::string& path, const at::Tensor& ranked, int6
 TEST(SieveCache, EvictsTheOldestUnvisitedRowAndKeepsWhatWasHit) {
   const at::Tensor table = at::randn({10, 4});
   testing::TempDirectory dir;
-  const std::string path = sieve_table_file(dir, table);
+  const std::string path = testing::npy_table_file(dir, table);
   // Two slots; row 0 ranked first enters last: the queue is 1 (oldest), 0 (newest).
   const FeatureStore store = sieve_store(path, at::tensor({0, 1}, at::kLong), 2);
   const disk::RowCache& cache = *store.row_cache();
@@ -60,7 +50,7 @@ TEST(SieveCache, EveryRowReadIsTheFilesWhateverTheCacheHolds) {
   const int64_t rows = 500;
   const at::Tensor table = at::randn({rows, 24}).to(at::kHalf);
   testing::TempDirectory dir;
-  const std::string path = sieve_table_file(dir, table);
+  const std::string path = testing::npy_table_file(dir, table);
   const FeatureStore host(table);
   const FeatureStore store = sieve_store(path, at::arange(rows - 1, -1, -1, at::kLong), 60);
   at::manual_seed(7);
@@ -93,7 +83,7 @@ TEST(SieveCache, EveryRowReadIsTheFilesWhateverTheCacheHolds) {
 TEST(SieveCache, DistinctRowsGatheredAndReadAreCountedOnceUntilCleared) {
   const at::Tensor table = at::randn({10, 4});
   testing::TempDirectory dir;
-  const std::string path = sieve_table_file(dir, table);
+  const std::string path = testing::npy_table_file(dir, table);
   FeatureStore store = FeatureStore::on_disk(load_npy(path), path, {});
   store.cache_hot_rows(at::tensor({0, 1}, at::kLong), 2 * store.row_bytes(), {},
                        disk::CachePolicy::kStatic);

@@ -36,7 +36,6 @@ class LookaheadWindow {
   bool pending() const { return !batches_.empty(); }
   int64_t front_step() const { return batches_.front().step; }
   int64_t front_requests() const { return batches_.front().requests; }
-  int64_t last_step() const { return batches_.back().step; }
 
   // The front batch has been served: its rows move on to their next planned use. Returns the
   // rows of it that are not cached, with their next use (kNever left out), soonest first, and

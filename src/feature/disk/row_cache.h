@@ -54,8 +54,8 @@ struct CacheOptions {
   double gib = 0;  // 0: no cache
   CacheRanking ranking = CacheRanking::kPresample;
   CachePolicy policy = CachePolicy::kAuto;
-  // kLookahead: the batches planned ahead of the one gathered (0: kDefaultLookaheadBatches;
-  // resolved by the loader's settings).
+  // kLookahead: the batches planned ahead of the one gathered (0: kDefaultLookaheadBatches,
+  // as the node loader resolves it).
   int lookahead_batches = 0;
 };
 
