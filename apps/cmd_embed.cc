@@ -5,6 +5,7 @@
 #include "core/signals.h"
 #include "directgnn/error.h"
 #include "graph/splits.h"
+#include "io/dataset_reorder.h"
 #include "options.h"
 #include "train/checkpoint.h"
 #include "train/embed.h"
@@ -39,6 +40,8 @@ void embed(const Args& a) {
              "; pass the dataset it was trained on");
   EmbedOptions o;
   o.dtype = dtype;
+  // A renumbered dataset's embeddings are written by original node id.
+  if (ds.node_ids.defined()) o.stored_of = stored_of_original(ds);
   if (kind == RunKind::kNode) {
     GnnModel model(config);
     load_checkpoint(a.checkpoint, model, nullptr);
@@ -51,7 +54,7 @@ void embed(const Args& a) {
                      o);
   }
   std::cout << "Wrote " << a.out << ": " << ds.num_nodes() << " x " << config.num_classes << " "
-            << a.dtype << "\n";
+            << a.dtype << (ds.node_ids.defined() ? ", rows by original node id" : "") << "\n";
 }
 
 }  // namespace

@@ -248,6 +248,10 @@ void register_info(CLI::App& app) {
     std::printf("Features:   [%lld, %lld] %s\n", static_cast<long long>(ds.features.size(0)),
                 static_cast<long long>(ds.features.size(1)),
                 ds.features.scalar_type() == at::kHalf ? "float16" : "float32");
+    if (ds.node_ids.defined()) {
+      std::printf("Node order: %s (node_ids.npy maps each stored node to its original id)\n",
+                  ds.node_order.c_str());
+    }
     print_labels(ds);
     if (!ds.class_names.empty()) {
       std::printf("Names:     ");

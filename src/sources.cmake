@@ -15,6 +15,7 @@ set(DIRECTGNN_DATA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/io/npz.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/dataset.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/dataset_dir.cc
+  ${CMAKE_CURRENT_LIST_DIR}/io/dataset_reorder.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/dataset_files.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/npz_import.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/text_import.cc
@@ -30,6 +31,7 @@ set(DIRECTGNN_DATA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/graph/class_features.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/rmat.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/splits.cc
+  ${CMAKE_CURRENT_LIST_DIR}/graph/node_order.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/hetero_link_split.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/link_split.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/edge_lookup.cc

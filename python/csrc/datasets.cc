@@ -10,6 +10,7 @@
 
 #include "directgnn/error.h"
 #include "errors.h"
+#include "graph/node_order.h"
 #include "graph/planted_partition.h"
 #include "graph/rmat.h"
 #include "graph/splits.h"
@@ -23,12 +24,12 @@ namespace {
 // split train, val, test, then the path of the features' .npy file (a dataset directory's;
 // empty otherwise), the edge weights (when the dataset has them), the link split (train, val,
 // test positives, then val_neg and test_neg unless the layout is "none"; empty when none is
-// stored) and its negatives' layout.
+// stored) and its negatives' layout, then a renumbered dataset's node_ids and node_order.
 using DatasetTuple =
     std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, int64_t,
                bool, std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
                std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string, bool,
-               bool>;
+               bool, std::optional<at::Tensor>, std::string>;
 
 // A link split as the list above, and back.
 std::vector<at::Tensor> link_list(const LinkSplit& s) {
@@ -66,8 +67,9 @@ DatasetTuple as_tuple(const Dataset& ds) {
     val.push_back(s.val);
     test.push_back(s.test);
   }
-  std::optional<at::Tensor> weights, labels;
+  std::optional<at::Tensor> weights, labels, node_ids;
   if (ds.graph.weights.defined()) weights = ds.graph.weights;
+  if (ds.node_ids.defined()) node_ids = ds.node_ids;
   if (ds.has_labels()) labels = ds.labels;
   return {ds.name,
           ds.graph.indptr,
@@ -84,7 +86,9 @@ DatasetTuple as_tuple(const Dataset& ds) {
           link_list(ds.link),
           ds.link.defined() ? link_negatives_name(ds.link.negatives) : std::string(),
           ds.link.eval_edges_in_graph,
-          ds.link.published};
+          ds.link.published,
+          node_ids,
+          ds.node_order};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges,
@@ -138,11 +142,15 @@ DatasetTuple rmat(int64_t nodes, double edge_factor, int64_t feat_dim, int64_t s
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> split(const at::Tensor& labels, int64_t num_classes,
-                                                     int64_t seed) {
+                                                     int64_t seed,
+                                                     const std::optional<at::Tensor>& node_ids) {
   DGNN_CHECK_TYPE(labels.dim() == 1 && labels.scalar_type() == at::kLong && labels.is_cpu(),
                   "directgnn.Dataset.random_split: labels must be a CPU int64 1-D tensor");
   DGNN_CHECK_ARG(num_classes >= 1, "num_classes", "must be positive");
-  const ChosenSplit chosen = random_split(labels, num_classes, static_cast<uint64_t>(seed));
+  const at::Tensor ids =
+      node_ids ? checked_node_ids(node_ids->cpu(), labels.numel(), "directgnn.Dataset.node_ids")
+               : at::Tensor();
+  const ChosenSplit chosen = random_split(labels, num_classes, static_cast<uint64_t>(seed), ids);
   return {chosen.split.train, chosen.split.val, chosen.split.test};
 }
 
@@ -185,7 +193,8 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
           bool directed, const std::vector<at::Tensor>& train, const std::vector<at::Tensor>& val,
           const std::vector<at::Tensor>& test, const std::optional<at::Tensor>& edge_weight,
           const std::vector<at::Tensor>& link, c10::string_view link_negatives,
-          bool eval_edges_in_graph, bool published) {
+          bool eval_edges_in_graph, bool published, const std::optional<at::Tensor>& node_ids,
+          c10::string_view node_order) {
   DGNN_CHECK_ARG(train.size() == val.size() && val.size() == test.size(), "splits",
                  "need as many train, val and test id arrays");
   Dataset ds;
@@ -200,6 +209,10 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
   ds.link = link_of(link, std::string(link_negatives));
   ds.link.eval_edges_in_graph = eval_edges_in_graph;
   ds.link.published = published;
+  if (node_ids) {
+    ds.node_ids = node_ids->cpu();
+    ds.node_order = std::string(node_order);
+  }
   validate_dataset(ds, ds.source);
   save_dataset_dir(ds, ds.source);
 }
@@ -209,7 +222,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
 void define_datasets(torch::Library& m) {
   const std::string fields =
       " -> (str, Tensor, Tensor, Tensor, Tensor?, int, bool, Tensor[], Tensor[], Tensor[], str, "
-      "Tensor?, Tensor[], str, bool, bool)";
+      "Tensor?, Tensor[], str, bool, bool, Tensor?, str)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False, bool skip_link_split_files=False)")
@@ -219,8 +232,10 @@ void define_datasets(torch::Library& m) {
                "int num_classes, float homophily, float train_fraction, float val_fraction)")
             .c_str(),
         guarded<&synthetic>);
-  m.def("random_split(Tensor labels, int num_classes, int seed) -> (Tensor, Tensor, Tensor)",
-        guarded<&split>);
+  m.def(
+      "random_split(Tensor labels, int num_classes, int seed, Tensor? node_ids=None) -> "
+      "(Tensor, Tensor, Tensor)",
+      guarded<&split>);
   m.def(
       "random_link_split(Tensor indptr, Tensor indices, bool directed, float val, float test, "
       "int neg_per_source, int seed) -> (Tensor, Tensor, Tensor[])",
@@ -232,8 +247,8 @@ void define_datasets(torch::Library& m) {
   m.def(
       "save_dataset(str out, str name, Tensor indptr, Tensor indices, Tensor x, Tensor? y, "
       "bool directed, Tensor[] train, Tensor[] val, Tensor[] test, Tensor? edge_weight, "
-      "Tensor[] link, str link_negatives, bool eval_edges_in_graph=False, bool published=False) "
-      "-> ()",
+      "Tensor[] link, str link_negatives, bool eval_edges_in_graph=False, bool published=False, "
+      "Tensor? node_ids=None, str node_order=\"\") -> ()",
       guarded<&save>);
   m.def(schema("rmat_dataset(int nodes, float edge_factor, int feat_dim, int seed, "
                "int num_classes, str dtype, float train_fraction)")

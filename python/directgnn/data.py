@@ -42,6 +42,11 @@ class Dataset:
             "published": whether the split is a published benchmark's, kept as published
             (``directgnn.datasets.import_ogbl`` counts its repeated positives and negatives
             that are edges); a split that is not has neither, or is refused.
+        node_ids: for a dataset whose nodes ``directgnn convert --reorder`` renumbered, int64
+            [N] with ``node_ids[v]`` the original id of stored node ``v`` (every array above is
+            in the stored order); None when the nodes keep their original ids.
+            :meth:`original_ids` and :meth:`stored_ids` translate.
+        node_order: how the nodes were renumbered ("degree" or "rcm"), or None.
     """
 
     name: str
@@ -55,6 +60,8 @@ class Dataset:
     features_path: Optional[str] = None
     edge_weight: Optional[torch.Tensor] = None
     link: Optional[dict] = None
+    node_ids: Optional[torch.Tensor] = None
+    node_order: Optional[str] = None
 
     @property
     def num_nodes(self) -> int:
@@ -65,6 +72,22 @@ class Dataset:
     def num_edges(self) -> int:
         """The number of stored (directed) edges."""
         return self.indices.numel()
+
+    def original_ids(self, ids: torch.Tensor) -> torch.Tensor:
+        """The original ids of stored node ids ``ids`` (such as a batch's ``n_id``): the same
+        ids when the dataset was not renumbered."""
+        ids = torch.as_tensor(ids)
+        return ids.clone() if self.node_ids is None else self.node_ids[ids.long()]
+
+    def stored_ids(self, original: torch.Tensor) -> torch.Tensor:
+        """The stored ids of original node ids ``original`` (to index ``x``, ``y`` or give a
+        loader seeds): the same ids when the dataset was not renumbered."""
+        original = torch.as_tensor(original)
+        if self.node_ids is None:
+            return original.clone()
+        stored = torch.empty_like(self.node_ids)
+        stored[self.node_ids] = torch.arange(self.num_nodes, dtype=stored.dtype)
+        return stored[original.long()]
 
     def split(self, k: int = 0) -> Dict[str, torch.Tensor]:
         """Split ``k`` as a dict of "train", "val" and "test" node ids."""
@@ -78,11 +101,12 @@ class Dataset:
     def random_split(self, seed: int = 0) -> Dict[str, torch.Tensor]:
         """The seeded protocol of ``directgnn train`` for datasets without a split (Shchur et
         al. 2018): 20 labelled nodes per class for training, 500 for validation, 1000 for
-        testing, as a dict of "train", "val" and "test" node ids."""
+        testing, as a dict of "train", "val" and "test" node ids. A renumbered dataset draws
+        by original ids (the nodes drawn before renumbering) and returns stored ids."""
         if self.y is None:
             raise ValueError(f"directgnn: dataset {self.name!r} has no labels, so it has no node "
                              "split; use random_link_split for link prediction")
-        train, val, test = ops.random_split(self.y, self.num_classes, int(seed))
+        train, val, test = ops.random_split(self.y, self.num_classes, int(seed), self.node_ids)
         return {"train": train, "val": val, "test": test}
 
     def random_link_split(self, seed: int = 0, val: float = 0.05, test: float = 0.1,
@@ -114,7 +138,9 @@ class Dataset:
         ``train_mask``, ``val_mask`` and ``test_mask`` (one split: [N]; several: [N, S], one
         column per split, as PyG's WikiCS) and the link split: ``{train,val,test}_pos_edge_index``
         ([2, E]), with shared negatives ``{val,test}_neg_edge_index`` ([2, M]) or per-source
-        ones ``{val,test}_neg_dst`` ([E, K] destinations for each positive's source)."""
+        ones ``{val,test}_neg_dst`` ([E, K] destinations for each positive's source). A
+        renumbered dataset's ``node_ids`` comes along: PyG's loaders slice it with the nodes, so
+        a batch's ``node_ids`` are their original ids."""
         from torch_geometric.data import Data
         dst = torch.repeat_interleave(torch.arange(self.num_nodes), self.indptr.diff())
         data = Data(x=self.x, edge_index=torch.stack([self.indices.long(), dst]),
@@ -123,6 +149,8 @@ class Dataset:
             data.y = self.y
         if self.edge_weight is not None:
             data.edge_weight = self.edge_weight
+        if self.node_ids is not None:
+            data.node_ids = self.node_ids
         for name in (("train", "val", "test") if self.splits else ()):
             masks = torch.zeros(self.num_nodes, len(self.splits), dtype=torch.bool)
             for k, split in enumerate(self.splits):
@@ -156,7 +184,8 @@ class Dataset:
             ops.save_dataset(os.fspath(path), self.name, self.indptr, self.indices, self.x,
                              self.y, self.directed, [s["train"] for s in self.splits],
                              [s["val"] for s in self.splits], [s["test"] for s in self.splits],
-                             self.edge_weight, link, negatives, repeats, published)
+                             self.edge_weight, link, negatives, repeats, published,
+                             self.node_ids, self.node_order or "")
 
     @property
     def train_idx(self) -> torch.Tensor:
@@ -193,11 +222,12 @@ def _link_dict(tensors, negatives, eval_edges_in_graph=False, published=False):
 
 def _from_tuple(t):
     (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
-     edge_weight, link, negatives, eval_edges_in_graph, published) = t
+     edge_weight, link, negatives, eval_edges_in_graph, published, node_ids, node_order) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
                    features_path or None, edge_weight,
-                   _link_dict(link, negatives, eval_edges_in_graph, published))
+                   _link_dict(link, negatives, eval_edges_in_graph, published), node_ids,
+                   node_order or None)
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,

@@ -8,6 +8,7 @@
 
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "graph/node_order.h"
 
 namespace directgnn {
 namespace {
@@ -58,12 +59,26 @@ ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t
   return out;
 }
 
+ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t seed,
+                         const at::Tensor& node_ids) {
+  if (!node_ids.defined()) return random_split(labels, num_classes, seed);
+  at::Tensor original = at::empty_like(labels);
+  original.index_put_({node_ids}, labels);
+  ChosenSplit out = random_split(original, num_classes, seed);
+  const at::Tensor stored = inverse_order(node_ids);
+  for (at::Tensor* ids : {&out.split.train, &out.split.val, &out.split.test}) {
+    *ids = stored.index_select(0, *ids);
+  }
+  out.description += " (drawn by original node ids)";
+  return out;
+}
+
 ChosenSplit choose_split(const Dataset& dataset, int64_t index, uint64_t seed) {
   require_labels(dataset);
   if (dataset.splits.empty()) {
     DGNN_CHECK_ARG(index == 0, "split", dataset.source, " has no stored splits, so split ", index,
                    " does not exist (leave split at 0 to use a seeded random split)");
-    return random_split(dataset.labels, dataset.num_classes, seed);
+    return random_split(dataset.labels, dataset.num_classes, seed, dataset.node_ids);
   }
   const auto count = static_cast<int64_t>(dataset.splits.size());
   DGNN_CHECK_ARG(index >= 0 && index < count, "split", index, " is out of range; ", dataset.source,

@@ -31,5 +31,9 @@ ChosenLinkSplit choose_link_split(const Dataset& dataset, uint64_t seed);
 
 // 20 per class / 500 / 1000 (scaled down, and said so, when too few nodes are labelled).
 ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t seed);
+// The same, for a renumbered dataset (node_ids[v]: the original id of stored node v): drawn by
+// original ids, so it picks the nodes it picks before renumbering, returned as stored ids.
+ChosenSplit random_split(const at::Tensor& labels, int64_t num_classes, uint64_t seed,
+                         const at::Tensor& node_ids);
 
 }  // namespace directgnn

@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "directgnn/error.h"
 #include "graph/link_split.h"
+#include "graph/node_order.h"
 #include "io/hetero_dir.h"
 
 namespace directgnn {
@@ -132,6 +133,11 @@ void validate_dataset(Dataset& ds, const std::string& where) {
                ": stores node splits but no labels; node splits need labels.npy");
     ds.num_classes = 0;
     ds.class_names.clear();
+  }
+  if (ds.node_ids.defined()) {
+    ds.node_ids = checked_node_ids(ds.node_ids, n, where + "/node_ids.npy");
+    DGNN_CHECK(!ds.node_order.empty(), where,
+               ": node_ids is set but node_order does not say how the nodes were renumbered");
   }
   // Without labels or a stored link split, link prediction makes a random split in memory.
   if (ds.link.defined()) validate_link_split(ds.link, ds.graph, ds.directed, where);

@@ -41,6 +41,11 @@ struct Dataset {
   std::string features_path;
   // How the feature table is read, for the run's header (empty for a table in memory).
   std::string feature_access;
+  // Set when the nodes were renumbered (`convert --reorder`, io/dataset_reorder.h):
+  // node_ids[v] is the original id of stored node v (int64 [N], a permutation), and
+  // node_order names the order ("degree", "rcm"). Undefined: the ids are the original ones.
+  at::Tensor node_ids;
+  std::string node_order;
 
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t feat_dim() const { return features.size(1); }
@@ -128,6 +133,7 @@ struct DatasetMeta {
   // features_checked: {bytes, mtime_ns, inode} of features.npy when it was written and found
   // finite (-1 when meta.json does not say).
   int64_t checked_bytes = -1, checked_mtime_ns = -1, checked_inode = -1;
+  std::string node_order;  // meta.json's node_order; empty when the nodes keep their ids
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);

@@ -118,6 +118,11 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
     out.checked_inode = json_field<int64_t>(checked, "inode", inner);
   }
   out.class_names = class_names_field(meta, out.num_classes, where);
+  out.node_order = optional_json_field<std::string>(meta, "node_order", where, "");
+  DGNN_CHECK(out.node_order.empty() || out.node_order == "degree" || out.node_order == "rcm", where,
+             ": node_order '", out.node_order,
+             "' is not one this build knows (degree, rcm); remove the field only if node_ids.npy "
+             "is gone too");
   if (meta.contains("link")) {
     const nlohmann::json& link = meta.at("link");
     if (!link.is_object()) fail(where, ": field 'link' must be an object");
@@ -153,6 +158,10 @@ Dataset load_dataset_dir(const std::string& dir) {
     ds.link = load_link_split(dir, meta.link_negatives);
     ds.link.eval_edges_in_graph = meta.eval_edges_in_graph;
     ds.link.published = meta.link_published;
+  }
+  if (!meta.node_order.empty()) {
+    ds.node_ids = load_required(dir, "node_ids.npy");
+    ds.node_order = meta.node_order;
   }
   if (fs::exists(dir + "/edge_weights.npy")) {
     ds.graph.weights = load_npy(dir + "/edge_weights.npy");
@@ -234,6 +243,9 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
   const FileStamp checked = write_checked_features(dir + "/features.npy", features);
   if (ds.has_labels()) save_npy(dir + "/labels.npy", ds.labels);
+  if (ds.node_ids.defined()) {
+    save_npy(dir + "/node_ids.npy", ds.node_ids.to(index_type_for(ds.graph.num_nodes())));
+  }
   if (ds.link.defined()) save_link_split(dir, ds.link, ds.graph.num_nodes());
   for (size_t k = 0; k < ds.splits.size(); ++k) {
     const std::string sdir = split_dir(dir, k);
@@ -258,6 +270,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
   }
   if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
+  if (ds.node_ids.defined()) meta["node_order"] = ds.node_order;
   if (ds.link.defined()) {
     meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)},
                     {"eval_edges_in_graph", ds.link.eval_edges_in_graph},

@@ -85,21 +85,24 @@ void write_embeddings(GnnModel& model, const CsrGraph& graph, const at::Tensor& 
   };
   const at::Tensor rows = model.infer_nodes(graph, features, at::Tensor(), o.chunk, hooks);
   if (progress) progress->finish();
-  write_embedding_rows(rows, o.dtype, out, o.progress);
+  write_embedding_rows(rows, o.dtype, out, o.progress, o.stored_of);
 }
 
 void write_embedding_rows(const at::Tensor& rows, at::ScalarType dtype, const std::string& out,
-                          bool progress_on) {
+                          bool progress_on, const at::Tensor& stored_of) {
   AtomicFile file(out);
   file.write(npy_header_for(dtype, rows.sizes()));
   const int64_t n = rows.size(0), chunk = 65536;
   Progress progress("writing embeddings", progress_on ? n : -1);
   for (int64_t begin = 0; begin < n; begin += chunk) {
     const int64_t end = std::min(n, begin + chunk);
-    const at::Tensor part = rows.narrow(0, begin, end - begin).to(dtype).contiguous();
+    const at::Tensor chunk_rows =
+        stored_of.defined() ? rows.index_select(0, stored_of.narrow(0, begin, end - begin))
+                            : rows.narrow(0, begin, end - begin);
+    const at::Tensor part = chunk_rows.to(dtype).contiguous();
     const auto [row, col] = first_non_finite(part);
     DGNN_CHECK(row < 0, out, ": the embedding of node ", begin + row, " (column ", col, ") is ",
-               rows[begin + row][col].item<float>(),
+               chunk_rows[row][col].item<float>(),
                dtype == at::kHalf ? " as float16 (at most +-65504); write float32 embeddings"
                                   : "; the model's output is not finite");
     file.write(std::string_view(static_cast<const char*>(part.data_ptr()), part.nbytes()));

@@ -136,6 +136,37 @@ TEST(ConvertAndInfo, LinkSplitOfCora) {
       << bad.output;
 }
 
+// Renumbered nodes (convert --reorder): info names the order, a model embeds the renumbered
+// graph into the rows it gives the original one (by original id), and the default split picks
+// the same nodes.
+TEST(ConvertAndInfo, ReorderKeepsOriginalIdsForEmbeddingsAndTheSplit) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  ASSERT_EQ(run("convert " + cora + " " + dir.file("cora")).status, 0);
+  const CommandResult c = run("convert " + cora + " " + dir.file("rcm") + " --reorder rcm");
+  ASSERT_EQ(c.status, 0) << c.output;
+  EXPECT_NE(c.output.find("nodes renumbered by rcm"), std::string::npos) << c.output;
+  const CommandResult i = run("info " + dir.file("rcm"));
+  EXPECT_NE(i.output.find("Node order: rcm"), std::string::npos) << i.output;
+  const CommandResult t = run("train --dataset " + dir.file("cora") +
+                              " --epochs 2 --threads 2 --checkpoint " + dir.file("ck"));
+  ASSERT_EQ(t.status, 0) << t.output;
+  for (const char* name : {"cora", "rcm"}) {
+    const CommandResult e = run("embed --checkpoint " + dir.file("ck") + " --dataset " +
+                                dir.file(name) + " --out " + dir.file(name) + ".npy");
+    ASSERT_EQ(e.status, 0) << e.output;
+  }
+  const at::Tensor a = load_npy(dir.file("cora.npy")), b = load_npy(dir.file("rcm.npy"));
+  EXPECT_TRUE(at::allclose(a, b, 1e-4, 1e-4));
+  const CommandResult r = run("train --dataset " + dir.file("rcm") + " --epochs 1 --threads 2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("(drawn by original node ids)"), std::string::npos) << r.output;
+  const CommandResult bad = run("convert " + cora + " " + dir.file("x") + " --reorder spectral");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--reorder 'spectral': use none, degree or rcm"), std::string::npos)
+      << bad.output;
+}
+
 // An edge list whose labels come as a CSV of class names (quoted commas, UTF-8, CRLF), as
 // public graph datasets ship them: convert, info shows the names, training runs.
 TEST(ConvertAndInfo, EdgeListWithCsvLabelsShowsClassNamesAndTrains) {
