@@ -194,6 +194,21 @@ bool check_gpus() {
 
 }  // namespace
 
+void print_partition(const Dataset& ds) {
+  const PartitionBook& b = ds.partition;
+  const int64_t m = ds.graph.num_edges();
+  std::printf("Partition:  %lld parts by %s; edge cut %lld (%.1f%% of edges)\n",
+              static_cast<long long>(b.parts()), b.method.c_str(),
+              static_cast<long long>(b.edge_cut), m > 0 ? 100.0 * b.edge_cut / m : 0.0);
+  for (int64_t k = 0; k < b.parts(); ++k) {
+    std::printf("  part %lld: ids %lld..%lld (%lld nodes), %lld edges, %lld training seeds\n",
+                static_cast<long long>(k), static_cast<long long>(b.offsets[k]),
+                static_cast<long long>(b.offsets[k + 1] - 1),
+                static_cast<long long>(b.offsets[k + 1] - b.offsets[k]),
+                static_cast<long long>(b.edges[k]), static_cast<long long>(b.seeds[k]));
+  }
+}
+
 void register_info(CLI::App& app) {
   struct Args {
     std::string path;
@@ -252,6 +267,7 @@ void register_info(CLI::App& app) {
       std::printf("Node order: %s (node_ids.npy maps each stored node to its original id)\n",
                   ds.node_order.c_str());
     }
+    if (!ds.partition.method.empty()) print_partition(ds);
     print_labels(ds);
     if (!ds.class_names.empty()) {
       std::printf("Names:     ");

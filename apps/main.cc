@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   directgnn::cli::register_eval(app);
   directgnn::cli::register_embed(app);
   directgnn::cli::register_convert(app);
+  directgnn::cli::register_partition(app);
   directgnn::cli::register_generate(app);
   directgnn::cli::register_launch(app);
   directgnn::cli::register_info(app);

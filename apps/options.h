@@ -100,6 +100,9 @@ void register_train(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_embed(CLI::App& app);
 void register_convert(CLI::App& app);
+void register_partition(CLI::App& app);
+// `info`'s lines for a partitioned dataset: parts, method, edge cut, and each part's range.
+void print_partition(const Dataset& ds);
 void register_generate(CLI::App& app);
 void register_launch(CLI::App& app);
 void register_info(CLI::App& app);

@@ -185,3 +185,17 @@ else()
   message(STATUS "liburing not found or DIRECTGNN_IO_URING=OFF: --features disk reads with pread "
                  "threads only")
 endif()
+
+# METIS (Debian's libmetis-dev), optional: `directgnn partition --method metis`. Without it
+# (the GPU machine's carried pack) partitioning offers `random` only and says why.
+option(DIRECTGNN_METIS "Use METIS for directgnn partition where it is installed" ON)
+if(DIRECTGNN_METIS)
+  find_library(DIRECTGNN_METIS_LIBRARY NAMES metis)
+  find_path(DIRECTGNN_METIS_INCLUDE_DIR NAMES metis.h)
+endif()
+if(DIRECTGNN_METIS AND DIRECTGNN_METIS_LIBRARY AND DIRECTGNN_METIS_INCLUDE_DIR)
+  message(STATUS "METIS: ${DIRECTGNN_METIS_LIBRARY} (directgnn partition --method metis)")
+else()
+  set(DIRECTGNN_METIS_LIBRARY "")
+  message(STATUS "METIS not found or DIRECTGNN_METIS=OFF: directgnn partition offers random only")
+endif()

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev zlib1g-dev libgloo-dev liburing-dev
+  libcli11-dev nlohmann-json3-dev zlib1g-dev libgloo-dev liburing-dev libmetis-dev
 )
 python=${DIRECTGNN_BOOTSTRAP_PYTHON:-python3}
 # Debian's own python3 needs python3-venv to make a virtual environment.

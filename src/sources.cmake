@@ -32,6 +32,8 @@ set(DIRECTGNN_DATA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/graph/rmat.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/splits.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/node_order.cc
+  ${CMAKE_CURRENT_LIST_DIR}/graph/partition.cc
+  ${CMAKE_CURRENT_LIST_DIR}/graph/partition_metis.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/hetero_link_split.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/link_split.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/edge_lookup.cc

@@ -45,7 +45,7 @@ if ((pack)); then
   # The device's CPU is unknown: x86-64-v3 (AVX2) at most, and no AVX-512 anywhere.
   cmake -S . -B build-pack -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIRECTGNN_CUDA=ON \
     -DDIRECTGNN_CUDA_ARCHITECTURES=90 -DDIRECTGNN_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3 \
-    -DDIRECTGNN_IO_URING=OFF -DCMAKE_SKIP_RPATH=ON -DBUILD_BENCHMARKS=OFF \
+    -DDIRECTGNN_IO_URING=OFF -DDIRECTGNN_METIS=OFF -DCMAKE_SKIP_RPATH=ON -DBUILD_BENCHMARKS=OFF \
     -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
     -DDIRECTGNN_PYTHON="$PWD/$python" >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
   echo "prepare: building the pack in build-pack/ (log: $log)"

@@ -139,6 +139,14 @@ void validate_dataset(Dataset& ds, const std::string& where) {
     DGNN_CHECK(!ds.node_order.empty(), where,
                ": node_ids is set but node_order does not say how the nodes were renumbered");
   }
+  if (!ds.partition.method.empty()) {
+    const PartitionBook& b = ds.partition;
+    DGNN_CHECK(b.offsets.back() == n, where, ": the partition's offsets end at ", b.offsets.back(),
+               " but the graph has ", n, " nodes");
+    DGNN_CHECK(ds.node_ids.defined() && ds.node_order == b.method, where,
+               ": a partitioned dataset's nodes are renumbered by its method ('", b.method,
+               "'), but node_order is '", ds.node_order, "'");
+  }
   // Without labels or a stored link split, link prediction makes a random split in memory.
   if (ds.link.defined()) validate_link_split(ds.link, ds.graph, ds.directed, where);
 }

@@ -21,6 +21,16 @@ struct Split {
   at::Tensor train, val, test;  // int64 node ids
 };
 
+// A partitioned dataset's book (`directgnn partition`, graph/partition.h): its nodes are
+// renumbered so that part k owns the stored ids [offsets[k], offsets[k + 1]).
+struct PartitionBook {
+  std::string method;                 // "metis" or "random"; empty: not partitioned
+  std::vector<int64_t> offsets;       // P + 1 entries, from 0 to N
+  std::vector<int64_t> edges, seeds;  // per part: stored in-edges of its nodes, training seeds
+  int64_t edge_cut = 0;               // stored edges whose ends have different owners
+  int64_t parts() const { return offsets.empty() ? 0 : static_cast<int64_t>(offsets.size()) - 1; }
+};
+
 struct Dataset {
   std::string name;
   std::string source;  // where it came from, for messages
@@ -46,6 +56,7 @@ struct Dataset {
   // node_order names the order ("degree", "rcm"). Undefined: the ids are the original ones.
   at::Tensor node_ids;
   std::string node_order;
+  PartitionBook partition;  // set for a partitioned dataset (node_order is its method)
 
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t feat_dim() const { return features.size(1); }
@@ -133,7 +144,8 @@ struct DatasetMeta {
   // features_checked: {bytes, mtime_ns, inode} of features.npy when it was written and found
   // finite (-1 when meta.json does not say).
   int64_t checked_bytes = -1, checked_mtime_ns = -1, checked_inode = -1;
-  std::string node_order;  // meta.json's node_order; empty when the nodes keep their ids
+  std::string node_order;   // meta.json's node_order; empty when the nodes keep their ids
+  PartitionBook partition;  // meta.json's partition; method empty when absent
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
 Dataset import_npz(const std::string& path, const ImportOptions& options);

@@ -76,6 +76,50 @@ void save_link_split(const std::string& dir, const LinkSplit& s, int64_t num_nod
   save_npy(ldir + "/test_neg.npy", s.test_neg.to(type));
 }
 
+template <typename T>
+std::vector<T> json_list(const nlohmann::json& object, const char* name, const std::string& where) {
+  if (!object.contains(name) || !object.at(name).is_array()) {
+    fail(where, ": field '", name, "' must be a list");
+  }
+  std::vector<T> out;
+  for (const nlohmann::json& v : object.at(name)) {
+    DGNN_CHECK(v.is_number_integer(), where, ": field '", name, "' must hold integers, got ",
+               v.dump().substr(0, 40));
+    out.push_back(v.get<T>());
+  }
+  return out;
+}
+
+// meta.json's "partition" (docs/formats.md): the method and P + 1 offsets, non-decreasing from
+// 0 (the node count is checked on load), and per part its edges and seeds.
+PartitionBook parse_partition_book(const nlohmann::json& book, const std::string& file) {
+  const std::string where = file + " (partition)";
+  if (!book.is_object()) fail(where, ": must be an object");
+  PartitionBook out;
+  out.method = json_field<std::string>(book, "method", where);
+  out.offsets = json_list<int64_t>(book, "offsets", where);
+  out.edges = json_list<int64_t>(book, "edges", where);
+  out.seeds = json_list<int64_t>(book, "seeds", where);
+  out.edge_cut = json_field<int64_t>(book, "edge_cut", where);
+  const size_t parts = out.offsets.empty() ? 0 : out.offsets.size() - 1;
+  DGNN_CHECK(parts >= 1 && out.offsets.front() == 0 &&
+                 std::is_sorted(out.offsets.begin(), out.offsets.end()),
+             where,
+             ": offsets must start at 0 and never decrease (part k owns the ids from "
+             "offsets[k] to offsets[k + 1])");
+  DGNN_CHECK(out.edges.size() == parts && out.seeds.size() == parts, where,
+             ": edges and seeds need one entry per part (", parts, ")");
+  return out;
+}
+
+nlohmann::json partition_book_json(const PartitionBook& book) {
+  std::vector<int64_t> nodes;
+  for (int64_t k = 0; k < book.parts(); ++k) nodes.push_back(book.offsets[k + 1] - book.offsets[k]);
+  return {{"method", book.method},    {"parts", book.parts()}, {"offsets", book.offsets},
+          {"nodes", nodes},           {"edges", book.edges},   {"seeds", book.seeds},
+          {"edge_cut", book.edge_cut}};
+}
+
 }  // namespace
 
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) {
@@ -119,10 +163,12 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
   }
   out.class_names = class_names_field(meta, out.num_classes, where);
   out.node_order = optional_json_field<std::string>(meta, "node_order", where, "");
-  DGNN_CHECK(out.node_order.empty() || out.node_order == "degree" || out.node_order == "rcm", where,
-             ": node_order '", out.node_order,
-             "' is not one this build knows (degree, rcm); remove the field only if node_ids.npy "
-             "is gone too");
+  DGNN_CHECK(out.node_order.empty() || out.node_order == "degree" || out.node_order == "rcm" ||
+                 out.node_order == "metis" || out.node_order == "random",
+             where, ": node_order '", out.node_order,
+             "' is not one this build knows (degree, rcm, metis, random); remove the field only "
+             "if node_ids.npy is gone too");
+  if (meta.contains("partition")) out.partition = parse_partition_book(meta.at("partition"), where);
   if (meta.contains("link")) {
     const nlohmann::json& link = meta.at("link");
     if (!link.is_object()) fail(where, ": field 'link' must be an object");
@@ -163,6 +209,7 @@ Dataset load_dataset_dir(const std::string& dir) {
     ds.node_ids = load_required(dir, "node_ids.npy");
     ds.node_order = meta.node_order;
   }
+  ds.partition = meta.partition;
   if (fs::exists(dir + "/edge_weights.npy")) {
     ds.graph.weights = load_npy(dir + "/edge_weights.npy");
     validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
@@ -271,6 +318,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   }
   if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
   if (ds.node_ids.defined()) meta["node_order"] = ds.node_order;
+  if (!ds.partition.method.empty()) meta["partition"] = partition_book_json(ds.partition);
   if (ds.link.defined()) {
     meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)},
                     {"eval_edges_in_graph", ds.link.eval_edges_in_graph},

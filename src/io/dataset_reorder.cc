@@ -19,6 +19,11 @@ at::Tensor map_ids(const at::Tensor& ids, const at::Tensor& inverse) {
 
 at::Tensor reorder_dataset(Dataset& ds, NodeOrder how) {
   const at::Tensor order = node_order(ds.graph, how);
+  renumber_dataset(ds, order, node_order_name(how));
+  return order;
+}
+
+void renumber_dataset(Dataset& ds, const at::Tensor& order, const std::string& name) {
   const at::Tensor inverse = inverse_order(order);
   ds.graph = renumber_graph(ds.graph, order, inverse);
   if (ds.has_labels()) ds.labels = ds.labels.index_select(0, order);
@@ -34,8 +39,9 @@ at::Tensor reorder_dataset(Dataset& ds, NodeOrder how) {
     }
   }
   ds.node_ids = ds.node_ids.defined() ? ds.node_ids.index_select(0, order) : order;
-  if (how != NodeOrder::kNone) ds.node_order = node_order_name(how);
-  return order;
+  ds.node_order = name;
+  // A renumbered partition no longer gives each part a contiguous range.
+  ds.partition = PartitionBook{};
 }
 
 FeatureStream permuted_features(const at::Tensor& x, const at::Tensor& order,

@@ -6,6 +6,8 @@
 
 #include <ATen/Tensor.h>
 
+#include <string>
+
 #include "graph/node_order.h"
 #include "io/dataset.h"
 
@@ -16,6 +18,10 @@ namespace directgnn {
 // left as they are: store them through permuted_features(ds.features, order, dtype).
 // Returns the order (order[v] = the id in `ds` before the call of the node that becomes v).
 at::Tensor reorder_dataset(Dataset& ds, NodeOrder how);
+
+// The same with an order given: `order` (int64 [N], a permutation) names the node that becomes
+// each id, and `name` (how it was made: degree, rcm, metis, random) goes to ds.node_order.
+void renumber_dataset(Dataset& ds, const at::Tensor& order, const std::string& name);
 
 // The rows of `x` in `order`, stored as `dtype`, a chunk at a time (never whole in memory).
 FeatureStream permuted_features(const at::Tensor& x, const at::Tensor& order, at::ScalarType dtype);

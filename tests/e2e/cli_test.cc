@@ -167,6 +167,43 @@ TEST(ConvertAndInfo, ReorderKeepsOriginalIdsForEmbeddingsAndTheSplit) {
       << bad.output;
 }
 
+// `partition`: each part a contiguous id range, the book in meta.json, shown by info; the
+// partitioned directory trains like any other, and METIS cuts fewer edges than random.
+TEST(Partition, CoraIntoFourPartsByMetisAndRandom) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult r =
+      run("partition " + cora + " " + dir.file("random") + " --parts 4 --method random");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Partition:  4 parts by random"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Imbalance:  nodes"), std::string::npos) << r.output;
+  const auto cut = [](const std::string& text) {
+    const size_t at = text.find("edge cut ");
+    return at == std::string::npos ? -1 : std::stoll(text.substr(at + 9));
+  };
+  // A build without METIS says how to get it.
+  const CommandResult m =
+      run("partition " + cora + " " + dir.file("metis") + " --parts 4 --method metis");
+  if (m.status == 0) {
+    EXPECT_LT(cut(m.output) * 2, cut(r.output)) << m.output << r.output;
+    const CommandResult i = run("info " + dir.file("metis"));
+    EXPECT_NE(i.output.find("Partition:  4 parts by metis"), std::string::npos) << i.output;
+    EXPECT_NE(i.output.find("Node order: metis"), std::string::npos) << i.output;
+    EXPECT_NE(i.output.find("  part 3: ids "), std::string::npos) << i.output;
+  } else {
+    EXPECT_NE(m.output.find("libmetis-dev"), std::string::npos) << m.output;
+  }
+  const CommandResult t = run("train --dataset " + dir.file("random") + " --epochs 2 --threads 2");
+  ASSERT_EQ(t.status, 0) << t.output;
+  const CommandResult bad = run("partition " + cora + " " + dir.file("x") + " --method spectral");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--method 'spectral': use metis or random"), std::string::npos)
+      << bad.output;
+  const CommandResult many = run("partition " + cora + " " + dir.file("y") + " --parts 9999");
+  EXPECT_NE(many.status, 0);
+  EXPECT_NE(many.output.find("9999 parts for 2708 nodes"), std::string::npos) << many.output;
+}
+
 // An edge list whose labels come as a CSV of class names (quoted commas, UTF-8, CRLF), as
 // public graph datasets ship them: convert, info shows the names, training runs.
 TEST(ConvertAndInfo, EdgeListWithCsvLabelsShowsClassNamesAndTrains) {

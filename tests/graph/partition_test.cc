@@ -1,0 +1,140 @@
+#include "graph/partition.h"
+
+#include <ATen/ATen.h>
+
+#include <utility>
+#include <vector>
+
+#include "graph/planted_partition.h"
+#include "io/dataset_reorder.h"
+#include "test_util.h"
+
+namespace directgnn {
+namespace {
+
+using testing::TempDirectory;
+
+// Two 6-cliques joined by one edge (5 - 6), both directions stored.
+CsrGraph two_cliques() {
+  std::vector<std::vector<int64_t>> rows(12);
+  for (int64_t base : {0, 6}) {
+    for (int64_t u = base; u < base + 6; ++u) {
+      for (int64_t v = base; v < base + 6; ++v) {
+        if (u != v) rows[v].push_back(u);
+      }
+    }
+  }
+  rows[5].push_back(6);
+  rows[6].push_back(5);
+  std::vector<int64_t> indptr{0}, indices;
+  for (auto& row : rows) {
+    std::sort(row.begin(), row.end());
+    indices.insert(indices.end(), row.begin(), row.end());
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  return {at::tensor(indptr, at::kLong), at::tensor(indices, at::kLong).to(at::kInt), {}};
+}
+
+TEST(Partition, RandomIsKeyedInRangeAndNearlyEven) {
+  PlantedPartitionOptions po;
+  po.num_nodes = 20000;
+  const Dataset ds = make_planted_partition(po);
+  PartitionOptions o;
+  o.parts = 4;
+  o.method = PartitionMethod::kRandom;
+  o.seed = 3;
+  o.seeds = ds.splits[0].train;
+  const Partition a = partition_graph(ds.graph, o), b = partition_graph(ds.graph, o);
+  EXPECT_TRUE(a.owner.equal(b.owner));
+  EXPECT_GE(a.owner.min().item<int32_t>(), 0);
+  EXPECT_LE(a.owner.max().item<int32_t>(), 3);
+  EXPECT_LT(a.stats.node_imbalance, 1.05);
+  EXPECT_LT(a.stats.seed_imbalance, 1.1);
+  o.seed = 4;
+  EXPECT_FALSE(partition_graph(ds.graph, o).owner.equal(a.owner));
+  // A random cut keeps about 3/4 of the edges between parts.
+  EXPECT_NEAR(static_cast<double>(a.stats.edge_cut) / ds.graph.num_edges(), 0.75, 0.03);
+}
+
+TEST(Partition, StatsCountNodesEdgesSeedsAndTheCut) {
+  const CsrGraph g = two_cliques();
+  at::Tensor owner = at::zeros({12}, at::kInt);
+  owner.narrow(0, 6, 6).fill_(1);
+  const PartitionStats s = partition_stats(g, owner, 2, at::tensor({0, 1, 7}, at::kLong));
+  EXPECT_EQ(s.nodes, (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(s.edges, (std::vector<int64_t>{31, 31}));
+  EXPECT_EQ(s.seeds, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(s.edge_cut, 2);
+  EXPECT_DOUBLE_EQ(s.seed_imbalance, 2.0 / 1.5);
+}
+
+TEST(Partition, OrderGivesEachPartAContiguousRangeInIdOrder) {
+  const at::Tensor owner = at::tensor({1, 0, 2, 1, 0, 1}, at::kInt);
+  const PartitionOrder o = partition_order(owner, 3);
+  EXPECT_TRUE(o.order.equal(at::tensor({1, 4, 0, 3, 5, 2}, at::kLong)));
+  EXPECT_EQ(o.offsets, (std::vector<int64_t>{0, 2, 5, 6}));
+}
+
+TEST(Partition, MetisCutsTheBridgeBetweenTwoCliques) {
+  PartitionOptions o;
+  o.parts = 2;
+  if (!metis_available()) {
+    EXPECT_ERROR_CONTAINS(partition_graph(two_cliques(), o), "libmetis-dev");
+    GTEST_SKIP() << "this build has no METIS";
+  }
+  const Partition p = partition_graph(two_cliques(), o);
+  EXPECT_EQ(p.stats.edge_cut, 2);
+  EXPECT_EQ(p.stats.nodes, (std::vector<int64_t>{6, 6}));
+}
+
+TEST(Partition, MetisCutsFewerEdgesThanRandomOnAPlantedPartition) {
+  if (!metis_available()) GTEST_SKIP() << "this build has no METIS";
+  PlantedPartitionOptions po;
+  po.num_nodes = 4000;
+  po.num_classes = 4;
+  po.homophily = 0.9;
+  const Dataset ds = make_planted_partition(po);
+  PartitionOptions o;
+  o.parts = 4;
+  o.seeds = ds.splits[0].train;
+  const Partition metis = partition_graph(ds.graph, o);
+  o.method = PartitionMethod::kRandom;
+  const Partition random = partition_graph(ds.graph, o);
+  EXPECT_LT(metis.stats.edge_cut * 2, random.stats.edge_cut);
+  EXPECT_LT(metis.stats.node_imbalance, 1.1);
+  EXPECT_LT(metis.stats.seed_imbalance, 1.15);
+}
+
+TEST(Partition, APartitionedDatasetKeepsItsBookAndOriginalIds) {
+  TempDirectory dir;
+  PlantedPartitionOptions po;
+  po.num_nodes = 500;
+  const Dataset source = make_planted_partition(po);
+  PartitionOptions o;
+  o.parts = 3;
+  o.method = PartitionMethod::kRandom;
+  const Partition p = partition_graph(source.graph, o);
+  const PartitionOrder order = partition_order(p.owner, 3);
+  Dataset ds = source;
+  renumber_dataset(ds, order.order, "random");
+  ds.partition = {"random", order.offsets, p.stats.edges, p.stats.seeds, p.stats.edge_cut};
+  save_dataset_dir(ds, dir.file("parts"), permuted_features(ds.features, order.order, at::kFloat));
+  const Dataset back = load_dataset(dir.file("parts"));
+  EXPECT_EQ(back.partition.offsets, order.offsets);
+  EXPECT_EQ(back.partition.edge_cut, p.stats.edge_cut);
+  EXPECT_TRUE(back.features.equal(source.features.index_select(0, back.node_ids)));
+  // Stored id v belongs to the part whose range holds it: the owner of its original node.
+  const at::Tensor owners = p.owner.index_select(0, back.node_ids);
+  for (int64_t k = 0; k < 3; ++k) {
+    const at::Tensor range =
+        owners.narrow(0, order.offsets[k], order.offsets[k + 1] - order.offsets[k]);
+    EXPECT_TRUE(range.eq(k).all().item<bool>()) << "part " << k;
+  }
+  // Renumbering a partitioned dataset again drops its book.
+  Dataset again = back;
+  reorder_dataset(again, NodeOrder::kDegree);
+  EXPECT_TRUE(again.partition.method.empty());
+}
+
+}  // namespace
+}  // namespace directgnn
