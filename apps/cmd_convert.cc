@@ -33,6 +33,9 @@ void split_links(Dataset& ds, const Args& args) {
   RandomLinkSplit split = random_link_split(ds.graph, ds.directed, o);
   ds.graph = std::move(split.graph);
   ds.link = std::move(split.split);
+  // The split takes edges out, so a partition book no longer holds: the copy keeps the
+  // renumbering and drops the book (partition it again).
+  ds.partition = PartitionBook{};
 }
 
 // A heterogeneous source: a heterogeneous dataset directory, OGB's heterogeneous raw layout
