@@ -11,13 +11,6 @@
 namespace directgnn {
 namespace {
 
-// Glorot (Xavier) uniform over a tensor whose last two dimensions are fan-in and fan-out,
-// as PyG initialises GATConv's projection and attention vectors.
-at::Tensor glorot(at::IntArrayRef shape, int64_t fan_in, int64_t fan_out) {
-  const double bound = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
-  return at::empty(shape).uniform_(-bound, bound);
-}
-
 // Whether x_dst is the first rows of x_src (the same memory), as in a sampled block.
 bool is_prefix(const at::Tensor& x_dst, const at::Tensor& x_src) {
   return x_dst.data_ptr() == x_src.data_ptr() && x_dst.size(0) <= x_src.size(0) &&

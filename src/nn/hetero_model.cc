@@ -32,12 +32,6 @@ at::Tensor accumulate(const at::Tensor& acc, const at::Tensor& term) {
   return acc.defined() ? acc + term : term;
 }
 
-// Glorot (Xavier) uniform, as DGL's GraphConv and PyG's GATConv initialise their weights.
-at::Tensor glorot(at::IntArrayRef shape, int64_t fan_in, int64_t fan_out) {
-  const double bound = std::sqrt(6.0 / static_cast<double>(std::max<int64_t>(1, fan_in + fan_out)));
-  return at::empty(shape).uniform_(-bound, bound);
-}
-
 }  // namespace
 
 HeteroModelKind parse_hetero_model_kind(const std::string& name) {

@@ -4,6 +4,8 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/threads.h"
@@ -86,6 +88,11 @@ at::Tensor parallel_linear(const at::Tensor& x, const at::Tensor& weight, const 
   // Off the CPU the library's own product is the right one (cuBLAS).
   if (!x.device().is_cpu()) return at::linear(x, weight, bias);
   return ParallelLinear::apply(x.contiguous(), weight, std::optional<at::Tensor>(bias));
+}
+
+at::Tensor glorot(at::IntArrayRef shape, int64_t fan_in, int64_t fan_out) {
+  const double bound = std::sqrt(6.0 / static_cast<double>(std::max<int64_t>(1, fan_in + fan_out)));
+  return at::empty(shape).uniform_(-bound, bound);
 }
 
 }  // namespace directgnn

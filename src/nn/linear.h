@@ -12,4 +12,8 @@ namespace directgnn {
 // x [M, K], weight [N, K], bias [N] or undefined.
 at::Tensor parallel_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
+// Glorot (Xavier) uniform over `shape`, U(-b, b) with b = sqrt(6 / (fan_in + fan_out)), as
+// DGL's GraphConv and PyG's GATConv initialise their weights (draws from torch's generator).
+at::Tensor glorot(at::IntArrayRef shape, int64_t fan_in, int64_t fan_out);
+
 }  // namespace directgnn
