@@ -21,7 +21,7 @@ std::vector<int64_t> row_lengths(const CsrGraph& g) {
   return deg;
 }
 
-at::Tensor to_tensor(const std::vector<int64_t>& order) { return at::tensor(order, at::kLong); }
+at::Tensor order_tensor(const std::vector<int64_t>& order) { return at::tensor(order, at::kLong); }
 
 std::vector<int64_t> by_degree(const std::vector<int64_t>& deg, bool largest_first) {
   std::vector<int64_t> order(deg.size());
@@ -107,9 +107,9 @@ const char* node_order_name(NodeOrder order) {
 at::Tensor node_order(const CsrGraph& graph, NodeOrder how) {
   switch (how) {
     case NodeOrder::kDegree:
-      return to_tensor(by_degree(row_lengths(graph), true));
+      return order_tensor(by_degree(row_lengths(graph), true));
     case NodeOrder::kRcm:
-      return to_tensor(graph.indices.scalar_type() == at::kInt ? rcm<int32_t>(graph)
+      return order_tensor(graph.indices.scalar_type() == at::kInt ? rcm<int32_t>(graph)
                                                                : rcm<int64_t>(graph));
     case NodeOrder::kNone:
       break;
