@@ -110,7 +110,7 @@ at::Tensor node_order(const CsrGraph& graph, NodeOrder how) {
       return order_tensor(by_degree(row_lengths(graph), true));
     case NodeOrder::kRcm:
       return order_tensor(graph.indices.scalar_type() == at::kInt ? rcm<int32_t>(graph)
-                                                               : rcm<int64_t>(graph));
+                                                                  : rcm<int64_t>(graph));
     case NodeOrder::kNone:
       break;
   }
