@@ -54,11 +54,11 @@ void partition(const Args& a) {
   const double partition_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const PartitionOrder order = partition_order(p.owner, a.parts);
-  const at::Tensor features = ds.features;
   renumber_dataset(ds, order.order, partition_method_name(method));
   ds.partition = {partition_method_name(method), order.offsets, p.stats.edges, p.stats.seeds,
                   p.stats.edge_cut};
-  save_dataset_dir(ds, a.output, permuted_features(features, order.order, features.scalar_type()));
+  save_dataset_dir(ds, a.output,
+                   permuted_features(ds.features, order.order, ds.features.scalar_type()));
   std::printf("Wrote %s: %lld nodes renumbered into %lld contiguous parts\n", a.output.c_str(),
               static_cast<long long>(ds.num_nodes()), static_cast<long long>(a.parts));
   print_partition(ds);
