@@ -91,6 +91,14 @@ constexpr RunFlag kRunFlags[] = {
      "minibatches sampled and gathered ahead of the one training: auto (2 on a GPU or with "
      "--features disk, else 0) or 0..64 (0: none)"},
     {"sampler_workers", false, "threads preparing minibatches ahead (with --prefetch > 0)"},
+    {"shard_features", false,
+     "a partitioned dataset (directgnn partition) with one part per rank: on, each rank holds its "
+     "part's feature rows and fetches the rest from their owners; off, every rank reads the "
+     "whole table; auto: on when the parts match the ranks"},
+    {"seed_assignment", false,
+     "sharded features: part (each rank trains on its part's seeds, the same number on every "
+     "rank) or global (the replicated run's shuffle, cut into one shard per rank: the same "
+     "batches and parameters)"},
     {"disk_io", false,
      "with --features disk: how rows are read, auto (io_uring where the kernel allows it, else "
      "pread), io_uring, or pread (a few threads)"},

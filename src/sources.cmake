@@ -103,4 +103,5 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/train/checkpoint.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/evaluate.cc
   ${CMAKE_CURRENT_LIST_DIR}/dist/process_group.cc
+  ${CMAKE_CURRENT_LIST_DIR}/dist/feature_exchange.cc
 )

@@ -24,12 +24,13 @@ namespace {
 // split train, val, test, then the path of the features' .npy file (a dataset directory's;
 // empty otherwise), the edge weights (when the dataset has them), the link split (train, val,
 // test positives, then val_neg and test_neg unless the layout is "none"; empty when none is
-// stored) and its negatives' layout, then a renumbered dataset's node_ids and node_order.
+// stored) and its negatives' layout, then a renumbered dataset's node_ids and node_order, and
+// a partitioned dataset's book as JSON text (empty when none).
 using DatasetTuple =
     std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, int64_t,
                bool, std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
                std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string, bool,
-               bool, std::optional<at::Tensor>, std::string>;
+               bool, std::optional<at::Tensor>, std::string, std::string>;
 
 // A link split as the list above, and back.
 std::vector<at::Tensor> link_list(const LinkSplit& s) {
@@ -88,7 +89,8 @@ DatasetTuple as_tuple(const Dataset& ds) {
           ds.link.eval_edges_in_graph,
           ds.link.published,
           node_ids,
-          ds.node_order};
+          ds.node_order,
+          partition_book_text(ds.partition)};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges,
@@ -222,7 +224,7 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
 void define_datasets(torch::Library& m) {
   const std::string fields =
       " -> (str, Tensor, Tensor, Tensor, Tensor?, int, bool, Tensor[], Tensor[], Tensor[], str, "
-      "Tensor?, Tensor[], str, bool, bool, Tensor?, str)";
+      "Tensor?, Tensor[], str, bool, bool, Tensor?, str, str)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
                "bool add_inverse_edges=False, bool skip_link_split_files=False)")

@@ -1,6 +1,7 @@
 """Datasets as Python sees them, and the project's readers."""
 
 import dataclasses
+import json
 import os
 from typing import Dict, List, Optional, Union
 
@@ -46,7 +47,12 @@ class Dataset:
             [N] with ``node_ids[v]`` the original id of stored node ``v`` (every array above is
             in the stored order); None when the nodes keep their original ids.
             :meth:`original_ids` and :meth:`stored_ids` translate.
-        node_order: how the nodes were renumbered ("degree" or "rcm"), or None.
+        node_order: how the nodes were renumbered ("degree", "rcm", or "metis" or "random"
+            when ``directgnn partition`` did), or None.
+        partition: a partitioned dataset's book, or None: ``method``, ``parts``, ``offsets``
+            (P + 1 stored ids: part k owns ``offsets[k]`` to ``offsets[k + 1] - 1``),
+            ``nodes``, ``edges`` and ``seeds`` per part, and ``edge_cut`` (stored edges whose
+            ends have different owners). :meth:`owners` maps stored ids to parts.
     """
 
     name: str
@@ -62,6 +68,7 @@ class Dataset:
     link: Optional[dict] = None
     node_ids: Optional[torch.Tensor] = None
     node_order: Optional[str] = None
+    partition: Optional[dict] = None
 
     @property
     def num_nodes(self) -> int:
@@ -88,6 +95,15 @@ class Dataset:
         stored = torch.empty_like(self.node_ids)
         stored[self.node_ids] = torch.arange(self.num_nodes, dtype=stored.dtype)
         return stored[original.long()]
+
+    def owners(self, ids: torch.Tensor) -> torch.Tensor:
+        """The part that owns each stored node id of ``ids`` in a partitioned dataset (a
+        search in the book's offsets)."""
+        if self.partition is None:
+            raise ValueError(f"directgnn: dataset {self.name!r} is not partitioned; "
+                             "make one with `directgnn partition`")
+        starts = torch.tensor(self.partition["offsets"][1:-1], dtype=torch.long)
+        return torch.searchsorted(starts, torch.as_tensor(ids).long(), right=True)
 
     def split(self, k: int = 0) -> Dict[str, torch.Tensor]:
         """Split ``k`` as a dict of "train", "val" and "test" node ids."""
@@ -222,12 +238,13 @@ def _link_dict(tensors, negatives, eval_edges_in_graph=False, published=False):
 
 def _from_tuple(t):
     (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
-     edge_weight, link, negatives, eval_edges_in_graph, published, node_ids, node_order) = t
+     edge_weight, link, negatives, eval_edges_in_graph, published, node_ids, node_order,
+     partition) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
                    features_path or None, edge_weight,
                    _link_dict(link, negatives, eval_edges_in_graph, published), node_ids,
-                   node_order or None)
+                   node_order or None, json.loads(partition) if partition else None)
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,

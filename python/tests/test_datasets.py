@@ -150,3 +150,25 @@ def test_a_renumbered_dataset_speaks_original_ids(tmp_path, cora_path):
     bad = dataclasses.replace(ds, node_ids=torch.zeros(2708, dtype=torch.long))
     with pytest.raises(RuntimeError, match="both map to original id 0"):
         bad.save(tmp_path / "bad")
+
+
+def test_partitioned_dataset_exposes_its_book(cora_path, tmp_path):
+    """``directgnn partition``: the book (offsets, per-part counts, edge cut) and owners()."""
+    import os
+    import subprocess
+    cli = os.environ.get("DIRECTGNN_CLI")
+    if not cli:
+        pytest.skip("DIRECTGNN_CLI (the directgnn binary) is not set")
+    subprocess.run([cli, "partition", cora_path, str(tmp_path / "p"), "--parts", "3",
+                    "--method", "random"], check=True, capture_output=True)
+    ds = directgnn.load(tmp_path / "p")
+    book = ds.partition
+    assert book["method"] == "random" and book["parts"] == 3 and ds.node_order == "random"
+    assert book["offsets"][0] == 0 and book["offsets"][-1] == 2708
+    assert sum(book["nodes"]) == 2708 and sum(book["edges"]) == ds.num_edges
+    assert 0 < book["edge_cut"] < ds.num_edges
+    owners = ds.owners(torch.tensor([0, book["offsets"][1] - 1, book["offsets"][1], 2707]))
+    assert owners.tolist() == [0, 0, 1, 2]
+    assert directgnn.load(cora_path).partition is None
+    with pytest.raises(ValueError, match="is not partitioned"):
+        directgnn.load(cora_path).owners(torch.tensor([0]))

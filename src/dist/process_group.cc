@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdlib>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -231,6 +232,35 @@ void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors, int64
 
 void ProcessGroup::barrier() {
   run(env_, timeout_, "barrier", [&] { return impl_->backend->barrier(); });
+}
+
+void ProcessGroup::all_to_all(at::Tensor& out, const at::Tensor& in,
+                              std::vector<int64_t> out_splits, std::vector<int64_t> in_splits) {
+  DGNN_CHECK(
+      static_cast<int>(out_splits.size()) == size() && static_cast<int>(in_splits.size()) == size(),
+      "all-to-all: ", size(), " ranks need as many splits, got ", out_splits.size(), " and ",
+      in_splits.size());
+  at::Tensor input = in;
+  run(env_, timeout_, "all-to-all",
+      [&] { return impl_->backend->alltoall_base(out, input, out_splits, in_splits); });
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& tag) const {
+  auto impl = std::make_unique<Impl>();
+  impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, impl_->store);
+  impl->gpu = impl_->gpu;
+  try {
+    impl->backend =
+        backend_ == DistBackend::kNccl
+            ? make_nccl_backend(impl->store, env_.rank, env_.world_size, timeout_, impl->gpu)
+            : make_gloo_backend(env_, impl->store, timeout_);
+  } catch (const c10::Error& e) {
+    fail("rank ", env_.rank, " of ", env_.world_size, ": making the ", tag,
+         " group failed: ", e.what_without_backtrace());
+  }
+  auto group = std::unique_ptr<ProcessGroup>(new ProcessGroup(env_, timeout_, std::move(impl)));
+  group->backend_ = backend_;
+  return group;
 }
 
 }  // namespace directgnn

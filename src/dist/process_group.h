@@ -72,6 +72,15 @@ class ProcessGroup {
   void all_reduce_mean(const std::vector<at::Tensor>& tensors,
                        int64_t bucket_bytes = int64_t{25} << 20);
   void barrier();
+  // Rows of `in` (split along dim 0: in_splits[k] rows go to rank k) are exchanged so that
+  // `out` receives out_splits[k] rows from rank k, in rank order: c10d's all_to_all_single.
+  // `in` and `out` are contiguous, of one dtype, on the CPU (Gloo) or the rank's GPU (NCCL).
+  void all_to_all(at::Tensor& out, const at::Tensor& in, std::vector<int64_t> out_splits,
+                  std::vector<int64_t> in_splits);
+  // A second group of the same ranks and backend, over this group's store under `tag`: its
+  // collectives never meet this group's, so another thread may run them (the loader's feature
+  // exchange beside the training step's all-reduce). Every rank makes it, in the same order.
+  std::unique_ptr<ProcessGroup> subgroup(const std::string& tag) const;
 
  private:
   struct Impl;

@@ -148,6 +148,9 @@ struct DatasetMeta {
   PartitionBook partition;  // meta.json's partition; method empty when absent
 };
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where);
+// A partition book as meta.json holds it (JSON text: method, parts, offsets, nodes, edges,
+// seeds, edge_cut); empty for a dataset that is not partitioned.
+std::string partition_book_text(const PartitionBook& book);
 Dataset import_npz(const std::string& path, const ImportOptions& options);
 // An OGB dataset's raw directory (edge.csv.gz, node-feat.csv.gz, num-node-list.csv.gz and,
 // for node-property datasets, node-label.csv.gz, in DIR or DIR/raw; node splits in

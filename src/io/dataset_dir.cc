@@ -122,6 +122,10 @@ nlohmann::json partition_book_json(const PartitionBook& book) {
 
 }  // namespace
 
+std::string partition_book_text(const PartitionBook& book) {
+  return book.method.empty() ? std::string() : partition_book_json(book).dump();
+}
+
 DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) {
   nlohmann::json meta;
   try {

@@ -26,6 +26,7 @@ struct PipelineShape {
   int prefetch = 0;
   int workers = 1;
   int worker_threads = 0;
+  bool drain = false;  // Pipeline's `drain`: stopping early finishes the items claimable
 };
 
 namespace detail {
@@ -41,8 +42,9 @@ template <typename T, typename Produce>
 std::unique_ptr<Pipeline<T>> start_pipeline(int64_t first_step, int64_t end_step,
                                             PipelineShape shape, int workers, Produce produce) {
   const int threads = shape.worker_threads > 0 ? shape.worker_threads : num_threads();
-  return std::make_unique<Pipeline<T>>(first_step, end_step, shape.prefetch, workers,
-                                       std::move(produce), [threads] { set_thread_team(threads); });
+  return std::make_unique<Pipeline<T>>(
+      first_step, end_step, shape.prefetch, workers, std::move(produce),
+      [threads] { set_thread_team(threads); }, shape.drain);
 }
 
 }  // namespace detail

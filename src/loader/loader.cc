@@ -128,7 +128,21 @@ std::string loader_mode(const LoaderSettings& settings, const FeatureStore& stor
          "/" + (settings.gpu_sampler ? "gpu" : "cpu");
 }
 
-std::string MinibatchLoader::mode() const { return loader_mode(settings_, store_); }
+std::string MinibatchLoader::mode() const {
+  return exchange_ != nullptr ? "sharded/cpu/cpu" : loader_mode(settings_, store_);
+}
+
+void MinibatchLoader::use_exchange(std::shared_ptr<FeatureExchange> exchange) {
+  DGNN_CHECK(!settings_.device.is_cuda(),
+             "sharded features: batches on a GPU do not fetch remote rows yet; train on the CPU");
+  DGNN_CHECK(!settings_.sources_in_place && settings_.workers == 1 && store_.begin_plan() < 0,
+             "sharded features: the loader must prepare batches with one worker, read no table "
+             "in place and plan no cache");
+  DGNN_CHECK(exchange->num_rows() == dataset_.num_nodes() && exchange->dim() == store_.dim(),
+             "sharded features: the exchange's table is ", exchange->num_rows(), " x ",
+             exchange->dim(), ", the dataset's ", dataset_.num_nodes(), " x ", store_.dim());
+  exchange_ = std::move(exchange);
+}
 
 MiniBatch MinibatchLoader::sample(const at::Tensor& seeds, uint64_t sample_seed) const {
   return sampler_.sample(seeds, sample_seed);
@@ -163,7 +177,8 @@ Minibatch MinibatchLoader::finish(Sampled sampled, const PlannedGather& planned)
   GatherOptions gather;
   gather.planned = planned;
   const at::Tensor ids = gathered_ids(m.batch);
-  m.x = store_.gather(ids, c10::Device(c10::kCPU), gather);
+  m.x = exchange_ != nullptr ? exchange_->gather(ids)
+                             : store_.gather(ids, c10::Device(c10::kCPU), gather);
   if (settings_.sources_in_place) {
     Block& first = m.batch.blocks.front();
     const at::Tensor& degree = sampler_.degrees();
@@ -233,7 +248,8 @@ MinibatchLoader::Epoch::Epoch(const MinibatchLoader& loader, at::Tensor seeds,
     return;
   }
   pipeline_ = batch_pipeline<Minibatch>(
-      std::move(seeds), s.batch_size, first_step, end, {s.prefetch, s.workers, s.worker_threads},
+      std::move(seeds), s.batch_size, first_step, end,
+      {s.prefetch, s.workers, s.worker_threads, loader.exchange_ != nullptr},
       std::move(sample_seed),
       [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/feature_exchange.h"
 #include "feature/feature_store.h"
 #include "gpu/runtime.h"
 #include "io/dataset.h"
@@ -90,6 +91,11 @@ class MinibatchLoader {
   FeatureStore& mutable_store() { return store_; }
   // features/gather/sampler as run, e.g. "pinned/aligned/gpu" or "host/cpu/cpu".
   std::string mode() const;
+  // A feature table sharded over ranks: every batch's rows come from `exchange` (a collective
+  // per batch, so batches are prepared by one worker, in order, and an early stop finishes the
+  // batches already begun). CPU batches only; set before the first epoch.
+  void use_exchange(std::shared_ptr<FeatureExchange> exchange);
+  const FeatureExchange* exchange() const { return exchange_.get(); }
 
  private:
   // A batch sampled, not yet gathered (a look-ahead cache plans its rows meanwhile).
@@ -108,6 +114,7 @@ class MinibatchLoader {
   LoaderSettings settings_;
   Sampler sampler_;  // on the device with the GPU sampler, else on the CPU
   FeatureStore store_;
+  std::shared_ptr<FeatureExchange> exchange_;
   at::Tensor labels_;  // on the device
 };
 

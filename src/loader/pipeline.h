@@ -29,9 +29,17 @@ template <typename T>
 class Pipeline {
  public:
   // `on_worker_start` runs once on each worker thread first (e.g. to size its OpenMP team).
+  // `drain`: stopping early still produces every item the workers would have claimed by then
+  // (up to `depth` past the consumer), so processes whose producers meet in collectives (a
+  // sharded feature table's exchange) stop after the same items.
   Pipeline(int64_t begin, int64_t end, int depth, int workers, std::function<T(int64_t)> produce,
-           std::function<void()> on_worker_start = {})
-      : next_(begin), claimed_(begin), end_(end), depth_(depth), produce_(std::move(produce)) {
+           std::function<void()> on_worker_start = {}, bool drain = false)
+      : next_(begin),
+        claimed_(begin),
+        end_(end),
+        depth_(depth),
+        drain_(drain),
+        produce_(std::move(produce)) {
     DGNN_CHECK_ARG(depth >= 0, "prefetch", "must not be negative, got ", depth);
     DGNN_CHECK(workers >= 1, "the pipeline needs at least one worker, got ", workers);
     if (depth_ == 0) return;
@@ -86,7 +94,8 @@ class Pipeline {
       changed_.wait(lock, [&] {
         return stopping_ || failed_ || claimed_ >= end_ || claimed_ - next_ < depth_;
       });
-      if (stopping_ || failed_ || claimed_ >= end_) return;
+      if (failed_ || claimed_ >= end_) return;
+      if (stopping_ && (!drain_ || claimed_ - next_ >= depth_)) return;
       const int64_t item = claimed_++;
       lock.unlock();
       Slot slot;
@@ -106,6 +115,7 @@ class Pipeline {
   int64_t claimed_;  // items below this are produced, in production, or taken
   const int64_t end_;
   const int depth_;
+  const bool drain_;
   std::function<T(int64_t)> produce_;
   std::mutex mutex_;
   std::condition_variable changed_;

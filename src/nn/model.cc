@@ -225,8 +225,16 @@ at::Tensor GnnModel::infer_nodes(const CsrGraph& graph, const at::Tensor& featur
   sets[num_layers] = targets.defined() ? NodeSet{std::get<0>(at::_unique(targets.to(at::kLong)))}
                                        : NodeSet{at::Tensor(), true};
   for (size_t l = num_layers; l > 1; --l) sets[l - 1] = with_neighbours(graph, sets[l]);
-  sets[0] = NodeSet{at::Tensor(), true};  // layer 0 reads the feature table by global id
   at::Tensor x = features;
+  if (hooks.input_rows) {
+    // Layer 0 reads just the rows it needs, fetched in sorted id order.
+    sets[0] = num_layers > 0 ? with_neighbours(graph, sets[1]) : sets[1];
+    if (!sets[0].ids.defined()) sets[0].ids = at::arange(n, at::kLong);
+    sets[0].all = false;
+    x = hooks.input_rows(sets[0].ids);
+  } else {
+    sets[0] = NodeSet{at::Tensor(), true};  // layer 0 reads the feature table by global id
+  }
   for (size_t l = 0; l < num_layers; ++l) {
     const NodeSet& in = sets[l];
     const NodeSet& out = sets[l + 1];

@@ -70,6 +70,10 @@ struct ModelConfig {
 struct InferHooks {
   std::function<at::Tensor(size_t layer, int64_t rows, int64_t dim)> output;
   std::function<void(size_t layer, int64_t done, int64_t rows)> progress;
+  // Where layer 0's input rows come from when the feature table is not all here (sharded
+  // over ranks): the rows of the sorted global ids asked for, as a dense [len(ids), F] table.
+  // Unset: `features` is the whole table, read by global id.
+  std::function<at::Tensor(const at::Tensor& ids)> input_rows;
 };
 
 class GnnModel : public torch::nn::Module {

@@ -7,7 +7,7 @@
 namespace directgnn {
 
 EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
-                    ProcessGroup* group) {
+                    ProcessGroup* group, FeatureExchange* exchange) {
   // Only the validation and test nodes (and the neighbourhoods they read) are computed, an
   // equal share on each rank; the logits are summed into place across ranks.
   const at::Tensor targets = at::cat({split.val, split.test});
@@ -16,13 +16,19 @@ EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
   const int ranks = group != nullptr ? group->size() : 1;
   const int64_t lo = n * rank / ranks, hi = n * (rank + 1) / ranks;
   std::vector<at::Tensor> logits{at::zeros({n, dataset.num_classes}, at::kFloat)};
+  InferHooks hooks;
+  if (exchange != nullptr) {
+    hooks.input_rows = [exchange](const at::Tensor& ids) { return exchange->gather(ids); };
+  }
   if (hi > lo) {
     const at::Tensor mine = targets.narrow(0, lo, hi - lo);
     const at::Tensor unique = std::get<0>(at::_unique(mine));
     logits[0]
         .narrow(0, lo, hi - lo)
-        .copy_(model.infer_nodes(dataset.graph, dataset.features, mine)
+        .copy_(model.infer_nodes(dataset.graph, dataset.features, mine, 65536, hooks)
                    .index_select(0, at::searchsorted(unique, mine)));
+  } else if (exchange != nullptr) {
+    exchange->gather(at::empty({0}, at::kLong));  // the others' exchange needs this rank too
   }
   if (group != nullptr) group->all_reduce_sum(logits);
   // Rows of `logits` and `labels` follow `targets`: the validation nodes, then the test nodes.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "dist/feature_exchange.h"
 #include "dist/process_group.h"
 #include "io/dataset.h"
 #include "nn/model.h"
@@ -21,8 +22,9 @@ struct EvalResult {
 };
 
 // With a process group, each rank computes an equal share of the nodes and the predictions
-// are combined, so every rank returns the same result.
+// are combined, so every rank returns the same result. With an `exchange` (a feature table
+// sharded over the group's ranks), layer 0's input rows come from it, one exchange per rank.
 EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
-                    ProcessGroup* group = nullptr);
+                    ProcessGroup* group = nullptr, FeatureExchange* exchange = nullptr);
 
 }  // namespace directgnn

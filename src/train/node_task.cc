@@ -30,15 +30,49 @@ at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
   return out;
 }
 
+// Whether the run shards the feature table over its ranks (TrainOptions::shard_features): a
+// partitioned dataset with one part per rank, batches on the CPU from a table in memory.
+bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s) {
+  if (o.shard_features == FeatureSharding::kOff) return false;
+  const int ranks = o.group != nullptr ? o.group->size() : 1;
+  const int64_t parts = ds.partition.parts();
+  const bool fits = ranks > 1 && parts == ranks;
+  const bool supported = !s.gpu() && s.features == Placement::kHost;
+  if (o.shard_features == FeatureSharding::kAuto) return fits && supported;
+  DGNN_CHECK_ARG(fits, "shard_features",
+                 "on needs a partitioned dataset (directgnn partition) with one part per rank: ",
+                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
+  DGNN_CHECK_ARG(supported, "shard_features",
+                 "on trains on the CPU from a feature table in memory for now (device cpu, "
+                 "features host); this run has device ",
+                 s.device.str(), " and features ", placement_name(s.features));
+  return true;
+}
+
 // The data path: the default fan-outs, and layer 0 of SAGE and GCN (which aggregate before
 // they project) reading its sources from the feature table in place where the table allows.
+// A sharded table is fetched batch by batch, by one worker, in step order.
 LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
   LoaderOptions l = o.loader;
   l.fanouts = resolved_fanouts(o);
   check_fanouts(l.fanouts, o.model.layers);
   LoaderSettings s = resolve_loader(l, ds, o.group);
+  if (shards_features(o, ds, s)) {
+    s.workers = 1;
+    return s;
+  }
   s.sources_in_place = o.model.aggregates_sources_first() && can_read_sources_in_place(ds, s);
   return s;
+}
+
+// This rank's rows of a sharded table, and the exchange that fetches the others' (on a group
+// of its own, which the loader's worker uses while the training step all-reduces).
+std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, ProcessGroup& group) {
+  const std::vector<int64_t>& offsets = ds.partition.offsets;
+  const int r = group.rank();
+  const at::Tensor mine = ds.features.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
+  return std::make_shared<FeatureExchange>(offsets, FeatureStore(mine, Placement::kHost),
+                                           group.subgroup("features"));
 }
 
 ModelConfig model_config(const TrainOptions& o, const Dataset& ds) {
@@ -74,10 +108,18 @@ class NodeTask final : public RunTask {
         rank_(o.group != nullptr ? o.group->rank() : 0),
         ranks_(o.group != nullptr ? o.group->size() : 1) {
     init_model();
-    // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
-    num_train_ = chosen_.split.train.numel() / ranks_;
-    DGNN_CHECK(num_train_ > 0, "the split has ", chosen_.split.train.numel(),
-               " training nodes, fewer than the ", ranks_, " ranks");
+    if (shards_features(o, ds, loader_.settings())) {
+      exchange_ = make_exchange(ds, *o.group);
+      loader_.use_exchange(exchange_);
+    }
+    if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {
+      take_part_seeds();
+    } else {
+      // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
+      num_train_ = chosen_.split.train.numel() / ranks_;
+      DGNN_CHECK(num_train_ > 0, "the split has ", chosen_.split.train.numel(),
+                 " training nodes, fewer than the ", ranks_, " ranks");
+    }
     steps_ = loader_.steps(num_train_);
   }
 
@@ -97,8 +139,12 @@ class NodeTask final : public RunTask {
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {
-    const at::Tensor order = shuffled(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
-                                 .narrow(0, rank_ * num_train_, num_train_);
+    // Part seeds: the epoch's shuffle of this part's seeds, cut to the count every rank has.
+    const bool part = part_seeds_.defined();
+    const at::Tensor order =
+        shuffled(part ? part_seeds_ : chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
+            .narrow(0, part ? 0 : rank_ * num_train_, num_train_);
+    if (exchange_ != nullptr) exchange_->clear_counts();
     batches_.emplace(
         loader_.epoch(order, node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
   }
@@ -121,7 +167,7 @@ class NodeTask final : public RunTask {
   Evaluation evaluate(ProcessGroup* group) override {
     if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
     const EvalResult r = directgnn::evaluate(cpu_model_ != nullptr ? *cpu_model_ : *model_, ds_,
-                                             chosen_.split, group);
+                                             chosen_.split, group, exchange_.get());
     Evaluation e;
     e.value = r.val_acc;
     e.metrics = {{"val", {{"acc", r.val_acc}, {"roc_auc", number_or_null(r.val_roc_auc)}}},
@@ -151,12 +197,35 @@ class NodeTask final : public RunTask {
     directgnn::save_checkpoint(dir, *model_, *optimizer_, meta);
   }
 
+  // A sharded table's exchanges this epoch, as this rank saw them.
+  void write_epoch(nlohmann::json& record, std::string& text) override {
+    if (exchange_ == nullptr) return;
+    const ExchangeCounts c = exchange_->counts();
+    const double steps = std::max<int64_t>(1, c.gathers);
+    const double remote = c.rows > 0 ? static_cast<double>(c.remote_rows) / c.rows : 0.0;
+    record["exchange"] = {{"bytes_sent", c.bytes_sent},
+                          {"bytes_received", c.bytes_received},
+                          {"bytes_received_per_step", c.bytes_received / steps},
+                          {"seconds", c.seconds},
+                          {"rows", c.rows},
+                          {"remote_rows", c.remote_rows},
+                          {"remote_row_fraction", remote}};
+    char line[128];
+    std::snprintf(line, sizeof(line), " | Remote rows %.1f%%, %.1f MB in", 100 * remote,
+                  c.bytes_received / 1e6);
+    text += line;
+  }
+
   void print_header(std::ostream& out) const override {
     const LoaderSettings& s = loader_.settings();
     out << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << ds_.graph.num_edges()
         << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
         << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
         << "Split: " << chosen_.description << "\n"
+        << (exchange_ == nullptr ? std::string()
+                                 : "Sharded features: " + std::to_string(ranks_) + " parts (" +
+                                       ds_.partition.method + "), seeds by " +
+                                       seed_assignment_name(o_.seed_assignment) + "\n")
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")
@@ -226,6 +295,20 @@ class NodeTask final : public RunTask {
   }
 
  private:
+  // Each rank's seeds are its part's training nodes; every rank takes the fewest any part has
+  // each epoch, so all take the same number of steps.
+  void take_part_seeds() {
+    const at::Tensor& train = chosen_.split.train;
+    const at::Tensor owner = exchange_->owners(train);
+    part_seeds_ = train.index_select(0, at::nonzero(owner == rank_).squeeze(1));
+    const at::Tensor counts = at::bincount(owner, {}, ranks_);
+    num_train_ = counts.min().item<int64_t>();
+    DGNN_CHECK(num_train_ > 0, "seed_assignment part: part ", counts.argmin().item<int64_t>(),
+               " owns none of the split's ", train.numel(),
+               " training nodes; partition with the run's split and seed, or "
+               "assign seeds globally");
+  }
+
   void init_model() {
     RunModel<GnnModel> m =
         make_run_model<GnnModel>([this] { return std::make_unique<GnnModel>(config_); },
@@ -246,6 +329,8 @@ class NodeTask final : public RunTask {
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   int64_t num_train_ = 0, steps_ = 0;
+  std::shared_ptr<FeatureExchange> exchange_;  // sharded features
+  at::Tensor part_seeds_;                      // seed_assignment part: this part's training nodes
   std::optional<MinibatchLoader::Epoch> batches_;
   Minibatch batch_;
 };

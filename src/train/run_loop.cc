@@ -331,6 +331,7 @@ void RunLoop::Impl::train_epoch(int64_t epoch) {
     disk_text = write_disk_epoch(disk_stores_,
                                  tallies_since(disk_tallies(disk_stores_), disk_before), record);
   }
+  task_.write_epoch(record, disk_text);
   if (o_.evaluate && (epoch % o_.eval_every == 0 || epoch == o_.epochs)) {
     evaluate_epoch(epoch, record, text);
   }

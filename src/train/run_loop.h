@@ -114,6 +114,9 @@ class RunTask {
 
   // The header's lines; the best epoch's words in the summary; the kind's fields of the final
   // metrics record (the loop adds the times, the digest and what every kind reports).
+  // Adds the task's own figures of the epoch just trained to its record and line (before
+  // evaluation); none by default.
+  virtual void write_epoch(nlohmann::json& record, std::string& text) { (void)record, (void)text; }
   virtual void print_header(std::ostream& out) const = 0;
   virtual std::string best_text(const RunReport& report) const = 0;
   virtual nlohmann::json final_record(const RunReport& report) const = 0;

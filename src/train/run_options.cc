@@ -197,6 +197,10 @@ const std::vector<Spec>& table() {
       choice("feature_cache_policy", kAll, R::kGivenNow, DGNN_AT(loader.cache.policy),
              disk::parse_cache_policy, disk::cache_policy_name),
       number<int>("lookahead_batches", kAll, R::kGivenNow, DGNN_AT(loader.cache.lookahead_batches)),
+      choice("shard_features", kNodeRun, R::kKeep, DGNN_AT(shard_features), parse_feature_sharding,
+             feature_sharding_name),
+      choice("seed_assignment", kNodeRun, R::kKeep, DGNN_AT(seed_assignment), parse_seed_assignment,
+             seed_assignment_name),
       // Link prediction.
       choice("decoder", kLinkAll, R::kKeep, DGNN_AT(link.decoder), parse_decoder_kind,
              decoder_kind_name),

@@ -18,6 +18,29 @@ std::string optimizer_name(Optimizer optimizer) {
   return optimizer == Optimizer::kAdam ? "adam" : "sgd";
 }
 
+FeatureSharding parse_feature_sharding(const std::string& text) {
+  if (text == "auto") return FeatureSharding::kAuto;
+  if (text == "on") return FeatureSharding::kOn;
+  if (text == "off") return FeatureSharding::kOff;
+  fail_argument("shard_features", "'", text, "' is not a choice; use auto, on or off");
+}
+
+std::string feature_sharding_name(FeatureSharding sharding) {
+  return sharding == FeatureSharding::kAuto ? "auto"
+         : sharding == FeatureSharding::kOn ? "on"
+                                            : "off";
+}
+
+SeedAssignment parse_seed_assignment(const std::string& text) {
+  if (text == "part") return SeedAssignment::kPart;
+  if (text == "global") return SeedAssignment::kGlobal;
+  fail_argument("seed_assignment", "'", text, "' is not a choice; use part or global");
+}
+
+std::string seed_assignment_name(SeedAssignment assignment) {
+  return assignment == SeedAssignment::kPart ? "part" : "global";
+}
+
 std::vector<int64_t> resolved_fanouts(const TrainOptions& options) {
   if (!options.loader.fanouts.empty()) return options.loader.fanouts;
   return std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(0, options.model.layers)), 10);

@@ -29,6 +29,19 @@ enum class Optimizer { kAdam, kSgd };  // Adam, or plain SGD (no momentum)
 Optimizer parse_optimizer(const std::string& text);
 std::string optimizer_name(Optimizer optimizer);
 
+// A partitioned dataset's feature table over the ranks (docs/distributed.md): kOn, each rank
+// holds its part's rows and fetches the others' from their owners (dist/feature_exchange.h);
+// kOff, every rank reads the whole table; kAuto, kOn when the dataset has one part per rank.
+enum class FeatureSharding { kAuto, kOn, kOff };
+FeatureSharding parse_feature_sharding(const std::string& text);
+std::string feature_sharding_name(FeatureSharding sharding);
+// Which training seeds a rank of a sharded run takes: kPart, the seeds its part owns (the same
+// number on every rank each epoch); kGlobal, its shard of the one global shuffle a replicated
+// run cuts, so both draw the same batches and end with the same parameters.
+enum class SeedAssignment { kPart, kGlobal };
+SeedAssignment parse_seed_assignment(const std::string& text);
+std::string seed_assignment_name(SeedAssignment assignment);
+
 // Link prediction's options (train/link_trainer.h, train/hetero_link_trainer.h).
 struct LinkOptions {
   DecoderKind decoder = DecoderKind::kDot;
@@ -108,8 +121,10 @@ struct TrainOptions {
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
   // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.
   ProcessGroup* group = nullptr;
-  LinkOptions link;      // link prediction
-  HeteroOptions hetero;  // heterogeneous graphs
+  FeatureSharding shard_features = FeatureSharding::kAuto;  // node classification
+  SeedAssignment seed_assignment = SeedAssignment::kPart;   // with sharded features
+  LinkOptions link;                                         // link prediction
+  HeteroOptions hetero;                                     // heterogeneous graphs
 };
 
 struct TrainReport {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "e2e/e2e_util.h"
@@ -143,6 +144,51 @@ TEST(Distributed, MisconfiguredEnvironmentsFailClearly) {
   EXPECT_NE(nccl.status, 0);
   EXPECT_NE(nccl.output.find("rank(s) 0, 1 have no GPU of their own"), std::string::npos)
       << nccl.output;
+}
+
+// Cora cut into two parts, each rank holding one part's feature rows and fetching the rest
+// from the other: with the replicated run's seed assignment it draws the same batches and ends
+// with the same parameters as the replicated run; with each part's own seeds it still learns.
+TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const std::string parts = dir.file("parts");
+  const CommandResult p =
+      run("partition " + cora + " " + parts + " --parts 2 --method random --seed 3");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string args =
+      "launch -n 2 -- train --dataset " + parts + " --threads 1 --seed 1 --metrics ";
+  const CommandResult sharded =
+      run(args + dir.file("s.jsonl") + " --epochs 3 --seed-assignment global --prefetch 2");
+  ASSERT_EQ(sharded.status, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("Sharded features: 2 parts (random), seeds by global"),
+            std::string::npos)
+      << sharded.output;
+  const CommandResult replicated =
+      run(args + dir.file("r.jsonl") + " --epochs 3 --shard-features off");
+  ASSERT_EQ(replicated.status, 0) << replicated.output;
+  EXPECT_EQ(replicated.output.find("Sharded features"), std::string::npos) << replicated.output;
+  const nlohmann::json s = final_record(dir.file("s.jsonl"));
+  EXPECT_EQ(s["param_digest"], final_record(dir.file("r.jsonl"))["param_digest"]);
+  // Each part's own seeds (the default): half the rows a batch reads are the other rank's.
+  const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 10");
+  ASSERT_EQ(own.status, 0) << own.output;
+  std::ifstream lines(dir.file("o.jsonl"));
+  const nlohmann::json first = nlohmann::json::parse([&] {
+    std::string line;
+    std::getline(lines, line);
+    return line;
+  }());
+  const double remote = first["exchange"]["remote_row_fraction"].get<double>();
+  EXPECT_GT(remote, 0.3) << first.dump();
+  EXPECT_LT(remote, 0.7) << first.dump();
+  EXPECT_GT(first["exchange"]["bytes_received"].get<int64_t>(), 0) << first.dump();
+  EXPECT_GE(final_record(dir.file("o.jsonl"))["test_acc"].get<double>(), 0.70) << own.output;
+  // Sharding asked of a dataset without parts says what it needs.
+  const CommandResult bad =
+      run("launch -n 2 -- train --dataset " + cora + " --epochs 1 --shard-features on");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("needs a partitioned dataset"), std::string::npos) << bad.output;
 }
 
 }  // namespace

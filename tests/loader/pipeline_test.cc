@@ -106,6 +106,27 @@ TEST(Pipeline, StoppingEarlyJoinsEveryWorkerAndLeaksNoThread) {
   EXPECT_EQ(thread_count(), before);
 }
 
+// A draining pipeline stopped after item k has produced exactly items 0 .. k + depth, however
+// slowly its worker runs: processes whose producers meet in collectives stop together.
+TEST(Pipeline, DrainingStopFinishesExactlyTheItemsWithinDepth) {
+  for (int depth = 1; depth <= 3; ++depth) {
+    std::atomic<int64_t> last{-1};
+    {
+      Pipeline<int64_t> p(
+          0, 100, depth, 1,
+          [&](int64_t i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            last = i;
+            return i;
+          },
+          {}, /*drain=*/true);
+      EXPECT_EQ(p.next(), 0);
+      EXPECT_EQ(p.next(), 1);
+    }
+    EXPECT_EQ(last.load(), 1 + depth) << "depth " << depth;
+  }
+}
+
 TEST(Pipeline, EmptyRangesAndBadSettings) {
   Pipeline<int> empty(3, 3, 2, 2, [](int64_t) { return 1; });
   EXPECT_TRUE(empty.done());

@@ -1,0 +1,91 @@
+#include "dist/feature_exchange.h"
+
+#include <ATen/ATen.h>
+
+#include "core/clock.h"
+#include "directgnn/error.h"
+
+namespace directgnn {
+namespace {
+
+std::vector<int64_t> as_vector(const at::Tensor& counts) {
+  const at::Tensor c = counts.contiguous();
+  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+}
+
+}  // namespace
+
+FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, FeatureStore local,
+                                 std::unique_ptr<ProcessGroup> group)
+    : offsets_(std::move(offsets)), local_(std::move(local)), group_(std::move(group)) {
+  DGNN_CHECK(group_ != nullptr, "feature exchange: no process group");
+  const int parts = group_->size();
+  DGNN_CHECK(static_cast<int>(offsets_.size()) == parts + 1, "feature exchange: ", parts,
+             " ranks need ", parts + 1, " offsets, got ", offsets_.size());
+  for (size_t k = 1; k < offsets_.size(); ++k) {
+    DGNN_CHECK(offsets_[k] >= offsets_[k - 1], "feature exchange: offsets must ascend");
+  }
+  const int r = group_->rank();
+  DGNN_CHECK(local_.num_rows() == offsets_[r + 1] - offsets_[r], "feature exchange: rank ", r,
+             " holds ", local_.num_rows(), " rows, but its part has ",
+             offsets_[r + 1] - offsets_[r]);
+  offsets_tensor_ =
+      at::tensor(std::vector<int64_t>(offsets_.begin() + 1, offsets_.end() - 1), at::kLong);
+}
+
+at::Tensor FeatureExchange::owners(const at::Tensor& ids) const {
+  // The owner of id v is the number of parts (after the first) starting at or before v.
+  return at::searchsorted(offsets_tensor_, ids, /*out_int32=*/false, /*right=*/true);
+}
+
+at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
+  DGNN_CHECK(ids.dim() == 1 && ids.scalar_type() == at::kLong && ids.device().is_cpu(),
+             "feature exchange: ids must be a 1-D int64 CPU tensor");
+  check_ids_in_range(ids, num_rows());
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto start = Clock::now();
+  const int parts = group_->size(), r = group_->rank();
+  const std::vector<int64_t> ones(static_cast<size_t>(parts), 1);
+  // The ids grouped by owner (a stable sort keeps each owner's in request order).
+  const at::Tensor owner = owners(ids);
+  const at::Tensor order = std::get<1>(at::sort(owner, /*stable=*/true, 0, false));
+  const at::Tensor asked = ids.index_select(0, order);
+  const at::Tensor send_counts = at::bincount(owner, {}, parts).to(at::kLong);
+  at::Tensor recv_counts = at::empty({parts}, at::kLong);
+  group_->all_to_all(recv_counts, send_counts, ones, ones);
+  const std::vector<int64_t> sent = as_vector(send_counts), received = as_vector(recv_counts);
+  int64_t total = 0;
+  for (int64_t c : received) total += c;
+  at::Tensor wanted = at::empty({total}, at::kLong);
+  group_->all_to_all(wanted, asked, received, sent);
+  // Serve the rows asked of this rank, then send each asker its rows back.
+  const at::Tensor served = local_.gather(wanted - offsets_[r]).contiguous();
+  const int64_t row_bytes = local_.row_bytes();
+  at::Tensor back = at::empty({ids.numel(), row_bytes}, at::kByte);
+  group_->all_to_all(back, served.view(at::kByte), sent, received);
+  at::Tensor rows = at::empty({ids.numel(), local_.dim()}, served.options());
+  rows.index_copy_(0, order, back.view(served.scalar_type()));
+  const double seconds = seconds_since(start);
+  std::lock_guard<std::mutex> count_lock(counts_mutex_);
+  const int64_t remote_out = ids.numel() - sent[static_cast<size_t>(r)];
+  const int64_t remote_in = total - received[static_cast<size_t>(r)];
+  counts_.gathers += 1;
+  counts_.rows += ids.numel();
+  counts_.remote_rows += remote_out;
+  counts_.bytes_sent += remote_out * 8 + remote_in * row_bytes + 8 * (parts - 1);
+  counts_.bytes_received += remote_in * 8 + remote_out * row_bytes + 8 * (parts - 1);
+  counts_.seconds += seconds;
+  return rows;
+}
+
+ExchangeCounts FeatureExchange::counts() const {
+  std::lock_guard<std::mutex> lock(counts_mutex_);
+  return counts_;
+}
+
+void FeatureExchange::clear_counts() {
+  std::lock_guard<std::mutex> lock(counts_mutex_);
+  counts_ = ExchangeCounts();
+}
+
+}  // namespace directgnn

@@ -1,0 +1,64 @@
+// A feature table sharded over ranks by a partition book (graph/partition.h): rank r holds
+// rows offsets[r] .. offsets[r+1]-1, and a gather of any global ids fetches the rows it does
+// not hold from their owners with two all-to-alls (the ids grouped by owner, then the rows
+// back), the owners serving them from their own FeatureStore (WholeGraph's design, on c10d).
+//
+// Every gather is a collective: all ranks call gather() the same number of times, in the same
+// order (an empty request still takes part). One thread at a time per exchange; the exchange
+// runs on a group of its own (ProcessGroup::subgroup), so it never meets the training step's
+// collectives.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "dist/process_group.h"
+#include "feature/feature_store.h"
+
+namespace directgnn {
+
+// What the exchanges of a run moved, since the last clear.
+struct ExchangeCounts {
+  int64_t gathers = 0;
+  int64_t rows = 0;                            // rows asked for
+  int64_t remote_rows = 0;                     // of those, rows held by other ranks
+  int64_t bytes_sent = 0, bytes_received = 0;  // ids and rows, this rank's side
+  double seconds = 0;                          // in the exchanges (waiting for peers included)
+};
+
+class FeatureExchange {
+ public:
+  // `offsets`: P+1 ascending row offsets, P = the group's size; `local` holds this rank's rows
+  // (local row i is global row offsets[rank] + i). `group` is used by this exchange only.
+  FeatureExchange(std::vector<int64_t> offsets, FeatureStore local,
+                  std::unique_ptr<ProcessGroup> group);
+
+  // Rows of `ids` (int64, 1-D, CPU, each in [0, offsets[P])) as a dense [len(ids), F] CPU
+  // tensor of the table's dtype, in request order. A collective (see above).
+  at::Tensor gather(const at::Tensor& ids);
+
+  // The owner (rank) of each id: a search in the P+1 offsets.
+  at::Tensor owners(const at::Tensor& ids) const;
+  int64_t num_rows() const { return offsets_.back(); }
+  int64_t dim() const { return local_.dim(); }
+  const FeatureStore& local() const { return local_; }
+  int rank() const { return group_->rank(); }
+  ExchangeCounts counts() const;
+  void clear_counts();
+
+ private:
+  std::vector<int64_t> offsets_;
+  at::Tensor offsets_tensor_;  // int64 [P-1]: the parts' first rows but the first
+  FeatureStore local_;
+  std::unique_ptr<ProcessGroup> group_;
+  std::mutex mutex_;  // one gather at a time
+  mutable std::mutex counts_mutex_;
+  ExchangeCounts counts_;
+};
+
+}  // namespace directgnn
