@@ -207,6 +207,11 @@ void print_partition(const Dataset& ds) {
                 static_cast<long long>(b.offsets[k + 1] - b.offsets[k]),
                 static_cast<long long>(b.edges[k]), static_cast<long long>(b.seeds[k]));
   }
+  if (b.features_by_part) {
+    std::printf(
+        "  features: one file per part (part-K/features.npy); each rank of a sharded "
+        "run reads only its own\n");
+  }
 }
 
 void register_info(CLI::App& app) {

@@ -18,7 +18,7 @@ namespace directgnn::cli {
 namespace {
 
 struct Args {
-  std::string input, output, method = "metis";
+  std::string input, output, method = "metis", features = "by-part";
   int64_t parts = 2;
   uint64_t seed = 0;
   int64_t split = 0;
@@ -40,6 +40,8 @@ at::Tensor training_seeds(const Dataset& ds, const Args& a) {
 
 void partition(const Args& a) {
   const PartitionMethod method = parse_method(a.method);
+  DGNN_CHECK(a.features == "by-part" || a.features == "whole", "--features '", a.features,
+             "': use by-part or whole");
   DGNN_CHECK(!is_hetero_dir(a.input), a.input,
              ": heterogeneous datasets are not partitioned yet; partition a homogeneous one");
   const auto t0 = std::chrono::steady_clock::now();
@@ -55,12 +57,20 @@ void partition(const Args& a) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const PartitionOrder order = partition_order(p.owner, a.parts);
   renumber_dataset(ds, order.order, partition_method_name(method));
-  ds.partition = {partition_method_name(method), order.offsets, p.stats.edges, p.stats.seeds,
-                  p.stats.edge_cut};
+  ds.partition = {partition_method_name(method),
+                  order.offsets,
+                  p.stats.edges,
+                  p.stats.seeds,
+                  p.stats.edge_cut,
+                  a.features == "by-part",
+                  {}};
   save_dataset_dir(ds, a.output,
                    permuted_features(ds.features, order.order, ds.features.scalar_type()));
-  std::printf("Wrote %s: %lld nodes renumbered into %lld contiguous parts\n", a.output.c_str(),
-              static_cast<long long>(ds.num_nodes()), static_cast<long long>(a.parts));
+  std::printf("Wrote %s: %lld nodes renumbered into %lld contiguous parts; features %s\n",
+              a.output.c_str(), static_cast<long long>(ds.num_nodes()),
+              static_cast<long long>(a.parts),
+              a.features == "by-part" ? "in part-K/features.npy, one file per part"
+                                      : "in one features.npy");
   print_partition(ds);
   std::printf("Imbalance:  nodes %.3f, edges %.3f, training seeds %.3f (largest part / mean)\n",
               p.stats.node_imbalance, p.stats.edge_imbalance, p.stats.seed_imbalance);
@@ -91,6 +101,10 @@ void register_partition(CLI::App& app) {
                 "METIS's and the hash's seed, and the default split's (datasets without one)")
       ->capture_default_str();
   c->add_option("--split", args->split, "the stored split whose training nodes are balanced")
+      ->capture_default_str();
+  c->add_option("--features", args->features,
+                "by-part (part K's rows in OUT/part-K/features.npy: a machine needs only its "
+                "part's file beside the shared graph files) or whole (one features.npy)")
       ->capture_default_str();
   add_threads_option(c, &args->threads);
   c->callback([args] { partition(*args); });

@@ -17,6 +17,7 @@ set(DIRECTGNN_DATA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/io/dataset_dir.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/dataset_reorder.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/dataset_files.cc
+  ${CMAKE_CURRENT_LIST_DIR}/io/dataset_parts.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/npz_import.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/text_import.cc
   ${CMAKE_CURRENT_LIST_DIR}/io/text_lines.cc

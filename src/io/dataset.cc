@@ -117,8 +117,11 @@ void validate_dataset(Dataset& ds, const std::string& where) {
   DGNN_CHECK(n > 0, where, ": the graph has no nodes");
   DGNN_CHECK(ds.features.defined() && ds.features.dim() == 2, where,
              ": features must be a 2-D array [num_nodes, feat_dim]");
-  DGNN_CHECK(ds.features.size(0) == n, where, ": features has ", ds.features.size(0),
-             " rows but the graph has ", n, " nodes");
+  // A rank's part of a table stored by part holds that part's rows only.
+  const int64_t k = ds.feature_part;
+  const int64_t rows = k >= 0 ? ds.partition.offsets.at(k + 1) - ds.partition.offsets.at(k) : n;
+  DGNN_CHECK(ds.features.size(0) == rows, where, ": features has ", ds.features.size(0),
+             " rows but ", k >= 0 ? "its part owns " : "the graph has ", rows, " nodes");
   DGNN_CHECK(ds.features.size(1) > 0, where, ": features has no columns");
   DGNN_CHECK(ds.features.scalar_type() == at::kFloat || ds.features.scalar_type() == at::kHalf,
              where, ": features has dtype ", ds.features.scalar_type(),
@@ -171,7 +174,7 @@ Dataset load_dataset(const std::string& path, const ImportOptions& options) {
                ": holds OGB's heterogeneous raw layout; convert it into a heterogeneous dataset "
                "directory first (docs/formats.md)");
     if (!fs::exists(path + "/meta.json") && looks_like_ogb(path)) return import_ogb(path, options);
-    return load_dataset_dir(path);
+    return load_dataset_dir(path, options);
   }
   fs::path p(path);
   if (p.extension() == ".npz") return import_npz(path, options);

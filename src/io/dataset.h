@@ -6,6 +6,7 @@
 
 #include <ATen/Tensor.h>
 
+#include <array>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,12 @@ struct PartitionBook {
   std::vector<int64_t> offsets;       // P + 1 entries, from 0 to N
   std::vector<int64_t> edges, seeds;  // per part: stored in-edges of its nodes, training seeds
   int64_t edge_cut = 0;               // stored edges whose ends have different owners
+  // The feature table is stored one file per part (DIR/part-K/features.npy, rows offsets[K] to
+  // offsets[K + 1] - 1), so a machine may hold its part only; false: one features.npy.
+  bool features_by_part = false;
+  // Per part: {bytes, mtime_ns, inode} of its file when written and checked finite (empty:
+  // unknown, so a loader scans it).
+  std::vector<std::array<int64_t, 3>> checked;
   int64_t parts() const { return offsets.empty() ? 0 : static_cast<int64_t>(offsets.size()) - 1; }
 };
 
@@ -57,6 +64,9 @@ struct Dataset {
   at::Tensor node_ids;
   std::string node_order;
   PartitionBook partition;  // set for a partitioned dataset (node_order is its method)
+  // >= 0: `features` holds only this part's rows (partition.offsets[k] onwards), as a rank of a
+  // run that shards the table loads it (ImportOptions::feature_part); -1: the whole table.
+  int64_t feature_part = -1;
 
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t feat_dim() const { return features.size(1); }
@@ -81,6 +91,10 @@ struct ImportOptions {
   // OGB: skip link splits stored as torch pickles (split/*/train.pt), which Python's importer
   // (directgnn.datasets.import_ogbl) reads; without it they are an error naming that importer.
   bool skip_link_split_files = false;
+  // A rank of a run that shards the feature table: of a dataset stored by part in
+  // `feature_parts` parts, load part `feature_part`'s rows only (Dataset::feature_part). Any
+  // other dataset, or -1, loads the whole table.
+  int64_t feature_part = -1, feature_parts = 0;
 };
 
 // Reads a dataset directory or an .npz file (gnn-benchmark CSR layout, or numpy savez layout
@@ -127,7 +141,7 @@ at::Tensor feature_table_of(const FeatureStream& stream);
 // undefined): the table is never whole in memory.
 void save_dataset_dir(const Dataset& dataset, const std::string& out,
                       const FeatureStream& features);
-Dataset load_dataset_dir(const std::string& dir);
+Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options = {});
 
 // What a dataset directory's meta.json says (docs/formats.md), checked: sizes positive,
 // format_version supported, every field of the right type. `where` names the file in errors.

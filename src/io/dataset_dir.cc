@@ -101,6 +101,24 @@ PartitionBook parse_partition_book(const nlohmann::json& book, const std::string
   out.edges = json_list<int64_t>(book, "edges", where);
   out.seeds = json_list<int64_t>(book, "seeds", where);
   out.edge_cut = json_field<int64_t>(book, "edge_cut", where);
+  if (book.contains("features")) {
+    const std::string layout = json_field<std::string>(book, "features", where);
+    DGNN_CHECK(layout == "by_part" || layout == "whole", where,
+               ": features must be 'by_part' or "
+               "'whole', got '",
+               layout, "'");
+    out.features_by_part = layout == "by_part";
+  }
+  if (book.contains("checked")) {
+    const nlohmann::json& list = book.at("checked");
+    DGNN_CHECK(list.is_array(), where, ": checked must be a list of {bytes, mtime_ns, inode}");
+    for (const nlohmann::json& c : list) {
+      DGNN_CHECK(c.is_object(), where, ": checked must be a list of {bytes, mtime_ns, inode}");
+      out.checked.push_back({json_field<int64_t>(c, "bytes", where),
+                             json_field<int64_t>(c, "mtime_ns", where),
+                             json_field<int64_t>(c, "inode", where)});
+    }
+  }
   const size_t parts = out.offsets.empty() ? 0 : out.offsets.size() - 1;
   DGNN_CHECK(parts >= 1 && out.offsets.front() == 0 &&
                  std::is_sorted(out.offsets.begin(), out.offsets.end()),
@@ -115,9 +133,19 @@ PartitionBook parse_partition_book(const nlohmann::json& book, const std::string
 nlohmann::json partition_book_json(const PartitionBook& book) {
   std::vector<int64_t> nodes;
   for (int64_t k = 0; k < book.parts(); ++k) nodes.push_back(book.offsets[k + 1] - book.offsets[k]);
-  return {{"method", book.method},    {"parts", book.parts()}, {"offsets", book.offsets},
-          {"nodes", nodes},           {"edges", book.edges},   {"seeds", book.seeds},
-          {"edge_cut", book.edge_cut}};
+  nlohmann::json out = {
+      {"method", book.method},     {"parts", book.parts()},
+      {"offsets", book.offsets},   {"nodes", nodes},
+      {"edges", book.edges},       {"seeds", book.seeds},
+      {"edge_cut", book.edge_cut}, {"features", book.features_by_part ? "by_part" : "whole"}};
+  if (!book.checked.empty()) {
+    nlohmann::json checked = nlohmann::json::array();
+    for (const auto& c : book.checked) {
+      checked.push_back({{"bytes", c[0]}, {"mtime_ns", c[1]}, {"inode", c[2]}});
+    }
+    out["checked"] = checked;
+  }
+  return out;
 }
 
 }  // namespace
@@ -185,7 +213,7 @@ DatasetMeta parse_dataset_meta(std::string_view text, const std::string& where) 
   return out;
 }
 
-Dataset load_dataset_dir(const std::string& dir) {
+Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options) {
   const std::string meta_path = dir + "/meta.json";
   std::ifstream in(meta_path, std::ios::binary);
   if (!in) fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
@@ -201,8 +229,13 @@ Dataset load_dataset_dir(const std::string& dir) {
   ds.directed = meta.directed;
   ds.graph.indptr = load_required(dir, "indptr.npy");
   ds.graph.indices = load_required(dir, "indices.npy");
-  ds.features = load_required(dir, "features.npy");
-  ds.features_path = dir + "/features.npy";
+  ds.partition = meta.partition;
+  if (ds.partition.features_by_part) {
+    load_feature_parts(ds, dir, meta.feat_dim, options);
+  } else {
+    ds.features = load_required(dir, "features.npy");
+    ds.features_path = dir + "/features.npy";
+  }
   if (meta.num_classes > 0) ds.labels = load_required(dir, "labels.npy");
   if (!meta.link_negatives.empty()) {
     ds.link = load_link_split(dir, meta.link_negatives);
@@ -213,7 +246,6 @@ Dataset load_dataset_dir(const std::string& dir) {
     ds.node_ids = load_required(dir, "node_ids.npy");
     ds.node_order = meta.node_order;
   }
-  ds.partition = meta.partition;
   if (fs::exists(dir + "/edge_weights.npy")) {
     ds.graph.weights = load_npy(dir + "/edge_weights.npy");
     validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
@@ -224,9 +256,10 @@ Dataset load_dataset_dir(const std::string& dir) {
   DGNN_CHECK(ds.graph.indices.dim() == 1 && ds.graph.indices.numel() == num_edges, dir,
              "/indices.npy: has shape ", ds.graph.indices.sizes(),
              " but meta.json num_edges = ", num_edges);
-  DGNN_CHECK(ds.features.dim() == 2 && ds.features.size(1) == feat_dim, dir,
-             "/features.npy: has shape ", ds.features.sizes(),
-             " but meta.json feat_dim = ", feat_dim);
+  DGNN_CHECK(
+      ds.partition.features_by_part || (ds.features.dim() == 2 && ds.features.size(1) == feat_dim),
+      dir, "/features.npy: has shape ", ds.features.sizes(),
+      " but meta.json feat_dim = ", feat_dim);
   const int64_t num_splits =
       meta.num_splits >= 0 ? meta.num_splits : (fs::exists(dir + "/train_idx.npy") ? 1 : 0);
   for (int64_t k = 0; k < num_splits; ++k) {
@@ -234,10 +267,12 @@ Dataset load_dataset_dir(const std::string& dir) {
     ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),
                          load_required(sdir, "test_idx.npy")});
   }
-  const FileStamp stamp = file_stamp(dir + "/features.npy");
-  ds.features_checked = meta.checked_bytes >= 0 && stamp.bytes == meta.checked_bytes &&
-                        stamp.mtime_ns == meta.checked_mtime_ns &&
-                        stamp.inode == meta.checked_inode;
+  if (!ds.partition.features_by_part) {
+    const FileStamp stamp = file_stamp(dir + "/features.npy");
+    ds.features_checked = meta.checked_bytes >= 0 && stamp.bytes == meta.checked_bytes &&
+                          stamp.mtime_ns == meta.checked_mtime_ns &&
+                          stamp.inode == meta.checked_inode;
+  }
   // The scan (when the file is not known checked) is one pass from start to end.
   if (!ds.features_checked) advise_access(ds.features, MapAccess::kSequential);
   validate_dataset(ds, dir);
@@ -292,7 +327,14 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   save_npy(dir + "/indptr.npy", ds.graph.indptr);
   save_npy(dir + "/indices.npy", ds.graph.indices);
   if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
-  const FileStamp checked = write_checked_features(dir + "/features.npy", features);
+  // A partitioned table by part (its stamps go into the book), otherwise one file.
+  PartitionBook book = ds.partition;
+  FileStamp checked;
+  if (book.features_by_part) {
+    book.checked = write_feature_parts(dir, book, features);
+  } else {
+    checked = write_checked_features(dir + "/features.npy", features);
+  }
   if (ds.has_labels()) save_npy(dir + "/labels.npy", ds.labels);
   if (ds.node_ids.defined()) {
     save_npy(dir + "/node_ids.npy", ds.node_ids.to(index_type_for(ds.graph.num_nodes())));
@@ -322,7 +364,7 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   }
   if (!ds.class_names.empty()) meta["class_names"] = ds.class_names;
   if (ds.node_ids.defined()) meta["node_order"] = ds.node_order;
-  if (!ds.partition.method.empty()) meta["partition"] = partition_book_json(ds.partition);
+  if (!book.method.empty()) meta["partition"] = partition_book_json(book);
   if (ds.link.defined()) {
     meta["link"] = {{"negatives", link_negatives_name(ds.link.negatives)},
                     {"eval_edges_in_graph", ds.link.eval_edges_in_graph},

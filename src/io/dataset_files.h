@@ -31,6 +31,18 @@ FileStamp file_stamp(const std::string& path);
 // overflow); returns the written file's stamp.
 FileStamp write_checked_features(const std::string& path, const FeatureStream& features);
 
+// A partitioned dataset's table stored by part (PartitionBook::features_by_part): each part's
+// rows of `features` to DIR/part-K/features.npy; returns their stamps.
+std::string feature_part_file(int64_t part);
+std::vector<std::array<int64_t, 3>> write_feature_parts(const std::string& dir,
+                                                        const PartitionBook& book,
+                                                        const FeatureStream& features);
+// Loads such a table into `ds` (its partition book set): every part, concatenated in memory,
+// or with options.feature_part (and feature_parts equal to the book's parts) that part only.
+// Checks each file's shape against the book and meta.json's `feat_dim`.
+void load_feature_parts(Dataset& ds, const std::string& dir, int64_t feat_dim,
+                        const ImportOptions& options);
+
 // DIR/FILE as a tensor; throws naming the directory and the file when it is missing.
 at::Tensor load_required(const std::string& dir, const std::string& file);
 

@@ -38,14 +38,20 @@ bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSetti
   const int64_t parts = ds.partition.parts();
   const bool fits = ranks > 1 && parts == ranks;
   const bool supported = !s.gpu() && s.features == Placement::kHost;
-  if (o.shard_features == FeatureSharding::kAuto) return fits && supported;
+  // A rank that loaded its part's rows only (a table stored by part) must shard.
+  const bool partial = ds.feature_part >= 0;
+  if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && supported;
   DGNN_CHECK_ARG(fits, "shard_features",
                  "on needs a partitioned dataset (directgnn partition) with one part per rank: ",
                  ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
   DGNN_CHECK_ARG(supported, "shard_features",
-                 "on trains on the CPU from a feature table in memory for now (device cpu, "
-                 "features host); this run has device ",
-                 s.device.str(), " and features ", placement_name(s.features));
+                 partial ? "auto: this rank holds only its part's feature rows (the dataset "
+                           "stores them by part), and a sharded table "
+                         : "on: a sharded table ",
+                 "trains on the CPU from memory for now (device cpu, features host); this run "
+                 "has device ",
+                 s.device.str(), " and features ", placement_name(s.features),
+                 partial ? "; or partition with whole features" : "");
   return true;
 }
 
@@ -70,7 +76,9 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
 std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, ProcessGroup& group) {
   const std::vector<int64_t>& offsets = ds.partition.offsets;
   const int r = group.rank();
-  const at::Tensor mine = ds.features.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
+  const at::Tensor mine = ds.feature_part >= 0
+                              ? ds.features
+                              : ds.features.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
   return std::make_shared<FeatureExchange>(offsets, FeatureStore(mine, Placement::kHost),
                                            group.subgroup("features"));
 }

@@ -190,6 +190,7 @@ TEST(Partition, CoraIntoFourPartsByMetisAndRandom) {
     EXPECT_NE(i.output.find("Partition:  4 parts by metis"), std::string::npos) << i.output;
     EXPECT_NE(i.output.find("Node order: metis"), std::string::npos) << i.output;
     EXPECT_NE(i.output.find("  part 3: ids "), std::string::npos) << i.output;
+    EXPECT_NE(i.output.find("features: one file per part"), std::string::npos) << i.output;
   } else {
     EXPECT_NE(m.output.find("libmetis-dev"), std::string::npos) << m.output;
   }

@@ -2,11 +2,13 @@
 
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <utility>
 #include <vector>
 
 #include "graph/planted_partition.h"
 #include "io/dataset_reorder.h"
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -134,6 +136,48 @@ TEST(Partition, APartitionedDatasetKeepsItsBookAndOriginalIds) {
   Dataset again = back;
   reorder_dataset(again, NodeOrder::kDegree);
   EXPECT_TRUE(again.partition.method.empty());
+}
+
+// Features stored by part: each part's rows in its own file, the whole table when one process
+// loads it, one part's rows for a rank of a sharded run, and a part file of the wrong shape
+// named.
+TEST(Partition, FeaturesStoredByPartLoadWholeOrOnePart) {
+  TempDirectory dir;
+  PlantedPartitionOptions po;
+  po.num_nodes = 300;
+  const Dataset source = make_planted_partition(po);
+  PartitionOptions o;
+  o.parts = 3;
+  o.method = PartitionMethod::kRandom;
+  const Partition p = partition_graph(source.graph, o);
+  const PartitionOrder order = partition_order(p.owner, 3);
+  Dataset ds = source;
+  renumber_dataset(ds, order.order, "random");
+  ds.partition = {"random", order.offsets, p.stats.edges, p.stats.seeds, p.stats.edge_cut, true,
+                  {}};
+  const std::string out = dir.file("parts");
+  save_dataset_dir(ds, out, permuted_features(ds.features, order.order, at::kFloat));
+  EXPECT_FALSE(std::filesystem::exists(out + "/features.npy"));
+  const Dataset whole = load_dataset(out);
+  EXPECT_TRUE(whole.partition.features_by_part);
+  EXPECT_EQ(whole.partition.checked.size(), 3u);
+  EXPECT_TRUE(whole.features_checked);
+  EXPECT_EQ(whole.feature_part, -1);
+  EXPECT_TRUE(whole.features.equal(source.features.index_select(0, whole.node_ids)));
+  ImportOptions rank1;
+  rank1.feature_part = 1;
+  rank1.feature_parts = 3;
+  const Dataset one = load_dataset(out, rank1);
+  EXPECT_EQ(one.feature_part, 1);
+  EXPECT_TRUE(one.features_checked);
+  const int64_t lo = order.offsets[1], rows = order.offsets[2] - lo;
+  EXPECT_TRUE(one.features.equal(whole.features.narrow(0, lo, rows)));
+  // Another number of ranks than parts loads the whole table.
+  rank1.feature_parts = 2;
+  EXPECT_EQ(load_dataset(out, rank1).feature_part, -1);
+  // A part file that does not match the book is named.
+  save_npy(out + "/part-2/features.npy", at::zeros({3, source.feat_dim()}));
+  EXPECT_ERROR_CONTAINS(load_dataset(out), "part-2/features.npy: has shape [3,");
 }
 
 }  // namespace
