@@ -95,6 +95,9 @@ constexpr RunFlag kRunFlags[] = {
      "a partitioned dataset (directgnn partition) with one part per rank: on, each rank holds its "
      "part's feature rows and fetches the rest from their owners; off, every rank reads the "
      "whole table; auto: on when the parts match the ranks"},
+    {"remote_cache_gib", false,
+     "sharded features: GiB of the other ranks' rows each rank keeps a copy of (the highest "
+     "in-degree nodes first), so batches never fetch them (0: none)"},
     {"seed_assignment", false,
      "sharded features: part (each rank trains on its part's seeds, the same number on every "
      "rank) or global (the replicated run's shuffle, cut into one shard per rank: the same "

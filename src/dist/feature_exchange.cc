@@ -44,6 +44,32 @@ at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
   check_ids_in_range(ids, num_rows());
   std::lock_guard<std::mutex> lock(mutex_);
   const auto start = Clock::now();
+  int64_t remote = 0, hits = 0;
+  at::Tensor rows;
+  if (cached_rows() == 0) {
+    rows = exchange(ids, remote);
+  } else {
+    // Rows in the cache are copied here; only the others are exchanged.
+    const at::Tensor pos = at::searchsorted(cache_ids_, ids).clamp_max(cached_rows() - 1);
+    const at::Tensor hit = cache_ids_.index_select(0, pos).eq(ids);
+    const at::Tensor hit_at = at::nonzero(hit).squeeze(1);
+    const at::Tensor miss_at = at::nonzero(hit.logical_not()).squeeze(1);
+    hits = hit_at.numel();
+    const at::Tensor fetched = exchange(ids.index_select(0, miss_at), remote);
+    rows = at::empty({ids.numel(), local_.dim()}, fetched.options());
+    rows.index_copy_(0, miss_at, fetched);
+    rows.index_copy_(0, hit_at, cache_rows_.index_select(0, pos.index_select(0, hit_at)));
+  }
+  std::lock_guard<std::mutex> count_lock(counts_mutex_);
+  counts_.gathers += 1;
+  counts_.rows += ids.numel();
+  counts_.remote_rows += remote + hits;
+  counts_.cache_hits += hits;
+  counts_.seconds += seconds_since(start);
+  return rows;
+}
+
+at::Tensor FeatureExchange::exchange(const at::Tensor& ids, int64_t& remote) {
   const int parts = group_->size(), r = group_->rank();
   const std::vector<int64_t> ones(static_cast<size_t>(parts), 1);
   // The ids grouped by owner (a stable sort keeps each owner's in request order).
@@ -65,17 +91,30 @@ at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
   group_->all_to_all(back, served.view(at::kByte), sent, received);
   at::Tensor rows = at::empty({ids.numel(), local_.dim()}, served.options());
   rows.index_copy_(0, order, back.view(served.scalar_type()));
-  const double seconds = seconds_since(start);
-  std::lock_guard<std::mutex> count_lock(counts_mutex_);
   const int64_t remote_out = ids.numel() - sent[static_cast<size_t>(r)];
   const int64_t remote_in = total - received[static_cast<size_t>(r)];
-  counts_.gathers += 1;
-  counts_.rows += ids.numel();
-  counts_.remote_rows += remote_out;
+  remote = remote_out;
+  std::lock_guard<std::mutex> count_lock(counts_mutex_);
   counts_.bytes_sent += remote_out * 8 + remote_in * row_bytes + 8 * (parts - 1);
   counts_.bytes_received += remote_in * 8 + remote_out * row_bytes + 8 * (parts - 1);
-  counts_.seconds += seconds;
   return rows;
+}
+
+void FeatureExchange::cache_remote_rows(const at::Tensor& ranked, int64_t max_rows) {
+  DGNN_CHECK(ranked.dim() == 1 && ranked.scalar_type() == at::kLong,
+             "feature exchange: the ranking must be 1-D int64 ids");
+  const int r = group_->rank();
+  const at::Tensor remote = ranked.index_select(0, at::nonzero(owners(ranked).ne(r)).squeeze(1));
+  const at::Tensor ids = std::get<0>(at::sort(
+      remote.narrow(0, 0, std::min<int64_t>(std::max<int64_t>(max_rows, 0), remote.numel()))));
+  cache_ids_ = at::Tensor();
+  cache_rows_ = at::Tensor();
+  at::Tensor rows = gather(ids);  // a collective: every rank fills its cache at once
+  if (ids.numel() > 0) {
+    cache_rows_ = std::move(rows);
+    cache_ids_ = ids;
+  }
+  clear_counts();
 }
 
 ExchangeCounts FeatureExchange::counts() const {

@@ -27,6 +27,7 @@ struct ExchangeCounts {
   int64_t gathers = 0;
   int64_t rows = 0;                            // rows asked for
   int64_t remote_rows = 0;                     // of those, rows held by other ranks
+  int64_t cache_hits = 0;                      // of those, rows served from the replicated cache
   int64_t bytes_sent = 0, bytes_received = 0;  // ids and rows, this rank's side
   double seconds = 0;                          // in the exchanges (waiting for peers included)
 };
@@ -42,6 +43,12 @@ class FeatureExchange {
   // tensor of the table's dtype, in request order. A collective (see above).
   at::Tensor gather(const at::Tensor& ids);
 
+  // Keeps a copy of the first `max_rows` rows of `ranked` (global ids, hottest first, e.g. by
+  // degree) that other ranks own; later gathers serve those here, never asking their owner.
+  // A collective (one gather fetches them). Replaces an earlier cache.
+  void cache_remote_rows(const at::Tensor& ranked, int64_t max_rows);
+  int64_t cached_rows() const { return cache_ids_.defined() ? cache_ids_.numel() : 0; }
+
   // The owner (rank) of each id: a search in the P+1 offsets.
   at::Tensor owners(const at::Tensor& ids) const;
   int64_t num_rows() const { return offsets_.back(); }
@@ -52,11 +59,15 @@ class FeatureExchange {
   void clear_counts();
 
  private:
+  // Rows of `ids` through the two all-to-alls; `remote` counts those other ranks own.
+  at::Tensor exchange(const at::Tensor& ids, int64_t& remote);
+
   std::vector<int64_t> offsets_;
   at::Tensor offsets_tensor_;  // int64 [P-1]: the parts' first rows but the first
   FeatureStore local_;
   std::unique_ptr<ProcessGroup> group_;
-  std::mutex mutex_;  // one gather at a time
+  at::Tensor cache_ids_, cache_rows_;  // sorted remote ids and their rows (cache_remote_rows)
+  std::mutex mutex_;                   // one gather at a time
   mutable std::mutex counts_mutex_;
   ExchangeCounts counts_;
 };

@@ -65,6 +65,8 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
   LoaderSettings s = resolve_loader(l, ds, o.group);
   if (shards_features(o, ds, s)) {
     s.workers = 1;
+    // The next batch's exchange overlaps this one's step unless the depth was given.
+    if (!o.loader.prefetch) s.prefetch = std::max(1, s.prefetch);
     return s;
   }
   s.sources_in_place = o.model.aggregates_sources_first() && can_read_sources_in_place(ds, s);
@@ -73,14 +75,24 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
 
 // This rank's rows of a sharded table, and the exchange that fetches the others' (on a group
 // of its own, which the loader's worker uses while the training step all-reduces).
-std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, ProcessGroup& group) {
+// With a remote cache (remote_cache_gib), every rank first copies the others' rows of the
+// highest in-degree nodes.
+std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o) {
   const std::vector<int64_t>& offsets = ds.partition.offsets;
-  const int r = group.rank();
+  const int r = o.group->rank();
   const at::Tensor mine = ds.feature_part >= 0
                               ? ds.features
                               : ds.features.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
-  return std::make_shared<FeatureExchange>(offsets, FeatureStore(mine, Placement::kHost),
-                                           group.subgroup("features"));
+  auto exchange = std::make_shared<FeatureExchange>(offsets, FeatureStore(mine, Placement::kHost),
+                                                    o.group->subgroup("features"));
+  DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
+                 o.remote_cache_gib);
+  if (o.remote_cache_gib > 0) {
+    const auto bytes = static_cast<double>(exchange->local().row_bytes());
+    exchange->cache_remote_rows(rank_rows_by_degree(ds.graph),
+                                static_cast<int64_t>(o.remote_cache_gib * (1 << 30) / bytes));
+  }
+  return exchange;
 }
 
 ModelConfig model_config(const TrainOptions& o, const Dataset& ds) {
@@ -117,7 +129,7 @@ class NodeTask final : public RunTask {
         ranks_(o.group != nullptr ? o.group->size() : 1) {
     init_model();
     if (shards_features(o, ds, loader_.settings())) {
-      exchange_ = make_exchange(ds, *o.group);
+      exchange_ = make_exchange(ds, o);
       loader_.use_exchange(exchange_);
     }
     if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {
@@ -211,13 +223,17 @@ class NodeTask final : public RunTask {
     const ExchangeCounts c = exchange_->counts();
     const double steps = std::max<int64_t>(1, c.gathers);
     const double remote = c.rows > 0 ? static_cast<double>(c.remote_rows) / c.rows : 0.0;
-    record["exchange"] = {{"bytes_sent", c.bytes_sent},
-                          {"bytes_received", c.bytes_received},
-                          {"bytes_received_per_step", c.bytes_received / steps},
-                          {"seconds", c.seconds},
-                          {"rows", c.rows},
-                          {"remote_rows", c.remote_rows},
-                          {"remote_row_fraction", remote}};
+    record["exchange"] = {
+        {"bytes_sent", c.bytes_sent},
+        {"bytes_received", c.bytes_received},
+        {"bytes_received_per_step", c.bytes_received / steps},
+        {"seconds", c.seconds},
+        {"rows", c.rows},
+        {"remote_rows", c.remote_rows},
+        {"remote_row_fraction", remote},
+        {"cache_hits", c.cache_hits},
+        {"cache_hit_rate",
+         c.remote_rows > 0 ? static_cast<double>(c.cache_hits) / c.remote_rows : 0.0}};
     char line[128];
     std::snprintf(line, sizeof(line), " | Remote rows %.1f%%, %.1f MB in", 100 * remote,
                   c.bytes_received / 1e6);
@@ -230,10 +246,12 @@ class NodeTask final : public RunTask {
         << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
         << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
         << "Split: " << chosen_.description << "\n"
-        << (exchange_ == nullptr ? std::string()
-                                 : "Sharded features: " + std::to_string(ranks_) + " parts (" +
-                                       ds_.partition.method + "), seeds by " +
-                                       seed_assignment_name(o_.seed_assignment) + "\n")
+        << (exchange_ == nullptr
+                ? std::string()
+                : "Sharded features: " + std::to_string(ranks_) + " parts (" +
+                      ds_.partition.method + "), seeds by " +
+                      seed_assignment_name(o_.seed_assignment) + ", a copy of " +
+                      std::to_string(exchange_->cached_rows()) + " remote rows here\n")
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")

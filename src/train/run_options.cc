@@ -201,6 +201,7 @@ const std::vector<Spec>& table() {
              feature_sharding_name),
       choice("seed_assignment", kNodeRun, R::kKeep, DGNN_AT(seed_assignment), parse_seed_assignment,
              seed_assignment_name),
+      number<double>("remote_cache_gib", kNodeRun, R::kGivenNow, DGNN_AT(remote_cache_gib)),
       // Link prediction.
       choice("decoder", kLinkAll, R::kKeep, DGNN_AT(link.decoder), parse_decoder_kind,
              decoder_kind_name),

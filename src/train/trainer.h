@@ -123,8 +123,11 @@ struct TrainOptions {
   ProcessGroup* group = nullptr;
   FeatureSharding shard_features = FeatureSharding::kAuto;  // node classification
   SeedAssignment seed_assignment = SeedAssignment::kPart;   // with sharded features
-  LinkOptions link;                                         // link prediction
-  HeteroOptions hetero;                                     // heterogeneous graphs
+  // With sharded features: each rank keeps a copy of the other ranks' rows of the highest
+  // in-degree nodes, up to this many GiB, and never fetches those (0: no copies).
+  double remote_cache_gib = 0;
+  LinkOptions link;      // link prediction
+  HeteroOptions hetero;  // heterogeneous graphs
 };
 
 struct TrainReport {

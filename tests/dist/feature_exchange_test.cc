@@ -50,6 +50,27 @@ FeatureExchange exchange_of(const at::Tensor& table, const std::vector<int64_t>&
   return FeatureExchange(offsets, std::move(mine), group.subgroup("features"));
 }
 
+// Runs `body(rank, group)` on two ranks, each on its own thread; rethrows what one threw.
+template <typename Body>
+void on_two_ranks(Body body) {
+  const int port = free_port();
+  std::vector<std::exception_ptr> errors(2);
+  auto rank_main = [&](int r) {
+    try {
+      auto group = join(r, 2, port);
+      body(r, *group);
+    } catch (...) {
+      errors[r] = std::current_exception();
+    }
+  };
+  std::thread a(rank_main, 0), b(rank_main, 1);
+  a.join();
+  b.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 TEST(FeatureExchange, GroupOfOneGathersItsOwnRows) {
   DistEnv env;
   env.master_port = 0;
@@ -102,6 +123,37 @@ TEST(FeatureExchange, TwoRanksFetchEachOthersRowsInRequestOrder) {
   EXPECT_EQ(counts[1].remote_rows, 2);
   EXPECT_EQ(counts[0].bytes_received - 8 * 2, 6 * 10 + 2 * 8);
   EXPECT_EQ(counts[0].gathers, 2);
+}
+
+// A replicated cache of the other rank's hottest rows serves them without an exchange: the
+// rows are the same, the hits are counted, and fewer bytes come in.
+TEST(FeatureExchange, CachedRemoteRowsAreServedLocally) {
+  const at::Tensor table = at::randn({12, 4});
+  const std::vector<int64_t> offsets{0, 6, 12};
+  // Hottest first: 7 and 0 (one of each rank's), then 11, 5, ...
+  const at::Tensor ranked = at::tensor({7, 0, 11, 5, 1, 2, 3, 4, 6, 8, 9, 10}, at::kLong);
+  const at::Tensor ask = at::tensor({7, 11, 0, 5, 9, 2}, at::kLong);
+  std::vector<at::Tensor> got(2);
+  std::vector<ExchangeCounts> counts(2);
+  std::vector<int64_t> cached(2);
+  on_two_ranks([&](int r, ProcessGroup& group) {
+    FeatureExchange ex = exchange_of(table, offsets, group);
+    ex.cache_remote_rows(ranked, /*max_rows=*/2);
+    cached[r] = ex.cached_rows();
+    got[r] = ex.gather(ask);
+    counts[r] = ex.counts();
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(cached[r], 2);
+    EXPECT_TRUE(got[r].equal(table.index_select(0, ask))) << "rank " << r;
+  }
+  // Rank 0 caches 7 and 11 (both asked): of its 3 remote rows (7, 11, 9) only 9 is fetched.
+  EXPECT_EQ(counts[0].remote_rows, 3);
+  EXPECT_EQ(counts[0].cache_hits, 2);
+  // Rank 1 caches 0 and 5: of its remote rows (0, 5, 2) only 2 is fetched.
+  EXPECT_EQ(counts[1].cache_hits, 2);
+  EXPECT_EQ(counts[1].remote_rows, 3);
+  EXPECT_EQ(counts[0].bytes_received, 1 * 8 + 1 * 16 + 8);
 }
 
 }  // namespace

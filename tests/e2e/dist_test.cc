@@ -159,9 +159,12 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
   const std::string args =
       "launch -n 2 -- train --dataset " + parts + " --threads 1 --seed 1 --metrics ";
   const CommandResult sharded =
-      run(args + dir.file("s.jsonl") + " --epochs 3 --seed-assignment global --prefetch 2");
+      run(args + dir.file("s.jsonl") +
+          " --epochs 3 --seed-assignment global --prefetch 2 --remote-cache-gib 0.001");
   ASSERT_EQ(sharded.status, 0) << sharded.output;
-  EXPECT_NE(sharded.output.find("Sharded features: 2 parts (random), seeds by global"),
+  // 0.001 GiB of Cora's 5,732-byte rows: 187 of the other part's rows copied to each rank.
+  EXPECT_NE(sharded.output.find("Sharded features: 2 parts (random), seeds by global, a copy of "
+                                "187 remote rows here"),
             std::string::npos)
       << sharded.output;
   const CommandResult replicated =
@@ -170,6 +173,10 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
   EXPECT_EQ(replicated.output.find("Sharded features"), std::string::npos) << replicated.output;
   const nlohmann::json s = final_record(dir.file("s.jsonl"));
   EXPECT_EQ(s["param_digest"], final_record(dir.file("r.jsonl"))["param_digest"]);
+  std::ifstream sharded_lines(dir.file("s.jsonl"));
+  std::string line;
+  std::getline(sharded_lines, line);
+  EXPECT_GT(nlohmann::json::parse(line)["exchange"]["cache_hits"].get<int64_t>(), 0) << line;
   // Each part's own seeds (the default): half the rows a batch reads are the other rank's.
   const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 10");
   ASSERT_EQ(own.status, 0) << own.output;
