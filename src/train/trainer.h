@@ -134,7 +134,8 @@ struct TrainReport {
   int64_t epochs = 0;
   int64_t best_epoch = -1;
   double best_val_acc = 0, test_acc = 0;
-  double test_roc_auc;  // NaN unless two classes
+  // NaN unless two classes (and evaluated)
+  double test_roc_auc = std::numeric_limits<double>::quiet_NaN();
   // Test accuracy of each class at the best epoch (NaN for a class without test nodes), and
   // the classes' names where the dataset gives them.
   std::vector<double> test_class_acc;
