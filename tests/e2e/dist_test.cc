@@ -92,6 +92,26 @@ pid_t start_rank(int rank, int port, const std::string& args, const std::string&
   return pid;
 }
 
+// A sharded run stopped by SIGTERM (batches in flight on each rank's worker, finished before
+// the state is saved) resumes to the parameters of its straight run.
+TEST(Distributed, AShardedRunStoppedAndResumedEndsLikeItsStraightRun) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult p =
+      run("partition " + cora + " " + dir.file("parts") + " --parts 2 --method random");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string args = "launch -n 2 -- train --dataset " + dir.file("parts") +
+                           " --epochs 3 --threads 1 --batch-size 8 --prefetch 3";
+  const CommandResult straight = run(args + " --metrics " + dir.file("a.jsonl"));
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  const CommandResult resumed =
+      e2e::stopped_and_resumed(args, dir.file("ck"), dir.file("b.jsonl"), dir.file("b.log"));
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_EQ(final_record(dir.file("a.jsonl"))["param_digest"],
+            final_record(dir.file("b.jsonl"))["param_digest"])
+      << resumed.output;
+}
+
 // Starts two ranks of `args`, kills rank 1 once rank 0 has trained an epoch, and checks that
 // rank 0 exits non-zero within 30 s with an error naming itself.
 void expect_survivor_stops(const std::string& args, const TempDirectory& dir) {
