@@ -245,13 +245,15 @@ void ProcessGroup::all_to_all(at::Tensor& out, const at::Tensor& in,
       [&] { return impl_->backend->alltoall_base(out, input, out_splits, in_splits); });
 }
 
-std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& tag) const {
+std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& tag,
+                                                     bool cpu_tensors) const {
   auto impl = std::make_unique<Impl>();
   impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, impl_->store);
   impl->gpu = impl_->gpu;
+  const DistBackend backend = cpu_tensors ? DistBackend::kGloo : backend_;
   try {
     impl->backend =
-        backend_ == DistBackend::kNccl
+        backend == DistBackend::kNccl
             ? make_nccl_backend(impl->store, env_.rank, env_.world_size, timeout_, impl->gpu)
             : make_gloo_backend(env_, impl->store, timeout_);
   } catch (const c10::Error& e) {
@@ -259,7 +261,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& tag) con
          " group failed: ", e.what_without_backtrace());
   }
   auto group = std::unique_ptr<ProcessGroup>(new ProcessGroup(env_, timeout_, std::move(impl)));
-  group->backend_ = backend_;
+  group->backend_ = backend;
   return group;
 }
 

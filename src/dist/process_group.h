@@ -77,10 +77,11 @@ class ProcessGroup {
   // `in` and `out` are contiguous, of one dtype, on the CPU (Gloo) or the rank's GPU (NCCL).
   void all_to_all(at::Tensor& out, const at::Tensor& in, std::vector<int64_t> out_splits,
                   std::vector<int64_t> in_splits);
-  // A second group of the same ranks and backend, over this group's store under `tag`: its
-  // collectives never meet this group's, so another thread may run them (the loader's feature
-  // exchange beside the training step's all-reduce). Every rank makes it, in the same order.
-  std::unique_ptr<ProcessGroup> subgroup(const std::string& tag) const;
+  // A second group of the same ranks, over this group's store under `tag`: its collectives
+  // never meet this group's, so another thread may run them (the loader's feature exchange
+  // beside the training step's all-reduce). Every rank makes it, in the same order. Its
+  // backend is this group's, or Gloo when `cpu_tensors` (its tensors stay on the CPU).
+  std::unique_ptr<ProcessGroup> subgroup(const std::string& tag, bool cpu_tensors = false) const;
 
  private:
   struct Impl;

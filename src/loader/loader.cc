@@ -129,12 +129,12 @@ std::string loader_mode(const LoaderSettings& settings, const FeatureStore& stor
 }
 
 std::string MinibatchLoader::mode() const {
-  return exchange_ != nullptr ? "sharded/cpu/cpu" : loader_mode(settings_, store_);
+  if (exchange_ == nullptr) return loader_mode(settings_, store_);
+  return std::string("sharded/") + (settings_.gpu() ? "exchange+copy" : "cpu") + "/" +
+         (settings_.gpu_sampler ? "gpu" : "cpu");
 }
 
 void MinibatchLoader::use_exchange(std::shared_ptr<FeatureExchange> exchange) {
-  DGNN_CHECK(!settings_.device.is_cuda(),
-             "sharded features: batches on a GPU do not fetch remote rows yet; train on the CPU");
   DGNN_CHECK(!settings_.sources_in_place && settings_.workers == 1 && store_.begin_plan() < 0,
              "sharded features: the loader must prepare batches with one worker, read no table "
              "in place and plan no cache");
@@ -209,7 +209,10 @@ Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t samp
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);
     t = Clock::now();
-    m.x = store_.gather(m.batch.input_nodes, device, settings_.gather);
+    // A sharded table's rows come over the CPU exchange, then to the device.
+    m.x = exchange_ != nullptr ? exchange_->gather(m.batch.input_nodes.to(at::kCPU).to(at::kLong))
+                                     .to(device, /*non_blocking=*/false)
+                               : store_.gather(m.batch.input_nodes, device, settings_.gather);
     m.labels = labels_.index_select(0, seeds.to(device));
     gpu::synchronize_current_stream(index);
     m.gather_s = seconds_since(t);

@@ -93,7 +93,8 @@ class MinibatchLoader {
   std::string mode() const;
   // A feature table sharded over ranks: every batch's rows come from `exchange` (a collective
   // per batch, so batches are prepared by one worker, in order, and an early stop finishes the
-  // batches already begun). CPU batches only; set before the first epoch.
+  // batches already begun). The rows come to the CPU, then to a GPU loader's device; set
+  // before the first epoch.
   void use_exchange(std::shared_ptr<FeatureExchange> exchange);
   const FeatureExchange* exchange() const { return exchange_.get(); }
 

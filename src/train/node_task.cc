@@ -31,13 +31,14 @@ at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
 }
 
 // Whether the run shards the feature table over its ranks (TrainOptions::shard_features): a
-// partitioned dataset with one part per rank, batches on the CPU from a table in memory.
+// partitioned dataset with one part per rank, its rows in memory (host), exchanged on the CPU
+// (Gloo) and copied to a GPU rank's device.
 bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s) {
   if (o.shard_features == FeatureSharding::kOff) return false;
   const int ranks = o.group != nullptr ? o.group->size() : 1;
   const int64_t parts = ds.partition.parts();
   const bool fits = ranks > 1 && parts == ranks;
-  const bool supported = !s.gpu() && s.features == Placement::kHost;
+  const bool supported = s.features == Placement::kHost;
   // A rank that loaded its part's rows only (a table stored by part) must shard.
   const bool partial = ds.feature_part >= 0;
   if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && supported;
@@ -48,10 +49,8 @@ bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSetti
                  partial ? "auto: this rank holds only its part's feature rows (the dataset "
                            "stores them by part), and a sharded table "
                          : "on: a sharded table ",
-                 "trains on the CPU from memory for now (device cpu, features host); this run "
-                 "has device ",
-                 s.device.str(), " and features ", placement_name(s.features),
-                 partial ? "; or partition with whole features" : "");
+                 "is read from memory for now (features host); this run has features ",
+                 placement_name(s.features), partial ? "; or partition with whole features" : "");
   return true;
 }
 
@@ -84,7 +83,7 @@ std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOpt
                               ? ds.features
                               : ds.features.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
   auto exchange = std::make_shared<FeatureExchange>(offsets, FeatureStore(mine, Placement::kHost),
-                                                    o.group->subgroup("features"));
+                                                    o.group->subgroup("features", true));
   DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
                  o.remote_cache_gib);
   if (o.remote_cache_gib > 0) {

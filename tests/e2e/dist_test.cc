@@ -92,6 +92,29 @@ pid_t start_rank(int rank, int port, const std::string& args, const std::string&
   return pid;
 }
 
+// GPU ranks sharing the machine's GPU: the exchanged rows are copied to each rank's device,
+// and the run learns as the replicated one does.
+TEST(Distributed, ShardedFeaturesOnTheGpuTrainAsTheReplicatedRun) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const CommandResult p =
+      run("partition " + cora + " " + dir.file("parts") + " --parts 2 --method random");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string args = "launch -n 2 -- train --dataset " + dir.file("parts") +
+                           " --device cuda --epochs 20 --threads 1 --seed-assignment global";
+  const CommandResult sharded = run(args + " --metrics " + dir.file("s.jsonl"));
+  ASSERT_EQ(sharded.status, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("mode sharded/exchange+copy/"), std::string::npos)
+      << sharded.output;
+  const CommandResult replicated =
+      run(args + " --shard-features off --metrics " + dir.file("r.jsonl"));
+  ASSERT_EQ(replicated.status, 0) << replicated.output;
+  EXPECT_NEAR(final_record(dir.file("s.jsonl"))["test_acc"].get<double>(),
+              final_record(dir.file("r.jsonl"))["test_acc"].get<double>(), 0.03)
+      << sharded.output << replicated.output;
+}
+
 // A sharded run stopped by SIGTERM (batches in flight on each rank's worker, finished before
 // the state is saved) resumes to the parameters of its straight run.
 TEST(Distributed, AShardedRunStoppedAndResumedEndsLikeItsStraightRun) {
