@@ -96,8 +96,9 @@ constexpr RunFlag kRunFlags[] = {
      "part's feature rows and fetches the rest from their owners; off, every rank reads the "
      "whole table; auto: on when the parts match the ranks"},
     {"remote_cache_gib", false,
-     "sharded features: GiB of the other ranks' rows each rank keeps a copy of (the highest "
-     "in-degree nodes first), so batches never fetch them (0: none)"},
+     "sharded features: GiB of the other ranks' rows each rank keeps a copy of, so batches never "
+     "fetch them: those its first epoch, sampled ahead, reads most (--feature-cache-rank degree: "
+     "the highest in-degree nodes); 0: none"},
     {"seed_assignment", false,
      "sharded features: part (each rank trains on its part's seeds, the same number on every "
      "rank) or global (the replicated run's shuffle, cut into one shard per rank: the same "

@@ -74,8 +74,6 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
 
 // This rank's rows of a sharded table, and the exchange that fetches the others' (on a group
 // of its own, which the loader's worker uses while the training step all-reduces).
-// With a remote cache (remote_cache_gib), every rank first copies the others' rows of the
-// highest in-degree nodes.
 std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o) {
   const std::vector<int64_t>& offsets = ds.partition.offsets;
   const int r = o.group->rank();
@@ -86,11 +84,6 @@ std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOpt
                                                     o.group->subgroup("features", true));
   DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
                  o.remote_cache_gib);
-  if (o.remote_cache_gib > 0) {
-    const auto bytes = static_cast<double>(exchange->local().row_bytes());
-    exchange->cache_remote_rows(rank_rows_by_degree(ds.graph),
-                                static_cast<int64_t>(o.remote_cache_gib * (1 << 30) / bytes));
-  }
   return exchange;
 }
 
@@ -140,6 +133,7 @@ class NodeTask final : public RunTask {
                  " training nodes, fewer than the ", ranks_, " ranks");
     }
     steps_ = loader_.steps(num_train_);
+    if (exchange_ != nullptr && o.remote_cache_gib > 0) fill_remote_cache();
   }
 
   RunKind kind() const override { return RunKind::kNode; }
@@ -158,11 +152,7 @@ class NodeTask final : public RunTask {
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {
-    // Part seeds: the epoch's shuffle of this part's seeds, cut to the count every rank has.
-    const bool part = part_seeds_.defined();
-    const at::Tensor order =
-        shuffled(part ? part_seeds_ : chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
-            .narrow(0, part ? 0 : rank_ * num_train_, num_train_);
+    const at::Tensor order = epoch_seeds(epoch);
     if (exchange_ != nullptr) exchange_->clear_counts();
     batches_.emplace(
         loader_.epoch(order, node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
@@ -250,7 +240,8 @@ class NodeTask final : public RunTask {
                 : "Sharded features: " + std::to_string(ranks_) + " parts (" +
                       ds_.partition.method + "), seeds by " +
                       seed_assignment_name(o_.seed_assignment) + ", a copy of " +
-                      std::to_string(exchange_->cached_rows()) + " remote rows here\n")
+                      std::to_string(exchange_->cached_rows()) + " remote rows here" +
+                      (cache_ranking_.empty() ? "" : " (by " + cache_ranking_ + ")") + "\n")
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")
@@ -334,6 +325,30 @@ class NodeTask final : public RunTask {
                "assign seeds globally");
   }
 
+  // This rank's seeds of `epoch`, in order. Part seeds: the epoch's shuffle of this part's
+  // seeds, cut to the count every rank has; otherwise this rank's shard of the global shuffle.
+  at::Tensor epoch_seeds(int64_t epoch) const {
+    const bool part = part_seeds_.defined();
+    return shuffled(part ? part_seeds_ : chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
+        .narrow(0, part ? 0 : rank_ * num_train_, num_train_);
+  }
+
+  // The replicated copy of remote rows (remote_cache_gib): the other ranks' rows this rank's
+  // first epoch, sampled once ahead, reads most (or, with feature_cache_rank degree, those of
+  // the highest in-degree nodes). Every rank fills its copy at once (one exchange).
+  void fill_remote_cache() {
+    const bool by_degree = o_.loader.cache.ranking == disk::CacheRanking::kDegree;
+    const at::Tensor ranked =
+        by_degree ? rank_rows_by_degree(ds_.graph)
+                  : rank_rows_by_counts(presample_counts(loader_, ds_.graph, epoch_seeds(1),
+                                                         mix64(o_.seed, 0xcac4e)),
+                                        ds_.graph);
+    const auto bytes = static_cast<double>(exchange_->local().row_bytes());
+    exchange_->cache_remote_rows(ranked,
+                                 static_cast<int64_t>(o_.remote_cache_gib * (1 << 30) / bytes));
+    cache_ranking_ = disk::cache_ranking_name(o_.loader.cache.ranking);
+  }
+
   void init_model() {
     RunModel<GnnModel> m =
         make_run_model<GnnModel>([this] { return std::make_unique<GnnModel>(config_); },
@@ -356,6 +371,7 @@ class NodeTask final : public RunTask {
   int64_t num_train_ = 0, steps_ = 0;
   std::shared_ptr<FeatureExchange> exchange_;  // sharded features
   at::Tensor part_seeds_;                      // seed_assignment part: this part's training nodes
+  std::string cache_ranking_;                  // how the remote rows copied here were ranked
   std::optional<MinibatchLoader::Epoch> batches_;
   Minibatch batch_;
 };
