@@ -119,7 +119,8 @@ TEST(Partition, APartitionedDatasetKeepsItsBookAndOriginalIds) {
   const PartitionOrder order = partition_order(p.owner, 3);
   Dataset ds = source;
   renumber_dataset(ds, order.order, "random");
-  ds.partition = {"random", order.offsets, p.stats.edges, p.stats.seeds, p.stats.edge_cut};
+  ds.partition = {"random", order.offsets, p.stats.edges, p.stats.seeds, p.stats.edge_cut, false,
+                  {}};
   save_dataset_dir(ds, dir.file("parts"), permuted_features(ds.features, order.order, at::kFloat));
   const Dataset back = load_dataset(dir.file("parts"));
   EXPECT_EQ(back.partition.offsets, order.offsets);
