@@ -11,7 +11,6 @@
 
 #include <ATen/Tensor.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,7 +53,6 @@ class FeatureExchange {
   int64_t num_rows() const { return offsets_.back(); }
   int64_t dim() const { return local_.dim(); }
   const FeatureStore& local() const { return local_; }
-  int rank() const { return group_->rank(); }
   ExchangeCounts counts() const;
   void clear_counts();
 

@@ -231,10 +231,17 @@ Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options) {
   ds.graph.indices = load_required(dir, "indices.npy");
   ds.partition = meta.partition;
   if (ds.partition.features_by_part) {
-    load_feature_parts(ds, dir, meta.feat_dim, options);
+    load_feature_parts(ds, dir, feat_dim, options);
   } else {
     ds.features = load_required(dir, "features.npy");
     ds.features_path = dir + "/features.npy";
+    DGNN_CHECK(ds.features.dim() == 2 && ds.features.size(1) == feat_dim, dir,
+               "/features.npy: has shape ", ds.features.sizes(),
+               " but meta.json feat_dim = ", feat_dim);
+    const FileStamp stamp = file_stamp(ds.features_path);
+    ds.features_checked = meta.checked_bytes >= 0 && stamp.bytes == meta.checked_bytes &&
+                          stamp.mtime_ns == meta.checked_mtime_ns &&
+                          stamp.inode == meta.checked_inode;
   }
   if (meta.num_classes > 0) ds.labels = load_required(dir, "labels.npy");
   if (!meta.link_negatives.empty()) {
@@ -256,22 +263,12 @@ Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options) {
   DGNN_CHECK(ds.graph.indices.dim() == 1 && ds.graph.indices.numel() == num_edges, dir,
              "/indices.npy: has shape ", ds.graph.indices.sizes(),
              " but meta.json num_edges = ", num_edges);
-  DGNN_CHECK(
-      ds.partition.features_by_part || (ds.features.dim() == 2 && ds.features.size(1) == feat_dim),
-      dir, "/features.npy: has shape ", ds.features.sizes(),
-      " but meta.json feat_dim = ", feat_dim);
   const int64_t num_splits =
       meta.num_splits >= 0 ? meta.num_splits : (fs::exists(dir + "/train_idx.npy") ? 1 : 0);
   for (int64_t k = 0; k < num_splits; ++k) {
     const std::string sdir = split_dir(dir, static_cast<size_t>(k));
     ds.splits.push_back({load_required(sdir, "train_idx.npy"), load_required(sdir, "val_idx.npy"),
                          load_required(sdir, "test_idx.npy")});
-  }
-  if (!ds.partition.features_by_part) {
-    const FileStamp stamp = file_stamp(dir + "/features.npy");
-    ds.features_checked = meta.checked_bytes >= 0 && stamp.bytes == meta.checked_bytes &&
-                          stamp.mtime_ns == meta.checked_mtime_ns &&
-                          stamp.inode == meta.checked_inode;
   }
   // The scan (when the file is not known checked) is one pass from start to end.
   if (!ds.features_checked) advise_access(ds.features, MapAccess::kSequential);

@@ -25,8 +25,9 @@ std::vector<std::array<int64_t, 3>> write_feature_parts(const std::string& dir,
     part.fill = [&features, first](int64_t begin, int64_t end, float* out) {
       features.fill(first + begin, first + end, out);
     };
-    fs::create_directories(dir + "/part-" + std::to_string(k));
-    const FileStamp s = write_checked_features(dir + "/" + feature_part_file(k), part);
+    const std::string file = dir + "/" + feature_part_file(k);
+    fs::create_directories(fs::path(file).parent_path());
+    const FileStamp s = write_checked_features(file, part);
     stamps.push_back({s.bytes, s.mtime_ns, s.inode});
   }
   return stamps;

@@ -96,7 +96,6 @@ class MinibatchLoader {
   // batches already begun). The rows come to the CPU, then to a GPU loader's device; set
   // before the first epoch.
   void use_exchange(std::shared_ptr<FeatureExchange> exchange);
-  const FeatureExchange* exchange() const { return exchange_.get(); }
 
  private:
   // A batch sampled, not yet gathered (a look-ahead cache plans its rows meanwhile).

@@ -85,7 +85,6 @@ TEST(FeatureExchange, GroupOfOneGathersItsOwnRows) {
 }
 
 TEST(FeatureExchange, TwoRanksFetchEachOthersRowsInRequestOrder) {
-  const int port = free_port();
   // Uneven parts, float16 rows (the exchange moves bytes, whatever the dtype).
   const at::Tensor table = at::randn({20, 5}).to(at::kHalf);
   const std::vector<int64_t> offsets{0, 7, 20};
@@ -94,26 +93,14 @@ TEST(FeatureExchange, TwoRanksFetchEachOthersRowsInRequestOrder) {
                                      at::tensor({5, 1}, at::kLong)};
   std::vector<at::Tensor> got(4);
   std::vector<ExchangeCounts> counts(2);
-  std::vector<std::exception_ptr> errors(2);
-  auto rank_main = [&](int r) {
-    try {
-      auto group = join(r, 2, port);
-      FeatureExchange ex = exchange_of(table, offsets, *group);
-      EXPECT_TRUE(ex.owners(at::tensor({0, 6, 7, 19}, at::kLong))
-                      .equal(at::tensor({0, 0, 1, 1}, at::kLong)));
-      got[r] = ex.gather(asks[r]);
-      got[2 + r] = ex.gather(r == 0 ? asks[0] : at::empty({0}, at::kLong));
-      counts[r] = ex.counts();
-    } catch (...) {
-      errors[r] = std::current_exception();
-    }
-  };
-  std::thread a(rank_main, 0), b(rank_main, 1);
-  a.join();
-  b.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
+  on_two_ranks([&](int r, ProcessGroup& group) {
+    FeatureExchange ex = exchange_of(table, offsets, group);
+    EXPECT_TRUE(
+        ex.owners(at::tensor({0, 6, 7, 19}, at::kLong)).equal(at::tensor({0, 0, 1, 1}, at::kLong)));
+    got[r] = ex.gather(asks[r]);
+    got[2 + r] = ex.gather(r == 0 ? asks[0] : at::empty({0}, at::kLong));
+    counts[r] = ex.counts();
+  });
   EXPECT_TRUE(got[0].equal(table.index_select(0, asks[0])));
   EXPECT_TRUE(got[1].equal(table.index_select(0, asks[1])));
   EXPECT_TRUE(got[2].equal(table.index_select(0, asks[0])));

@@ -92,16 +92,23 @@ pid_t start_rank(int rank, int port, const std::string& args, const std::string&
   return pid;
 }
 
+// Cora in two random parts (`partition --seed SEED`) under `dir`; returns its directory.
+std::string partitioned_cora(const std::string& cora, const TempDirectory& dir, int seed = 0) {
+  const std::string parts = dir.file("parts");
+  const CommandResult p = run("partition " + cora + " " + parts +
+                              " --parts 2 --method random --seed " + std::to_string(seed));
+  EXPECT_EQ(p.status, 0) << p.output;
+  return parts;
+}
+
 // GPU ranks sharing the machine's GPU: the exchanged rows are copied to each rank's device,
 // and the run learns as the replicated one does.
 TEST(Distributed, ShardedFeaturesOnTheGpuTrainAsTheReplicatedRun) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
-  const CommandResult p =
-      run("partition " + cora + " " + dir.file("parts") + " --parts 2 --method random");
-  ASSERT_EQ(p.status, 0) << p.output;
-  const std::string args = "launch -n 2 -- train --dataset " + dir.file("parts") +
+  const std::string parts = partitioned_cora(cora, dir);
+  const std::string args = "launch -n 2 -- train --dataset " + parts +
                            " --device cuda --epochs 20 --threads 1 --seed-assignment global";
   const CommandResult sharded = run(args + " --metrics " + dir.file("s.jsonl"));
   ASSERT_EQ(sharded.status, 0) << sharded.output;
@@ -120,10 +127,8 @@ TEST(Distributed, ShardedFeaturesOnTheGpuTrainAsTheReplicatedRun) {
 TEST(Distributed, AShardedRunStoppedAndResumedEndsLikeItsStraightRun) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
-  const CommandResult p =
-      run("partition " + cora + " " + dir.file("parts") + " --parts 2 --method random");
-  ASSERT_EQ(p.status, 0) << p.output;
-  const std::string args = "launch -n 2 -- train --dataset " + dir.file("parts") +
+  const std::string parts = partitioned_cora(cora, dir);
+  const std::string args = "launch -n 2 -- train --dataset " + parts +
                            " --epochs 3 --threads 1 --batch-size 8 --prefetch 3";
   const CommandResult straight = run(args + " --metrics " + dir.file("a.jsonl"));
   ASSERT_EQ(straight.status, 0) << straight.output;
@@ -182,12 +187,10 @@ TEST(Distributed, KillingOneRankStopsTheOtherWithAClearError) {
 TEST(Distributed, KillingOneRankOfAShardedRunStopsTheOther) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
-  const CommandResult p =
-      run("partition " + cora + " " + dir.file("parts") + " --parts 2 --method random");
-  ASSERT_EQ(p.status, 0) << p.output;
-  expect_survivor_stops("train --dataset " + dir.file("parts") +
-                            " --epochs 100000 --threads 1 --dist-timeout 10 --prefetch 2",
-                        dir);
+  const std::string parts = partitioned_cora(cora, dir);
+  expect_survivor_stops(
+      "train --dataset " + parts + " --epochs 100000 --threads 1 --dist-timeout 10 --prefetch 2",
+      dir);
 }
 
 TEST(Distributed, MisconfiguredEnvironmentsFailClearly) {
@@ -213,10 +216,7 @@ TEST(Distributed, MisconfiguredEnvironmentsFailClearly) {
 TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
-  const std::string parts = dir.file("parts");
-  const CommandResult p =
-      run("partition " + cora + " " + parts + " --parts 2 --method random --seed 3");
-  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string parts = partitioned_cora(cora, dir, 3);
   const std::string args =
       "launch -n 2 -- train --dataset " + parts + " --threads 1 --seed 1 --metrics ";
   const CommandResult sharded =

@@ -107,21 +107,38 @@ TEST(Partition, MetisCutsFewerEdgesThanRandomOnAPlantedPartition) {
   EXPECT_LT(metis.stats.seed_imbalance, 1.15);
 }
 
-TEST(Partition, APartitionedDatasetKeepsItsBookAndOriginalIds) {
-  TempDirectory dir;
+// A planted-partition graph of `nodes` nodes in 3 random parts, renumbered by part and written
+// to `out` with its book (the features by part or in one file), as `directgnn partition` does.
+struct Written {
+  Dataset source;
+  Partition p;
+  PartitionOrder order;
+};
+Written write_partitioned(const std::string& out, int64_t nodes, bool features_by_part) {
   PlantedPartitionOptions po;
-  po.num_nodes = 500;
-  const Dataset source = make_planted_partition(po);
+  po.num_nodes = nodes;
+  Written w{make_planted_partition(po), {}, {}};
   PartitionOptions o;
   o.parts = 3;
   o.method = PartitionMethod::kRandom;
-  const Partition p = partition_graph(source.graph, o);
-  const PartitionOrder order = partition_order(p.owner, 3);
-  Dataset ds = source;
-  renumber_dataset(ds, order.order, "random");
-  ds.partition = {"random", order.offsets, p.stats.edges, p.stats.seeds, p.stats.edge_cut, false,
+  w.p = partition_graph(w.source.graph, o);
+  w.order = partition_order(w.p.owner, 3);
+  Dataset ds = w.source;
+  renumber_dataset(ds, w.order.order, "random");
+  ds.partition = {"random",
+                  w.order.offsets,
+                  w.p.stats.edges,
+                  w.p.stats.seeds,
+                  w.p.stats.edge_cut,
+                  features_by_part,
                   {}};
-  save_dataset_dir(ds, dir.file("parts"), permuted_features(ds.features, order.order, at::kFloat));
+  save_dataset_dir(ds, out, permuted_features(ds.features, w.order.order, at::kFloat));
+  return w;
+}
+
+TEST(Partition, APartitionedDatasetKeepsItsBookAndOriginalIds) {
+  TempDirectory dir;
+  const auto [source, p, order] = write_partitioned(dir.file("parts"), 500, false);
   const Dataset back = load_dataset(dir.file("parts"));
   EXPECT_EQ(back.partition.offsets, order.offsets);
   EXPECT_EQ(back.partition.edge_cut, p.stats.edge_cut);
@@ -144,20 +161,8 @@ TEST(Partition, APartitionedDatasetKeepsItsBookAndOriginalIds) {
 // named.
 TEST(Partition, FeaturesStoredByPartLoadWholeOrOnePart) {
   TempDirectory dir;
-  PlantedPartitionOptions po;
-  po.num_nodes = 300;
-  const Dataset source = make_planted_partition(po);
-  PartitionOptions o;
-  o.parts = 3;
-  o.method = PartitionMethod::kRandom;
-  const Partition p = partition_graph(source.graph, o);
-  const PartitionOrder order = partition_order(p.owner, 3);
-  Dataset ds = source;
-  renumber_dataset(ds, order.order, "random");
-  ds.partition = {"random", order.offsets, p.stats.edges, p.stats.seeds, p.stats.edge_cut, true,
-                  {}};
   const std::string out = dir.file("parts");
-  save_dataset_dir(ds, out, permuted_features(ds.features, order.order, at::kFloat));
+  const auto [source, p, order] = write_partitioned(out, 300, true);
   EXPECT_FALSE(std::filesystem::exists(out + "/features.npy"));
   const Dataset whole = load_dataset(out);
   EXPECT_TRUE(whole.partition.features_by_part);
