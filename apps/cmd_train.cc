@@ -145,8 +145,7 @@ RunKind resumed_run(const CLI::App& c, TrainArgs& a, const nlohmann::json& given
 
 void train_homogeneous(RunKind kind, const TrainArgs& a, const TrainOptions& options) {
   ImportOptions import = import_options(a.keep_self_loops);
-  if (kind == RunKind::kNode && options.group != nullptr &&
-      options.shard_features != FeatureSharding::kOff) {
+  if (options.group != nullptr && options.shard_features != FeatureSharding::kOff) {
     // A dataset stored by part in one part per rank: this rank loads its part's rows only.
     import.feature_part = options.group->rank();
     import.feature_parts = options.group->size();

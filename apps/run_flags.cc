@@ -100,8 +100,9 @@ constexpr RunFlag kRunFlags[] = {
      "fetch them: those its first epoch, sampled ahead, reads most (--feature-cache-rank degree: "
      "the highest in-degree nodes); 0: none"},
     {"seed_assignment", false,
-     "sharded features: part (each rank trains on its part's seeds, the same number on every "
-     "rank) or global (the replicated run's shuffle, cut into one shard per rank: the same "
+     "sharded features: part (each rank trains on its part's seeds, or link prediction's "
+     "positives whose source node it owns, the same number on every rank) or global (the "
+     "replicated run's shuffle, cut into one shard per rank: the same "
      "batches and parameters)"},
     {"disk_io", false,
      "with --features disk: how rows are read, auto (io_uring where the kernel allows it, else "

@@ -17,7 +17,21 @@ std::vector<int64_t> as_vector(const at::Tensor& counts) {
 
 FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, FeatureStore local,
                                  std::unique_ptr<ProcessGroup> group)
-    : offsets_(std::move(offsets)), local_(std::move(local)), group_(std::move(group)) {
+    : offsets_(std::move(offsets)), owned_(std::move(local)), group_(std::move(group)) {
+  local_ = &*owned_;
+  check_shape();
+}
+
+FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, const FeatureStore& table,
+                                 int64_t first_row, std::unique_ptr<ProcessGroup> group)
+    : offsets_(std::move(offsets)),
+      local_(&table),
+      first_row_(first_row),
+      group_(std::move(group)) {
+  check_shape();
+}
+
+void FeatureExchange::check_shape() {
   DGNN_CHECK(group_ != nullptr, "feature exchange: no process group");
   const int parts = group_->size();
   DGNN_CHECK(static_cast<int>(offsets_.size()) == parts + 1, "feature exchange: ", parts,
@@ -26,9 +40,10 @@ FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, FeatureStore loca
     DGNN_CHECK(offsets_[k] >= offsets_[k - 1], "feature exchange: offsets must ascend");
   }
   const int r = group_->rank();
-  DGNN_CHECK(local_.num_rows() == offsets_[r + 1] - offsets_[r], "feature exchange: rank ", r,
-             " holds ", local_.num_rows(), " rows, but its part has ",
-             offsets_[r + 1] - offsets_[r]);
+  const int64_t rows = offsets_[r + 1] - offsets_[r];
+  DGNN_CHECK(first_row_ >= 0 && first_row_ + rows <= local_->num_rows(), "feature exchange: rank ",
+             r, " serves its part's ", rows, " rows from row ", first_row_, " of a table of ",
+             local_->num_rows());
   offsets_tensor_ =
       at::tensor(std::vector<int64_t>(offsets_.begin() + 1, offsets_.end() - 1), at::kLong);
 }
@@ -56,7 +71,7 @@ at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
     const at::Tensor miss_at = at::nonzero(hit.logical_not()).squeeze(1);
     hits = hit_at.numel();
     const at::Tensor fetched = exchange(ids.index_select(0, miss_at), remote);
-    rows = at::empty({ids.numel(), local_.dim()}, fetched.options());
+    rows = at::empty({ids.numel(), dim()}, fetched.options());
     rows.index_copy_(0, miss_at, fetched);
     rows.index_copy_(0, hit_at, cache_rows_.index_select(0, pos.index_select(0, hit_at)));
   }
@@ -85,11 +100,11 @@ at::Tensor FeatureExchange::exchange(const at::Tensor& ids, int64_t& remote) {
   at::Tensor wanted = at::empty({total}, at::kLong);
   group_->all_to_all(wanted, asked, received, sent);
   // Serve the rows asked of this rank, then send each asker its rows back.
-  const at::Tensor served = local_.gather(wanted - offsets_[r]).contiguous();
-  const int64_t row_bytes = local_.row_bytes();
+  const at::Tensor served = local_->gather(wanted - (offsets_[r] - first_row_)).contiguous();
+  const int64_t row_bytes = local_->row_bytes();
   at::Tensor back = at::empty({ids.numel(), row_bytes}, at::kByte);
   group_->all_to_all(back, served.view(at::kByte), sent, received);
-  at::Tensor rows = at::empty({ids.numel(), local_.dim()}, served.options());
+  at::Tensor rows = at::empty({ids.numel(), dim()}, served.options());
   rows.index_copy_(0, order, back.view(served.scalar_type()));
   const int64_t remote_out = ids.numel() - sent[static_cast<size_t>(r)];
   const int64_t remote_in = total - received[static_cast<size_t>(r)];

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "dist/process_group.h"
@@ -37,6 +38,12 @@ class FeatureExchange {
   // (local row i is global row offsets[rank] + i). `group` is used by this exchange only.
   FeatureExchange(std::vector<int64_t> offsets, FeatureStore local,
                   std::unique_ptr<ProcessGroup> group);
+  // The same serving this rank's rows from `table`, a store in any placement (host, pinned,
+  // disk with its cache) that the caller keeps alive longer than the exchange: global row
+  // offsets[rank] + i is its row first_row + i (first_row 0 for a table of this part's rows
+  // only, offsets[rank] for a whole table).
+  FeatureExchange(std::vector<int64_t> offsets, const FeatureStore& table, int64_t first_row,
+                  std::unique_ptr<ProcessGroup> group);
 
   // Rows of `ids` (int64, 1-D, CPU, each in [0, offsets[P])) as a dense [len(ids), F] CPU
   // tensor of the table's dtype, in request order. A collective (see above).
@@ -51,18 +58,23 @@ class FeatureExchange {
   // The owner (rank) of each id: a search in the P+1 offsets.
   at::Tensor owners(const at::Tensor& ids) const;
   int64_t num_rows() const { return offsets_.back(); }
-  int64_t dim() const { return local_.dim(); }
-  const FeatureStore& local() const { return local_; }
+  int64_t dim() const { return local_->dim(); }
+  // The store this rank's rows are served from, and where its part begins there.
+  const FeatureStore& local() const { return *local_; }
+  int64_t first_row() const { return first_row_; }
   ExchangeCounts counts() const;
   void clear_counts();
 
  private:
+  void check_shape();
   // Rows of `ids` through the two all-to-alls; `remote` counts those other ranks own.
   at::Tensor exchange(const at::Tensor& ids, int64_t& remote);
 
   std::vector<int64_t> offsets_;
-  at::Tensor offsets_tensor_;  // int64 [P-1]: the parts' first rows but the first
-  FeatureStore local_;
+  at::Tensor offsets_tensor_;          // int64 [P-1]: the parts' first rows but the first
+  std::optional<FeatureStore> owned_;  // the first constructor's store
+  const FeatureStore* local_ = nullptr;
+  int64_t first_row_ = 0;
   std::unique_ptr<ProcessGroup> group_;
   at::Tensor cache_ids_, cache_rows_;  // sorted remote ids and their rows (cache_remote_rows)
   std::mutex mutex_;                   // one gather at a time

@@ -45,18 +45,28 @@ at::Tensor in_degrees(const CsrGraph& graph) {
 
 at::Tensor rank_rows_by_degree(const CsrGraph& graph) { return rank_by(in_degrees(graph)); }
 
+Presample node_presample(const MinibatchLoader& loader, const at::Tensor& seeds, uint64_t seed) {
+  const int64_t batch = loader.settings().batch_size;
+  return {loader.steps(seeds.numel()), [&loader, seeds, seed, batch](int64_t step) {
+            const int64_t start = step * batch;
+            const at::Tensor part = seeds.narrow(0, start, std::min(batch, seeds.numel() - start));
+            return loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes;
+          }};
+}
+
 at::Tensor presample_counts(const MinibatchLoader& loader, const CsrGraph& graph,
                             const at::Tensor& seeds, uint64_t seed,
                             const std::function<void(int64_t, int64_t)>& progress) {
-  at::Tensor counts = at::zeros({graph.num_nodes()}, at::kLong);
-  int64_t* c = counts.data_ptr<int64_t>();
-  const int64_t batch = loader.settings().batch_size, steps = loader.steps(seeds.numel());
-  for (int64_t step = 0; step < steps; ++step) {
-    const int64_t start = step * batch;
-    const at::Tensor part = seeds.narrow(0, start, std::min(batch, seeds.numel() - start));
-    const at::Tensor inputs = loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes.cpu();
-    count_ids(inputs.data_ptr<int64_t>(), inputs.numel(), c);
-    if (progress) progress(step + 1, steps);
+  return presample_counts(node_presample(loader, seeds, seed), graph.num_nodes(), progress);
+}
+
+at::Tensor presample_counts(const Presample& presample, int64_t num_rows,
+                            const std::function<void(int64_t, int64_t)>& progress) {
+  at::Tensor counts = at::zeros({num_rows}, at::kLong);
+  for (int64_t step = 0; step < presample.steps; ++step) {
+    const at::Tensor inputs = presample.inputs_of(step).cpu().to(at::kLong).contiguous();
+    count_ids(inputs.data_ptr<int64_t>(), inputs.numel(), counts.data_ptr<int64_t>());
+    if (progress) progress(step + 1, presample.steps);
   }
   return counts;
 }
@@ -71,10 +81,10 @@ at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph) 
 
 std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
                                const Presample& presample, const disk::CacheOptions& options,
-                               bool show_progress) {
+                               bool show_progress, const OwnedRows& owned) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t row_bytes = std::max<int64_t>(store.row_bytes(), 1);
-  const int64_t num_rows = graph.num_nodes();
+  const int64_t num_rows = owned.end < 0 ? graph.num_nodes() : owned.end - owned.begin;
   // At most the whole table (a larger budget, even inf, caches every row).
   const double wanted = std::min(options.gib * static_cast<double>(int64_t{1} << 30),
                                  static_cast<double>(num_rows) * row_bytes);
@@ -90,16 +100,15 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
     ranked = rank_rows_by_degree(graph);
   } else {
     Progress bar("Pre-sampling for the feature cache", show_progress ? presample.steps : -1);
-    at::Tensor counts = at::zeros({num_rows}, at::kLong);
-    for (int64_t step = 0; step < presample.steps; ++step) {
-      const at::Tensor inputs = presample.inputs_of(step).cpu().to(at::kLong).contiguous();
-      count_ids(inputs.data_ptr<int64_t>(), inputs.numel(), counts.data_ptr<int64_t>());
-      bar.update(step + 1);
-    }
+    const at::Tensor counts = presample_counts(presample, graph.num_nodes(), progress_of(&bar));
     bar.finish();
     ranked = rank_rows_by_counts(counts, graph);
     how = "by pre-sampling " + std::to_string(presample.steps) +
           (presample.steps == 1 ? " minibatch" : " minibatches");
+  }
+  if (owned.end >= 0) {
+    const at::Tensor mine = at::logical_and(ranked >= owned.begin, ranked < owned.end);
+    ranked = ranked.index_select(0, at::nonzero(mine).squeeze(1)) - (owned.begin - owned.first_row);
   }
   Progress bar("Filling the feature cache (rows)", show_progress ? bytes / row_bytes : -1);
   store.cache_hot_rows(ranked, bytes, progress_of(&bar), options.policy);
@@ -109,10 +118,10 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char line[256];
   std::snprintf(
-      line, sizeof(line), "Feature cache: %s, %lld rows (%.1f%% of the table), ranked %s",
+      line, sizeof(line), "Feature cache: %s, %lld rows (%.1f%% of %s), ranked %s",
       size_text(rows * row_bytes).c_str(), static_cast<long long>(rows),
       100.0 * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, num_rows)),
-      how.c_str());
+      owned.end < 0 ? "the table" : "this rank's part", how.c_str());
   std::string text = line;
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds);
   return text + cache_policy_text(options) + line;
@@ -121,14 +130,8 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
 std::string fill_feature_cache(MinibatchLoader& loader, const Dataset& ds,
                                const at::Tensor& presample_seeds, uint64_t seed,
                                const disk::CacheOptions& options, bool show_progress) {
-  const int64_t batch = loader.settings().batch_size;
-  const Presample presample{loader.steps(presample_seeds.numel()), [&](int64_t step) {
-                              const int64_t start = step * batch;
-                              const at::Tensor part = presample_seeds.narrow(
-                                  0, start, std::min(batch, presample_seeds.numel() - start));
-                              return loader.sample(part, mix64(seed, 0xcac4e, step)).input_nodes;
-                            }};
-  return fill_feature_cache(loader.mutable_store(), ds.graph, presample, options, show_progress);
+  return fill_feature_cache(loader.mutable_store(), ds.graph,
+                            node_presample(loader, presample_seeds, seed), options, show_progress);
 }
 
 std::string cache_policy_text(const disk::CacheOptions& options) {

@@ -56,9 +56,21 @@ struct Presample {
   int64_t steps = 0;
   std::function<at::Tensor(int64_t step)> inputs_of;
 };
+// A rank's share of a table sharded over ranks (train/sharding.h): only the global ids in
+// [begin, end) are ranked, each the store's row id - begin + first_row. end < 0: every row.
+struct OwnedRows {
+  int64_t begin = 0, end = -1, first_row = 0;
+};
 std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
                                const Presample& presample, const disk::CacheOptions& options,
-                               bool show_progress);
+                               bool show_progress, const OwnedRows& owned = {});
+// One pass of `loader` over `seeds` (in this order, in minibatches of its batch size, sampled
+// with streams derived from `seed`), as presample_counts above takes it; `loader` must outlive it.
+Presample node_presample(const MinibatchLoader& loader, const at::Tensor& seeds, uint64_t seed);
+// Per row, int64 [num_rows]: in how many of `presample`'s minibatches it is an input node;
+// `progress(done, total)` is told the minibatches sampled.
+at::Tensor presample_counts(const Presample& presample, int64_t num_rows,
+                            const std::function<void(int64_t, int64_t)>& progress = {});
 
 // The disk placement's counters at one moment; differences give an epoch's figures.
 struct DiskTally {

@@ -56,7 +56,8 @@ LinkLoader::LinkLoader(const Dataset& dataset, const CsrGraph& graph, LoaderSett
                        LinkSamplerOptions link)
     : settings_(checked(std::move(settings))),
       sampler_(graph, link_sampler_options(settings_), link),
-      store_(make_feature_store(dataset, settings_)) {
+      store_(make_feature_store(dataset, settings_)),
+      num_rows_(dataset.num_nodes()) {
   refuse_lookahead_cache(settings_, "link prediction");
   DGNN_CHECK(graph.num_nodes() == dataset.num_nodes(),
              "link loader: the message-passing graph has ", graph.num_nodes(),
@@ -69,7 +70,14 @@ int64_t LinkLoader::steps(int64_t num_positives) const {
   return (num_positives + settings_.batch_size - 1) / settings_.batch_size;
 }
 
-std::string LinkLoader::mode() const { return loader_mode(settings_, store_); }
+std::string LinkLoader::mode() const {
+  return exchange_ == nullptr ? loader_mode(settings_, store_) : sharded_loader_mode(settings_);
+}
+
+void LinkLoader::use_exchange(std::shared_ptr<FeatureExchange> exchange) {
+  check_exchange(settings_, store_, num_rows_, *exchange);
+  exchange_ = std::move(exchange);
+}
 
 LinkMinibatch LinkLoader::prepare(const at::Tensor& positives, uint64_t sample_seed) const {
   LinkMinibatch m;
@@ -78,7 +86,8 @@ LinkMinibatch LinkLoader::prepare(const at::Tensor& positives, uint64_t sample_s
     m.batch = sampler_.sample(positives, sample_seed);
     m.sample_s = seconds_since(t);
     t = Clock::now();
-    m.x = store_.gather(m.batch.sample.input_nodes);
+    m.x = exchange_ != nullptr ? exchange_->gather(m.batch.sample.input_nodes)
+                               : store_.gather(m.batch.sample.input_nodes);
     m.gather_s = seconds_since(t);
     return m;
   }
@@ -95,7 +104,11 @@ LinkMinibatch LinkLoader::prepare(const at::Tensor& positives, uint64_t sample_s
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);
     t = Clock::now();
-    m.x = store_.gather(m.batch.sample.input_nodes, settings_.device, settings_.gather);
+    // A sharded table's rows come over the CPU exchange, then to the device.
+    m.x = exchange_ != nullptr
+              ? exchange_->gather(m.batch.sample.input_nodes.to(at::kCPU).to(at::kLong))
+                    .to(settings_.device, /*non_blocking=*/false)
+              : store_.gather(m.batch.sample.input_nodes, settings_.device, settings_.gather);
     gpu::synchronize_current_stream(index);
     m.gather_s = seconds_since(t);
   });
@@ -117,7 +130,8 @@ LinkLoader::Epoch::Epoch(const LinkLoader& loader, at::Tensor positives,
   const int64_t end = loader.steps(positives.size(0));
   pipeline_ = batch_pipeline<LinkMinibatch>(
       std::move(positives), s.batch_size, first_step, end,
-      {s.prefetch, s.workers, s.worker_threads}, std::move(sample_seed),
+      {s.prefetch, s.workers, s.worker_threads, loader.exchange_ != nullptr},
+      std::move(sample_seed),
       [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }
 

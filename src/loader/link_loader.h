@@ -3,7 +3,7 @@
 // GPU twin with the gpu sampler) -> feature gather from the loader's store (host, pinned,
 // device or disk) -> the batch, prepared ahead of the training step by the same worker
 // pipeline (loader/pipeline.h) and, on a GPU, on a side stream with the rows gathered by the
-// settings' method.
+// settings' method; or, for a table sharded over ranks, fetched from their owners.
 //
 //   LinkLoader loader(dataset, message_passing_graph, settings, link_options);
 //   LinkLoader::Epoch epoch = loader.epoch(shuffled_positives, seed_of_step);
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/feature_exchange.h"
 #include "feature/feature_store.h"
 #include "gpu/runtime.h"
 #include "io/dataset.h"
@@ -82,11 +83,16 @@ class LinkLoader {
   const LinkSampler& sampler() const { return sampler_; }
   // features/gather/sampler as run, e.g. "disk:pread/cpu/cpu" (MinibatchLoader::mode's form).
   std::string mode() const;
+  // A feature table sharded over ranks, as MinibatchLoader::use_exchange: every batch's rows
+  // come from `exchange`, one collective per batch. Set before the first epoch.
+  void use_exchange(std::shared_ptr<FeatureExchange> exchange);
 
  private:
   LoaderSettings settings_;
   LinkSampler sampler_;
   FeatureStore store_;
+  int64_t num_rows_ = 0;  // the dataset's nodes
+  std::shared_ptr<FeatureExchange> exchange_;
 };
 
 }  // namespace directgnn

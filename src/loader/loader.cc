@@ -128,19 +128,27 @@ std::string loader_mode(const LoaderSettings& settings, const FeatureStore& stor
          "/" + (settings.gpu_sampler ? "gpu" : "cpu");
 }
 
+std::string sharded_loader_mode(const LoaderSettings& settings) {
+  return std::string("sharded/") + (settings.gpu() ? "exchange+copy" : "cpu") + "/" +
+         (settings.gpu_sampler ? "gpu" : "cpu");
+}
+
+void check_exchange(const LoaderSettings& settings, const FeatureStore& store, int64_t num_rows,
+                    const FeatureExchange& exchange) {
+  DGNN_CHECK(!settings.sources_in_place && settings.workers == 1 && store.begin_plan() < 0,
+             "sharded features: the loader must prepare batches with one worker, read no table "
+             "in place and plan no cache");
+  DGNN_CHECK(exchange.num_rows() == num_rows && exchange.dim() == store.dim(),
+             "sharded features: the exchange's table is ", exchange.num_rows(), " x ",
+             exchange.dim(), ", the dataset's ", num_rows, " x ", store.dim());
+}
+
 std::string MinibatchLoader::mode() const {
-  if (exchange_ == nullptr) return loader_mode(settings_, store_);
-  return std::string("sharded/") + (settings_.gpu() ? "exchange+copy" : "cpu") + "/" +
-         (settings_.gpu_sampler ? "gpu" : "cpu");
+  return exchange_ == nullptr ? loader_mode(settings_, store_) : sharded_loader_mode(settings_);
 }
 
 void MinibatchLoader::use_exchange(std::shared_ptr<FeatureExchange> exchange) {
-  DGNN_CHECK(!settings_.sources_in_place && settings_.workers == 1 && store_.begin_plan() < 0,
-             "sharded features: the loader must prepare batches with one worker, read no table "
-             "in place and plan no cache");
-  DGNN_CHECK(exchange->num_rows() == dataset_.num_nodes() && exchange->dim() == store_.dim(),
-             "sharded features: the exchange's table is ", exchange->num_rows(), " x ",
-             exchange->dim(), ", the dataset's ", dataset_.num_nodes(), " x ", store_.dim());
+  check_exchange(settings_, store_, dataset_.num_nodes(), *exchange);
   exchange_ = std::move(exchange);
 }
 

@@ -131,5 +131,11 @@ FeatureStore make_feature_store(const Dataset& dataset, const LoaderSettings& se
 void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode);
 // features/gather/sampler as a loader with these settings and store runs them.
 std::string loader_mode(const LoaderSettings& settings, const FeatureStore& store);
+// The same for a sharded table's exchange: "sharded/cpu/cpu" or "sharded/exchange+copy/gpu".
+std::string sharded_loader_mode(const LoaderSettings& settings);
+// Throws unless a loader with `settings` over a table of `num_rows` x `store`'s width can use
+// `exchange` (one worker, no table read in place, no cache plan, the same shape).
+void check_exchange(const LoaderSettings& settings, const FeatureStore& store, int64_t num_rows,
+                    const FeatureExchange& exchange);
 
 }  // namespace directgnn

@@ -71,18 +71,25 @@ at::Tensor needed_nodes(const LinkSplit& s, bool val, bool test) {
   return std::get<0>(at::_unique(at::cat(ids)));
 }
 
-// The final-layer embeddings of `nodes` (sorted ids), each rank computing its share.
+// The final-layer embeddings of `nodes` (sorted ids), each rank computing its share; a sharded
+// table's rows come over its exchange (a rank with no share still takes part).
 at::Tensor embed_nodes(GnnModel& model, const CsrGraph& graph, const at::Tensor& features,
-                       const at::Tensor& nodes, int64_t chunk, ProcessGroup* group) {
-  if (group == nullptr) return model.infer_nodes(graph, features, nodes, chunk);
-  const int64_t n = nodes.numel(), rank = group->rank(), ranks = group->size();
+                       const at::Tensor& nodes, const LinkEvalOptions& o) {
+  InferHooks hooks;
+  if (o.exchange != nullptr) {
+    hooks.input_rows = [&o](const at::Tensor& ids) { return o.exchange->gather(ids); };
+  }
+  if (o.group == nullptr) return model.infer_nodes(graph, features, nodes, o.chunk, hooks);
+  const int64_t n = nodes.numel(), rank = o.group->rank(), ranks = o.group->size();
   const int64_t lo = n * rank / ranks, hi = n * (rank + 1) / ranks;
   std::vector<at::Tensor> h{at::zeros({n, model.config().num_classes}, at::kFloat)};
   if (hi > lo) {
     h[0].narrow(0, lo, hi - lo)
-        .copy_(model.infer_nodes(graph, features, nodes.narrow(0, lo, hi - lo), chunk));
+        .copy_(model.infer_nodes(graph, features, nodes.narrow(0, lo, hi - lo), o.chunk, hooks));
+  } else if (o.exchange != nullptr) {
+    o.exchange->gather(at::empty({0}, at::kLong));
   }
-  group->all_reduce_sum(h);
+  o.group->all_reduce_sum(h);
   return h[0];
 }
 
@@ -99,7 +106,7 @@ LinkEvalResult evaluate_links(GnnModel& model, LinkDecoder& decoder, const CsrGr
   decoder.eval();
   DGNN_CHECK(o.val || o.test, "link evaluation: score the validation or the test split");
   const at::Tensor nodes = needed_nodes(split, o.val, o.test);
-  const at::Tensor h = embed_nodes(model, graph, features, nodes, o.chunk, o.group);
+  const at::Tensor h = embed_nodes(model, graph, features, nodes, o);
   LinkEvalResult r;
   if (o.val) {
     auto [vp, vn] =

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "dist/feature_exchange.h"
 #include "dist/process_group.h"
 #include "graph/csr_graph.h"
 #include "graph/link_split.h"
@@ -38,6 +39,9 @@ struct LinkEvalOptions {
   // Data-parallel ranks: each embeds an equal share of the nodes, summed into place across
   // ranks, then every rank scores every pair (the same metrics as one process).
   ProcessGroup* group = nullptr;
+  // A feature table sharded over the group's ranks: layer 0's input rows come from it, one
+  // exchange per rank (`features` is then not read).
+  FeatureExchange* exchange = nullptr;
 };
 
 struct LinkEvalResult {

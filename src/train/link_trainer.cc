@@ -20,6 +20,7 @@
 #include "train/checkpoint.h"
 #include "train/run_loop.h"
 #include "train/run_options.h"
+#include "train/sharding.h"
 #include "train/training_run.h"
 
 namespace directgnn {
@@ -30,7 +31,8 @@ LoaderSettings link_loader_settings(const TrainOptions& o, const Dataset& ds) {
   LoaderOptions lo = o.loader;
   lo.fanouts = resolved_fanouts(o);
   check_fanouts(lo.fanouts, o.model.layers);
-  return resolve_loader(lo, ds, o.group);
+  const LoaderSettings s = resolve_loader(lo, ds, o.group);
+  return shards_features(o, ds, s) ? sharded_loader_settings(s, o) : s;
 }
 
 class LinkTask final : public RunTask {
@@ -51,12 +53,29 @@ class LinkTask final : public RunTask {
     config_.validate();
     init_model();
     check_hits_k();
-    // Each rank trains on its own equal shard of every epoch's shuffled positives.
-    num_train_ = chosen_.split.train.size(0) / ranks_;
-    DGNN_CHECK(num_train_ > 0, "the link split has ", chosen_.split.train.size(0),
-               " training edges, fewer than the ", ranks_, " ranks");
+    if (shards_features(o, ds, loader_->settings())) {
+      exchange_ = make_exchange(ds, o, loader_->store());
+      loader_->use_exchange(exchange_);
+    }
+    if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {
+      // Each rank trains on the positives whose source node its part owns.
+      const at::Tensor& train = chosen_.split.train;
+      const PartShare share = part_share(exchange_->owners(train.select(1, 0).contiguous()), rank_,
+                                         ranks_, "training edges (by source node)");
+      part_positives_ = train.index_select(0, share.mine);
+      num_train_ = share.count;
+    } else {
+      // Each rank trains on its own equal shard of every epoch's shuffled positives.
+      num_train_ = chosen_.split.train.size(0) / ranks_;
+      DGNN_CHECK(num_train_ > 0, "the link split has ", chosen_.split.train.size(0),
+                 " training edges, fewer than the ", ranks_, " ranks");
+    }
     steps_ = loader_->steps(num_train_);
     if (link_.steps_per_epoch > 0) steps_ = std::min(steps_, link_.steps_per_epoch);
+    if (exchange_ != nullptr && o.remote_cache_gib > 0) {
+      cache_ranking_ =
+          fill_remote_cache(*exchange_, o, graphs_.graph, presample(epoch_positives(1)));
+    }
   }
 
   RunKind kind() const override { return RunKind::kLink; }
@@ -73,21 +92,15 @@ class LinkTask final : public RunTask {
   // epoch trains on), as node training ranks them by a pass over its seeds.
   std::string fill_cache(bool verbose) override {
     const at::Tensor positives = shuffled_rows(chosen_.split.train, mix64(o_.seed, 0xcac4e));
-    const int64_t batch = loader_->settings().batch_size;
-    const Presample presample{
-        steps_, [&](int64_t step) {
-          const int64_t start = step * batch;
-          const at::Tensor part =
-              positives.narrow(0, start, std::min(batch, positives.size(0) - start));
-          return loader_->sampler().sample(part, mix64(o_.seed, 0xcac4e, step)).sample.input_nodes;
-        }};
-    return fill_feature_cache(loader_->mutable_store(), graphs_.graph, presample, o_.loader.cache,
-                              verbose);
+    // An owner's cache keeps the rows of its part that every rank's batches read most.
+    return fill_feature_cache(loader_->mutable_store(), graphs_.graph, presample(positives),
+                              o_.loader.cache, verbose,
+                              exchange_ != nullptr ? owned_rows(ds_, o_, *exchange_) : OwnedRows());
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {
-    const at::Tensor mine = shuffled_rows(chosen_.split.train, mix64(o_.seed, 0xe90c, epoch))
-                                .narrow(0, rank_ * num_train_, num_train_);
+    const at::Tensor mine = epoch_positives(epoch);
+    if (exchange_ != nullptr) exchange_->clear_counts();
     // Rank r's step s draws from stream s·ranks + r: one stream per rank, a single process's
     // streams unchanged.
     const uint64_t seed = o_.seed;
@@ -127,8 +140,8 @@ class LinkTask final : public RunTask {
   Evaluation evaluate(ProcessGroup* group) override {
     if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
     LinkModel& model = cpu_model_ != nullptr ? *cpu_model_ : *model_;
-    const LinkEvalResult r =
-        evaluate_link_model(model, ds_.features, chosen_.split, graphs_, link_.hits_k, group);
+    const LinkEvalResult r = evaluate_link_model(model, ds_.features, chosen_.split, graphs_,
+                                                 link_.hits_k, group, exchange_.get());
     return link_evaluation(r, chosen_.split.negatives, link_.hits_k);
   }
 
@@ -140,6 +153,11 @@ class LinkTask final : public RunTask {
     directgnn::save_checkpoint(dir, *model_, *optimizer_, meta);
   }
 
+  // A sharded table's exchanges this epoch, as this rank saw them.
+  void write_epoch(nlohmann::json& record, std::string& text) override {
+    if (exchange_ != nullptr) write_exchange_counts(exchange_->counts(), record, text);
+  }
+
   void print_header(std::ostream& out) const override {
     const LoaderSettings& s = loader_->settings();
     const LinkSamplerOptions& n = link_.sampling;
@@ -148,6 +166,8 @@ class LinkTask final : public RunTask {
         << (ds_.directed ? " (the directed graph symmetrised)" : "") << ", " << ds_.feat_dim()
         << " features\n"
         << "Link split: " << chosen_.description << "\n"
+        << (exchange_ == nullptr ? std::string()
+                                 : sharding_header(ds_, o_, *exchange_, cache_ranking_))
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden << ", decoder " << decoder_kind_name(link_.decoder)
         << ", fan-out " << fanout_text(s.fanouts) << ", batch " << s.batch_size << " positive edges"
@@ -214,6 +234,28 @@ class LinkTask final : public RunTask {
     optimizer_ = make_optimizer(params_, o_);
   }
 
+  // This rank's positives of `epoch`, in order. Part positives: the epoch's shuffle of this
+  // part's, cut to the count every rank has; otherwise this rank's shard of the global shuffle.
+  at::Tensor epoch_positives(int64_t epoch) const {
+    const bool part = part_positives_.defined();
+    return shuffled_rows(part ? part_positives_ : chosen_.split.train,
+                         mix64(o_.seed, 0xe90c, epoch))
+        .narrow(0, part ? 0 : rank_ * num_train_, num_train_);
+  }
+
+  // One pass of the sampler over the first steps_ batches of `positives`, for a cache's ranking.
+  Presample presample(const at::Tensor& positives) const {
+    const int64_t batch = loader_->settings().batch_size;
+    const uint64_t seed = o_.seed;
+    const LinkLoader* loader = loader_.get();
+    return {steps_, [=](int64_t step) {
+              const int64_t start = step * batch;
+              const at::Tensor part =
+                  positives.narrow(0, start, std::min(batch, positives.size(0) - start));
+              return loader->sampler().sample(part, mix64(seed, 0xcac4e, step)).sample.input_nodes;
+            }};
+  }
+
   // OGB's Hits@K is 1 for every model when K reaches the shared negatives: refuse, not report.
   void check_hits_k() const {
     const LinkSplit& split = chosen_.split;
@@ -240,7 +282,10 @@ class LinkTask final : public RunTask {
   std::unique_ptr<LinkModel> model_, cpu_model_;  // GPU runs evaluate with a CPU copy
   std::vector<at::Tensor> params_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
-  int64_t num_train_ = 0, steps_ = 0;  // this rank's positives and steps per epoch
+  int64_t num_train_ = 0, steps_ = 0;          // this rank's positives and steps per epoch
+  std::shared_ptr<FeatureExchange> exchange_;  // sharded features
+  at::Tensor part_positives_;  // seed_assignment part: the positives this part's sources start
+  std::string cache_ranking_;  // how the remote rows copied here were ranked
   std::optional<LinkLoader::Epoch> batches_;
   LinkMinibatch batch_;
 };
@@ -256,10 +301,11 @@ LinkGraphs link_graphs(const ChosenLinkSplit& split, bool directed, bool use_val
 
 LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
                                    const LinkSplit& split, const LinkGraphs& graphs, int64_t hits_k,
-                                   ProcessGroup* group) {
+                                   ProcessGroup* group, FeatureExchange* exchange) {
   LinkEvalOptions eo;
   eo.hits_k = hits_k;
   eo.group = group;
+  eo.exchange = exchange;
   eo.test = !graphs.test_graph.has_value();  // else the test split on its own graph below
   LinkEvalResult r =
       evaluate_links(model.encoder(), model.decoder(), graphs.graph, features, split, eo);

@@ -66,10 +66,12 @@ struct LinkGraphs {
 };
 LinkGraphs link_graphs(const ChosenLinkSplit& split, bool directed, bool use_val_edges);
 
-// A split's metrics as training reports them, each split scored over its graph.
+// A split's metrics as training reports them, each split scored over its graph (a sharded
+// table's rows from `exchange`).
 LinkEvalResult evaluate_link_model(LinkModel& model, const at::Tensor& features,
                                    const LinkSplit& split, const LinkGraphs& graphs, int64_t hits_k,
-                                   ProcessGroup* group = nullptr);
+                                   ProcessGroup* group = nullptr,
+                                   FeatureExchange* exchange = nullptr);
 
 // A link checkpoint (its directory and description) made ready to score or embed: the options,
 // the model with its parameters, the split rebuilt from the dataset and the seed, and the

@@ -19,6 +19,7 @@
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/run_loop.h"
+#include "train/sharding.h"
 #include "train/training_run.h"
 
 namespace directgnn {
@@ -30,30 +31,6 @@ at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
   return out;
 }
 
-// Whether the run shards the feature table over its ranks (TrainOptions::shard_features): a
-// partitioned dataset with one part per rank, its rows in memory (host), exchanged on the CPU
-// (Gloo) and copied to a GPU rank's device.
-bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s) {
-  if (o.shard_features == FeatureSharding::kOff) return false;
-  const int ranks = o.group != nullptr ? o.group->size() : 1;
-  const int64_t parts = ds.partition.parts();
-  const bool fits = ranks > 1 && parts == ranks;
-  const bool supported = s.features == Placement::kHost;
-  // A rank that loaded its part's rows only (a table stored by part) must shard.
-  const bool partial = ds.feature_part >= 0;
-  if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && supported;
-  DGNN_CHECK_ARG(fits, "shard_features",
-                 "on needs a partitioned dataset (directgnn partition) with one part per rank: ",
-                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
-  DGNN_CHECK_ARG(supported, "shard_features",
-                 partial ? "auto: this rank holds only its part's feature rows (the dataset "
-                           "stores them by part), and a sharded table "
-                         : "on: a sharded table ",
-                 "is read from memory for now (features host); this run has features ",
-                 placement_name(s.features), partial ? "; or partition with whole features" : "");
-  return true;
-}
-
 // The data path: the default fan-outs, and layer 0 of SAGE and GCN (which aggregate before
 // they project) reading its sources from the feature table in place where the table allows.
 // A sharded table is fetched batch by batch, by one worker, in step order.
@@ -62,29 +39,9 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
   l.fanouts = resolved_fanouts(o);
   check_fanouts(l.fanouts, o.model.layers);
   LoaderSettings s = resolve_loader(l, ds, o.group);
-  if (shards_features(o, ds, s)) {
-    s.workers = 1;
-    // The next batch's exchange overlaps this one's step unless the depth was given.
-    if (!o.loader.prefetch) s.prefetch = std::max(1, s.prefetch);
-    return s;
-  }
+  if (shards_features(o, ds, s)) return sharded_loader_settings(s, o);
   s.sources_in_place = o.model.aggregates_sources_first() && can_read_sources_in_place(ds, s);
   return s;
-}
-
-// This rank's rows of a sharded table, and the exchange that fetches the others' (on a group
-// of its own, which the loader's worker uses while the training step all-reduces).
-std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o) {
-  const std::vector<int64_t>& offsets = ds.partition.offsets;
-  const int r = o.group->rank();
-  const at::Tensor mine = ds.feature_part >= 0
-                              ? ds.features
-                              : ds.features.narrow(0, offsets[r], offsets[r + 1] - offsets[r]);
-  auto exchange = std::make_shared<FeatureExchange>(offsets, FeatureStore(mine, Placement::kHost),
-                                                    o.group->subgroup("features", true));
-  DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
-                 o.remote_cache_gib);
-  return exchange;
 }
 
 ModelConfig model_config(const TrainOptions& o, const Dataset& ds) {
@@ -121,7 +78,7 @@ class NodeTask final : public RunTask {
         ranks_(o.group != nullptr ? o.group->size() : 1) {
     init_model();
     if (shards_features(o, ds, loader_.settings())) {
-      exchange_ = make_exchange(ds, o);
+      exchange_ = make_exchange(ds, o, loader_.store());
       loader_.use_exchange(exchange_);
     }
     if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {
@@ -148,7 +105,13 @@ class NodeTask final : public RunTask {
 
   std::string fill_cache(bool verbose) override {
     const at::Tensor seeds = shuffled(chosen_.split.train, mix64(o_.seed, 0xcac4e));
-    return fill_feature_cache(loader_, ds_, seeds, o_.seed, loader_.settings().cache, verbose);
+    if (exchange_ == nullptr) {
+      return fill_feature_cache(loader_, ds_, seeds, o_.seed, loader_.settings().cache, verbose);
+    }
+    // An owner's cache keeps the rows of its part that every rank's batches read most.
+    return fill_feature_cache(loader_.mutable_store(), ds_.graph,
+                              node_presample(loader_, seeds, o_.seed), loader_.settings().cache,
+                              verbose, owned_rows(ds_, o_, *exchange_));
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {
@@ -208,25 +171,7 @@ class NodeTask final : public RunTask {
 
   // A sharded table's exchanges this epoch, as this rank saw them.
   void write_epoch(nlohmann::json& record, std::string& text) override {
-    if (exchange_ == nullptr) return;
-    const ExchangeCounts c = exchange_->counts();
-    const double steps = std::max<int64_t>(1, c.gathers);
-    const double remote = c.rows > 0 ? static_cast<double>(c.remote_rows) / c.rows : 0.0;
-    record["exchange"] = {
-        {"bytes_sent", c.bytes_sent},
-        {"bytes_received", c.bytes_received},
-        {"bytes_received_per_step", c.bytes_received / steps},
-        {"seconds", c.seconds},
-        {"rows", c.rows},
-        {"remote_rows", c.remote_rows},
-        {"remote_row_fraction", remote},
-        {"cache_hits", c.cache_hits},
-        {"cache_hit_rate",
-         c.remote_rows > 0 ? static_cast<double>(c.cache_hits) / c.remote_rows : 0.0}};
-    char line[128];
-    std::snprintf(line, sizeof(line), " | Remote rows %.1f%%, %.1f MB in", 100 * remote,
-                  c.bytes_received / 1e6);
-    text += line;
+    if (exchange_ != nullptr) write_exchange_counts(exchange_->counts(), record, text);
   }
 
   void print_header(std::ostream& out) const override {
@@ -235,13 +180,8 @@ class NodeTask final : public RunTask {
         << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
         << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
         << "Split: " << chosen_.description << "\n"
-        << (exchange_ == nullptr
-                ? std::string()
-                : "Sharded features: " + std::to_string(ranks_) + " parts (" +
-                      ds_.partition.method + "), seeds by " +
-                      seed_assignment_name(o_.seed_assignment) + ", a copy of " +
-                      std::to_string(exchange_->cached_rows()) + " remote rows here" +
-                      (cache_ranking_.empty() ? "" : " (by " + cache_ranking_ + ")") + "\n")
+        << (exchange_ == nullptr ? std::string()
+                                 : sharding_header(ds_, o_, *exchange_, cache_ranking_))
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")
@@ -315,14 +255,9 @@ class NodeTask final : public RunTask {
   // each epoch, so all take the same number of steps.
   void take_part_seeds() {
     const at::Tensor& train = chosen_.split.train;
-    const at::Tensor owner = exchange_->owners(train);
-    part_seeds_ = train.index_select(0, at::nonzero(owner == rank_).squeeze(1));
-    const at::Tensor counts = at::bincount(owner, {}, ranks_);
-    num_train_ = counts.min().item<int64_t>();
-    DGNN_CHECK(num_train_ > 0, "seed_assignment part: part ", counts.argmin().item<int64_t>(),
-               " owns none of the split's ", train.numel(),
-               " training nodes; partition with the run's split and seed, or "
-               "assign seeds globally");
+    const PartShare share = part_share(exchange_->owners(train), rank_, ranks_, "training nodes");
+    part_seeds_ = train.index_select(0, share.mine);
+    num_train_ = share.count;
   }
 
   // This rank's seeds of `epoch`, in order. Part seeds: the epoch's shuffle of this part's
@@ -333,20 +268,11 @@ class NodeTask final : public RunTask {
         .narrow(0, part ? 0 : rank_ * num_train_, num_train_);
   }
 
-  // The replicated copy of remote rows (remote_cache_gib): the other ranks' rows this rank's
-  // first epoch, sampled once ahead, reads most (or, with feature_cache_rank degree, those of
-  // the highest in-degree nodes). Every rank fills its copy at once (one exchange).
+  // The replicated copy of remote rows (remote_cache_gib), ranked by this rank's first epoch.
   void fill_remote_cache() {
-    const bool by_degree = o_.loader.cache.ranking == disk::CacheRanking::kDegree;
-    const at::Tensor ranked =
-        by_degree ? rank_rows_by_degree(ds_.graph)
-                  : rank_rows_by_counts(presample_counts(loader_, ds_.graph, epoch_seeds(1),
-                                                         mix64(o_.seed, 0xcac4e)),
-                                        ds_.graph);
-    const auto bytes = static_cast<double>(exchange_->local().row_bytes());
-    exchange_->cache_remote_rows(ranked,
-                                 static_cast<int64_t>(o_.remote_cache_gib * (1 << 30) / bytes));
-    cache_ranking_ = disk::cache_ranking_name(o_.loader.cache.ranking);
+    cache_ranking_ = directgnn::fill_remote_cache(
+        *exchange_, o_, ds_.graph,
+        node_presample(loader_, epoch_seeds(1), mix64(o_.seed, 0xcac4e)));
   }
 
   void init_model() {

@@ -121,7 +121,7 @@ struct TrainOptions {
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
   // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.
   ProcessGroup* group = nullptr;
-  FeatureSharding shard_features = FeatureSharding::kAuto;  // node classification
+  FeatureSharding shard_features = FeatureSharding::kAuto;  // homogeneous node and link runs
   SeedAssignment seed_assignment = SeedAssignment::kPart;   // with sharded features
   // With sharded features: each rank keeps a copy of the other ranks' rows of the highest
   // in-degree nodes, up to this many GiB, and never fetches those (0: no copies).

@@ -4,71 +4,21 @@
 #include "dist/feature_exchange.h"
 
 #include <ATen/ATen.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <exception>
-#include <thread>
-
+#include "dist/two_ranks.h"
+#include "io/npy.h"
 #include "test_util.h"
 
 namespace directgnn {
 namespace {
 
-// A port no one listens on now (the kernel's pick for a socket bound to port 0).
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::unique_ptr<ProcessGroup> join(int rank, int size, int port) {
-  DistEnv env;
-  env.rank = rank;
-  env.world_size = size;
-  env.local_rank = rank;
-  env.local_world_size = size;
-  env.master_port = port;
-  DistOptions options;
-  options.backend = DistBackend::kGloo;
-  options.timeout = std::chrono::seconds(30);
-  return ProcessGroup::create(env, options);
-}
+using testing::on_two_ranks;
 
 FeatureExchange exchange_of(const at::Tensor& table, const std::vector<int64_t>& offsets,
                             const ProcessGroup& group) {
   const int r = group.rank();
   FeatureStore mine(table.narrow(0, offsets[r], offsets[r + 1] - offsets[r]).contiguous());
   return FeatureExchange(offsets, std::move(mine), group.subgroup("features"));
-}
-
-// Runs `body(rank, group)` on two ranks, each on its own thread; rethrows what one threw.
-template <typename Body>
-void on_two_ranks(Body body) {
-  const int port = free_port();
-  std::vector<std::exception_ptr> errors(2);
-  auto rank_main = [&](int r) {
-    try {
-      auto group = join(r, 2, port);
-      body(r, *group);
-    } catch (...) {
-      errors[r] = std::current_exception();
-    }
-  };
-  std::thread a(rank_main, 0), b(rank_main, 1);
-  a.join();
-  b.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 TEST(FeatureExchange, GroupOfOneGathersItsOwnRows) {
@@ -141,6 +91,36 @@ TEST(FeatureExchange, CachedRemoteRowsAreServedLocally) {
   EXPECT_EQ(counts[1].cache_hits, 2);
   EXPECT_EQ(counts[1].remote_rows, 3);
   EXPECT_EQ(counts[0].bytes_received, 1 * 8 + 1 * 16 + 8);
+}
+
+// An owner serves its rows from the table it was given in whatever placement: its part alone
+// in memory on rank 0, the whole table read from disk (its part beginning at row 4) on rank 1.
+TEST(FeatureExchange, OwnersServeFromADiskTableOrTheirPartAlone) {
+  TempDirectory dir;
+  const at::Tensor table = at::randn({10, 3});
+  const std::string path = dir.file("features.npy");
+  save_npy(path, table);
+  const std::vector<int64_t> offsets{0, 4, 10};
+  const at::Tensor ask = at::tensor({9, 0, 5, 3, 4, 9}, at::kLong);
+  std::vector<at::Tensor> got(2);
+  on_two_ranks([&](int r, ProcessGroup& group) {
+    const FeatureStore store = r == 1 ? FeatureStore::on_disk(load_npy(path), path, {})
+                                      : FeatureStore(table.narrow(0, 0, 4).contiguous());
+    FeatureExchange ex(offsets, store, offsets[r], group.subgroup("features"));
+    got[r] = ex.gather(ask);
+  });
+  EXPECT_TRUE(got[0].equal(table.index_select(0, ask)));
+  EXPECT_TRUE(got[1].equal(table.index_select(0, ask)));
+  // A part running past the end of its table is refused, naming the rows.
+  on_two_ranks([&](int r, ProcessGroup& group) {
+    const FeatureStore store(table.narrow(0, 0, 8).contiguous());
+    if (r == 0) {
+      FeatureExchange(offsets, store, 0, group.subgroup("features"));
+    } else {
+      EXPECT_ERROR_CONTAINS(FeatureExchange(offsets, store, 4, group.subgroup("features")),
+                            "serves its part's 6 rows from row 4 of a table of 8");
+    }
+  });
 }
 
 }  // namespace

@@ -238,6 +238,14 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
   std::string line;
   std::getline(sharded_lines, line);
   EXPECT_GT(nlohmann::json::parse(line)["exchange"]["cache_hits"].get<int64_t>(), 0) << line;
+  // Each owner serving its part's rows from disk, with a RAM cache of the hottest of them.
+  const CommandResult disk = run(args + dir.file("d.jsonl") +
+                                 " --epochs 3 --seed-assignment global --features disk"
+                                 " --feature-cache-gib 0.001");
+  ASSERT_EQ(disk.status, 0) << disk.output;
+  EXPECT_NE(disk.output.find("rows (13.9% of this rank's part)"), std::string::npos)
+      << disk.output;
+  EXPECT_EQ(final_record(dir.file("d.jsonl"))["param_digest"], s["param_digest"]);
   // Each part's own seeds (the default): half the rows a batch reads are the other rank's.
   const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 10");
   ASSERT_EQ(own.status, 0) << own.output;
@@ -257,6 +265,46 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
       run("launch -n 2 -- train --dataset " + cora + " --epochs 1 --shard-features on");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.output.find("needs a partitioned dataset"), std::string::npos) << bad.output;
+}
+
+// Link prediction on the same parts: with the replicated run's seed assignment the sharded run
+// ends with its parameters; with each part's own positives (those whose source it owns) it
+// still learns, and one process scoring the saved model finds the metrics the ranks recorded.
+TEST(Distributed, ShardedFeaturesTrainLinksAsTheReplicatedRunDoes) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const std::string parts = partitioned_cora(cora, dir, 3);
+  const std::string args = "launch -n 2 -- train --task link --dataset " + parts +
+                           " --threads 1 --seed 1 --hidden 64 --fan-out 10,10 --batch-size 128"
+                           " --metrics ";
+  const CommandResult sharded = run(
+      args + dir.file("s.jsonl") + " --epochs 2 --seed-assignment global --remote-cache-gib 0.001");
+  ASSERT_EQ(sharded.status, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("Sharded features: 2 parts (random), seeds by global, a copy of "
+                                "187 remote rows here (by presample)"),
+            std::string::npos)
+      << sharded.output;
+  EXPECT_NE(sharded.output.find("mode sharded/cpu/cpu"), std::string::npos) << sharded.output;
+  const CommandResult replicated =
+      run(args + dir.file("r.jsonl") + " --epochs 2 --shard-features off");
+  ASSERT_EQ(replicated.status, 0) << replicated.output;
+  EXPECT_EQ(final_record(dir.file("s.jsonl"))["param_digest"],
+            final_record(dir.file("r.jsonl"))["param_digest"]);
+  const CommandResult own = run(args + dir.file("o.jsonl") +
+                                " --epochs 10 --eval-every 5 --checkpoint " + dir.file("ck"));
+  ASSERT_EQ(own.status, 0) << own.output;
+  std::ifstream lines(dir.file("o.jsonl"));
+  std::string line;
+  std::getline(lines, line);
+  const nlohmann::json first = nlohmann::json::parse(line);
+  const double remote = first["exchange"]["remote_row_fraction"].get<double>();
+  EXPECT_GT(remote, 0.3) << line;
+  EXPECT_LT(remote, 0.7) << line;
+  EXPECT_GE(final_record(dir.file("o.jsonl"))["test"]["roc_auc"].get<double>(), 0.85) << own.output;
+  const CommandResult e = run("eval --checkpoint " + dir.file("ck") + " --dataset " + parts);
+  ASSERT_EQ(e.status, 0) << e.output;
+  EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
+      << e.output;
 }
 
 }  // namespace

@@ -1,0 +1,111 @@
+#include "train/sharding.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "directgnn/error.h"
+
+namespace directgnn {
+
+bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s) {
+  if (o.shard_features == FeatureSharding::kOff) return false;
+  const int ranks = o.group != nullptr ? o.group->size() : 1;
+  const int64_t parts = ds.partition.parts();
+  const bool fits = ranks > 1 && parts == ranks;
+  // An owner serves rows from its table in host, pinned or disk placement (each rank's own
+  // device memory would need the NCCL path).
+  const bool supported = s.features != Placement::kDevice;
+  // A rank that loaded its part's rows only (a table stored by part) must shard.
+  const bool partial = ds.feature_part >= 0;
+  if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && supported;
+  DGNN_CHECK_ARG(fits, "shard_features",
+                 "on needs a partitioned dataset (directgnn partition) with one part per rank: ",
+                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
+  DGNN_CHECK_ARG(supported, "shard_features",
+                 partial ? "auto: this rank holds only its part's feature rows (the dataset "
+                           "stores them by part), and a sharded table "
+                         : "on: a sharded table ",
+                 "is served from host, pinned or disk placement; this run has features ",
+                 placement_name(s.features), partial ? "; or partition with whole features" : "");
+  DGNN_CHECK_ARG(s.cache.policy != disk::CachePolicy::kLookahead, "feature_cache_policy",
+                 "lookahead plans a loader's own batches, but a sharded table's owner serves "
+                 "every rank's; use sieve or static");
+  return true;
+}
+
+LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o) {
+  s.workers = 1;
+  // The next batch's exchange overlaps this one's step unless the depth was given.
+  if (!o.loader.prefetch) s.prefetch = std::max(1, s.prefetch);
+  s.cache.policy = disk::resolve_cache_policy(s.cache.policy, /*plans=*/false);
+  return s;
+}
+
+std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o,
+                                               const FeatureStore& table) {
+  const std::vector<int64_t>& offsets = ds.partition.offsets;
+  DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
+                 o.remote_cache_gib);
+  const int64_t first_row = ds.feature_part >= 0 ? 0 : offsets[o.group->rank()];
+  return std::make_shared<FeatureExchange>(offsets, table, first_row,
+                                           o.group->subgroup("features", true));
+}
+
+OwnedRows owned_rows(const Dataset& ds, const TrainOptions& o, const FeatureExchange& exchange) {
+  const int r = o.group->rank();
+  return {ds.partition.offsets[r], ds.partition.offsets[r + 1], exchange.first_row()};
+}
+
+std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
+                              const CsrGraph& graph, const Presample& presample) {
+  const bool by_degree = o.loader.cache.ranking == disk::CacheRanking::kDegree;
+  const at::Tensor ranked =
+      by_degree ? rank_rows_by_degree(graph)
+                : rank_rows_by_counts(presample_counts(presample, graph.num_nodes()), graph);
+  const auto bytes = static_cast<double>(exchange.local().row_bytes());
+  exchange.cache_remote_rows(ranked, static_cast<int64_t>(o.remote_cache_gib * (1 << 30) / bytes));
+  return disk::cache_ranking_name(o.loader.cache.ranking);
+}
+
+PartShare part_share(const at::Tensor& owner, int rank, int ranks, const std::string& what) {
+  PartShare share;
+  share.mine = at::nonzero(owner == rank).squeeze(1);
+  const at::Tensor counts = at::bincount(owner, {}, ranks);
+  share.count = counts.min().item<int64_t>();
+  DGNN_CHECK(share.count > 0, "seed_assignment part: part ", counts.argmin().item<int64_t>(),
+             " owns none of the split's ", owner.numel(), " ", what,
+             "; partition with the run's split and seed, or assign seeds globally");
+  return share;
+}
+
+void write_exchange_counts(const ExchangeCounts& c, nlohmann::json& record, std::string& text) {
+  const double steps = std::max<int64_t>(1, c.gathers);
+  const double remote = c.rows > 0 ? static_cast<double>(c.remote_rows) / c.rows : 0.0;
+  record["exchange"] = {
+      {"bytes_sent", c.bytes_sent},
+      {"bytes_received", c.bytes_received},
+      {"bytes_received_per_step", c.bytes_received / steps},
+      {"seconds", c.seconds},
+      {"rows", c.rows},
+      {"remote_rows", c.remote_rows},
+      {"remote_row_fraction", remote},
+      {"cache_hits", c.cache_hits},
+      {"cache_hit_rate",
+       c.remote_rows > 0 ? static_cast<double>(c.cache_hits) / c.remote_rows : 0.0}};
+  char line[128];
+  std::snprintf(line, sizeof(line), " | Remote rows %.1f%%, %.1f MB in", 100 * remote,
+                c.bytes_received / 1e6);
+  text += line;
+}
+
+std::string sharding_header(const Dataset& ds, const TrainOptions& o,
+                            const FeatureExchange& exchange, const std::string& cache_ranking) {
+  return "Sharded features: " + std::to_string(ds.partition.parts()) + " parts (" +
+         ds.partition.method + "), seeds by " + seed_assignment_name(o.seed_assignment) +
+         ", a copy of " + std::to_string(exchange.cached_rows()) + " remote rows here" +
+         (cache_ranking.empty() ? "" : " (by " + cache_ranking + ")") + "\n";
+}
+
+}  // namespace directgnn

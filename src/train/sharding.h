@@ -1,0 +1,69 @@
+// A feature table sharded over a run's ranks (TrainOptions::shard_features), as node
+// classification and link prediction share it: whether the run shards, the exchange that
+// fetches other ranks' rows, its replicated cache of remote rows, each part's own seeds, and
+// what the epoch record and the header say. Internal to train/.
+#pragma once
+
+#include <ATen/Tensor.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "dist/feature_exchange.h"
+#include "io/dataset.h"
+#include "loader/feature_cache.h"
+#include "loader/options.h"
+#include "train/trainer.h"
+
+namespace directgnn {
+
+// Whether the run shards the feature table over its ranks: a partitioned dataset with one part
+// per rank, each owner serving its rows from its table (host, pinned, or disk with its cache),
+// exchanged on the CPU (Gloo) and copied to a GPU rank's device. Throws naming the option when
+// sharding is asked for (or forced, by a rank that holds only its part's rows) and the run
+// cannot.
+bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s);
+
+// A sharded run's loader settings: one worker prepares batches in step order, the next
+// batch's exchange overlaps this one's step unless the prefetch depth was given, and a disk
+// cache plans nothing ahead (its owner serves every rank's batches).
+LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o);
+
+// The exchange that serves this rank's rows from `table` (the loader's store: the whole table,
+// or this part's rows when the dataset stores them by part; kept alive by the caller) and
+// fetches the others' (on a group of its own, which the loader's worker uses while the
+// training step all-reduces).
+std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o,
+                                               const FeatureStore& table);
+
+// This rank's part of the table `exchange` serves, for its disk cache's fill
+// (fill_feature_cache ranks those rows only).
+OwnedRows owned_rows(const Dataset& ds, const TrainOptions& o, const FeatureExchange& exchange);
+
+// Fills the exchange's replicated copy of remote rows (remote_cache_gib): the rows `presample`
+// (this rank's first epoch, sampled ahead) reads most or, with feature_cache_rank degree, those
+// of `graph`'s highest in-degree nodes. A collective. Returns how the rows were ranked.
+std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
+                              const CsrGraph& graph, const Presample& presample);
+
+// Positions (int64) of the entries of `owner` (the owning rank of each training item) that
+// `rank` owns, and the count every rank takes each epoch: the fewest any rank owns, so every
+// rank takes the same number of steps. `what` names the items in the error when a part owns
+// none.
+struct PartShare {
+  at::Tensor mine;
+  int64_t count = 0;
+};
+PartShare part_share(const at::Tensor& owner, int rank, int ranks, const std::string& what);
+
+// The epoch record's "exchange" object (this rank's exchanges this epoch) and the epoch line's
+// remote fraction and megabytes received.
+void write_exchange_counts(const ExchangeCounts& c, nlohmann::json& record, std::string& text);
+
+// "Sharded features: 2 parts (metis), seeds by part, a copy of 187 remote rows here (by
+// presample)\n".
+std::string sharding_header(const Dataset& ds, const TrainOptions& o,
+                            const FeatureExchange& exchange, const std::string& cache_ranking);
+
+}  // namespace directgnn
