@@ -22,7 +22,7 @@ std::string graph_placement_name(GraphPlacement placement) {
   return placement == GraphPlacement::kPinned ? "pinned" : "device";
 }
 
-Sampler::Sampler(const CsrGraph& graph, SamplerOptions options)
+Sampler::Sampler(const CsrGraph& graph, SamplerOptions options, std::shared_ptr<HopSource> hops)
     : graph_(graph), options_(std::move(options)) {
   DGNN_CHECK_ARG(!options_.fanouts.empty(), "fanouts",
                  "the list is empty; give one value per layer, e.g. 10,10");
@@ -40,8 +40,10 @@ Sampler::Sampler(const CsrGraph& graph, SamplerOptions options)
                        graph.weights.device().is_cpu()),
                   "sampler: edge weights must be a contiguous float32 CPU tensor (validate_csr "
                   "makes them one)");
+  DGNN_CHECK_ARG(hops == nullptr || (options_.device.is_cpu() && !options_.edge_ids), "sampler",
+                 "a partitioned structure is sampled on the CPU, without edge ids");
   // The CPU twin also gives the degrees (which the GPU twin copies) and the CPU's samples.
-  cpu_ = std::make_unique<cpu::NeighborSampler>(graph, options_);
+  cpu_ = std::make_unique<cpu::NeighborSampler>(graph, options_, std::move(hops));
   if (options_.device.is_cuda()) {
     if (!options_.device.has_index()) options_.device = c10::Device(c10::kCUDA, 0);
     gpu_ = std::make_unique<gpu::NeighborSampler>(graph, options_, cpu_->degrees());

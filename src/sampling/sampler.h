@@ -36,6 +36,27 @@ enum class GraphPlacement { kPinned, kDevice };
 GraphPlacement parse_graph_placement(const std::string& name);
 std::string graph_placement_name(GraphPlacement placement);
 
+// One hop's draw for a frontier: a CSR over its rows, in global ids.
+struct HopPicks {
+  at::Tensor offsets;  // int64 [rows + 1]
+  at::Tensor picked;   // int64 [edges]
+};
+
+// The rows of a graph spread over processes (a partitioned structure: each holds the in-edges
+// of the nodes it owns; dist/hop_exchange.h). Every hop's picks come from draw(), which asks
+// the frontier rows' owners: a collective, called once per hop by every process in step (an
+// empty frontier still takes part), one call at a time.
+class HopSource {
+ public:
+  virtual ~HopSource() = default;
+  // The picks of `frontier` (int64 global ids) as sampling/cpu/neighbor_sampler.h draws them:
+  // keyed by (seed, hop, node), so the same as one process with the whole graph draws.
+  virtual HopPicks draw(const at::Tensor& frontier, int64_t fanout, uint64_t seed,
+                        uint64_t hop) = 0;
+  // float32 [N]: every node's degree in the whole graph (Block::src_degree).
+  virtual const at::Tensor& degrees() const = 0;
+};
+
 struct SamplerOptions {
   std::vector<int64_t> fanouts;  // per hop, seed hop first; each positive or -1 (all)
   SampleMode mode = SampleMode::kFreshPerLayer;
@@ -56,8 +77,10 @@ class NeighborSampler;
 
 class Sampler {
  public:
-  // The graph (contiguous CPU tensors) must outlive the sampler.
-  Sampler(const CsrGraph& graph, SamplerOptions options);
+  // The graph (contiguous CPU tensors) must outlive the sampler. `hops`: a partitioned
+  // structure's draws (CPU only, no edge ids), every hop's picks then asked of their owners
+  // (the graph holds this process's rows only); null: the graph is whole, drawn here.
+  Sampler(const CsrGraph& graph, SamplerOptions options, std::shared_ptr<HopSource> hops = nullptr);
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;

@@ -174,12 +174,30 @@ void drop_excluded(HopDraw& draw, const int64_t* frontier, int64_t rows,
 
 }  // namespace
 
+HopPicks draw_rows(const CsrGraph& graph, const at::Tensor& frontier, int64_t fanout, uint64_t seed,
+                   uint64_t hop, bool weighted) {
+  const at::Tensor rows = frontier.to(at::kLong).contiguous();
+  const HopInput in{graph.indptr.data_ptr<int64_t>(),
+                    weighted ? graph.weights.data_ptr<float>() : nullptr,
+                    rows.data_ptr<int64_t>(),
+                    rows.numel(),
+                    fanout,
+                    seed,
+                    hop};
+  HopDraw draw = draw_hop(graph, in, /*with_edges=*/false);
+  return {std::move(draw.offsets), std::move(draw.picked)};
+}
+
 double weighted_key(uint64_t node_key, int64_t j, float w) {
   return weighted_pick::key(node_key, j, w);
 }
 
-NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& options)
-    : graph_(graph), options_(options), degree_(graph.degrees().to(at::kFloat)) {
+NeighborSampler::NeighborSampler(const CsrGraph& graph, const SamplerOptions& options,
+                                 std::shared_ptr<HopSource> hops)
+    : graph_(graph),
+      options_(options),
+      hops_(std::move(hops)),
+      degree_(hops_ != nullptr ? hops_->degrees() : graph.degrees().to(at::kFloat)) {
   // The front door (sampling/sampler.cc) has checked the fan-outs and the weights.
 }
 
@@ -269,7 +287,17 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed,
                       options_.fanouts[hop],
                       seed,
                       static_cast<uint64_t>(hop)};
-    HopDraw draw = draw_hop(graph_, in, options_.edge_ids);
+    HopDraw draw;
+    if (hops_ != nullptr) {
+      // A partitioned structure: the frontier rows' owners draw them (a collective).
+      HopPicks picks =
+          hops_->draw(at::from_blob(const_cast<int64_t*>(in.frontier), {in.rows}, at::kLong),
+                      in.fanout, seed, hop);
+      draw.offsets = std::move(picks.offsets);
+      draw.picked = std::move(picks.picked);
+    } else {
+      draw = draw_hop(graph_, in, options_.edge_ids);
+    }
     if (exclude != nullptr && !exclude->empty())
       drop_excluded(draw, in.frontier, in.rows, *exclude);
     relabel(draw.picked, nodes, local);

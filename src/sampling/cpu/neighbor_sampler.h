@@ -25,11 +25,17 @@ namespace directgnn::cpu {
 // are the GPU's), for the test that checks them.
 double weighted_key(uint64_t node_key, int64_t j, float w);
 
+// One hop's draw for `frontier` (int64 global ids of rows `graph` holds) as the sampler below
+// draws it: node v's picks keyed by (seed, hop, v), by the graph's weights when `weighted`.
+HopPicks draw_rows(const CsrGraph& graph, const at::Tensor& frontier, int64_t fanout, uint64_t seed,
+                   uint64_t hop, bool weighted);
+
 class NeighborSampler {
  public:
   // `options.fanouts` must be non-empty; each entry positive or -1; `options.weighted` needs the
   // graph's weights. The graph must outlive the sampler. The device is not this twin's concern.
-  NeighborSampler(const CsrGraph& graph, const SamplerOptions& options);
+  NeighborSampler(const CsrGraph& graph, const SamplerOptions& options,
+                  std::shared_ptr<HopSource> hops = nullptr);
   ~NeighborSampler();
 
   // Samples the blocks for `seeds` (int64 global ids, distinct), leaving out the edges that
@@ -49,7 +55,8 @@ class NeighborSampler {
 
   const CsrGraph& graph_;
   SamplerOptions options_;
-  at::Tensor degree_;  // float32 [N], for Block::src_degree
+  std::shared_ptr<HopSource> hops_;  // a partitioned structure's draws (Sampler's constructor)
+  at::Tensor degree_;                // float32 [N], for Block::src_degree
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Workspace>> free_;
 };

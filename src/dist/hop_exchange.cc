@@ -1,0 +1,147 @@
+#include "dist/hop_exchange.h"
+
+#include <ATen/ATen.h>
+
+#include "core/clock.h"
+#include "directgnn/error.h"
+#include "sampling/cpu/neighbor_sampler.h"
+
+namespace directgnn {
+namespace {
+
+std::vector<int64_t> as_list(const at::Tensor& counts) {
+  const at::Tensor c = counts.contiguous();
+  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+}
+
+// Sums of `values` over consecutive segments of `lengths` entries (int64 [P]).
+at::Tensor segment_sums(const at::Tensor& values, const std::vector<int64_t>& lengths) {
+  at::Tensor out = at::zeros({static_cast<int64_t>(lengths.size())}, at::kLong);
+  const int64_t* v = values.data_ptr<int64_t>();
+  int64_t* o = out.data_ptr<int64_t>();
+  int64_t at = 0;
+  for (size_t k = 0; k < lengths.size(); ++k) {
+    for (int64_t i = 0; i < lengths[k]; ++i) o[k] += v[at++];
+  }
+  return out;
+}
+
+// The CSR offsets (int64 [n + 1]) of per-row `counts`.
+at::Tensor offsets_of(const at::Tensor& counts) {
+  return at::cat({at::zeros({1}, at::kLong), counts.cumsum(0)});
+}
+
+}  // namespace
+
+CsrGraph partitioned_rows(const CsrGraph& graph, int64_t begin, int64_t end) {
+  const int64_t n = graph.num_nodes();
+  DGNN_CHECK(begin >= 0 && begin <= end && end <= n, "partitioned rows: [", begin, ", ", end,
+             ") is not a range of the graph's ", n, " nodes");
+  const int64_t first = graph.indptr[begin].item<int64_t>();
+  const int64_t last = graph.indptr[end].item<int64_t>();
+  CsrGraph out;
+  // Rows before `begin` are empty at 0, rows from `end` on empty at the part's edge count.
+  out.indptr = at::cat({at::zeros({begin}, at::kLong),
+                        graph.indptr.narrow(0, begin, end - begin + 1) - first,
+                        at::full({n - end}, last - first, at::kLong)});
+  out.indices = graph.indices.narrow(0, first, last - first).clone();
+  if (graph.weights.defined()) out.weights = graph.weights.narrow(0, first, last - first).clone();
+  return out;
+}
+
+HopExchange::HopExchange(std::vector<int64_t> offsets, const CsrGraph& graph, bool weighted,
+                         std::unique_ptr<ProcessGroup> group)
+    : offsets_(std::move(offsets)), graph_(graph), weighted_(weighted), group_(std::move(group)) {
+  DGNN_CHECK(group_ != nullptr, "hop exchange: no process group");
+  const int parts = group_->size(), r = group_->rank();
+  DGNN_CHECK(static_cast<int>(offsets_.size()) == parts + 1, "hop exchange: ", parts,
+             " ranks need ", parts + 1, " offsets, got ", offsets_.size());
+  for (size_t k = 1; k < offsets_.size(); ++k) {
+    DGNN_CHECK(offsets_[k] >= offsets_[k - 1], "hop exchange: offsets must ascend");
+  }
+  DGNN_CHECK(graph.num_nodes() == offsets_.back(), "hop exchange: the graph has ",
+             graph.num_nodes(), " rows, the partition ", offsets_.back(), " nodes");
+  DGNN_CHECK(!weighted || graph.weights.defined(), "hop exchange: a weighted draw needs weights");
+  offsets_tensor_ =
+      at::tensor(std::vector<int64_t>(offsets_.begin() + 1, offsets_.end() - 1), at::kLong);
+  // Every rank sends its nodes' degrees to every rank.
+  const int64_t mine = offsets_[r + 1] - offsets_[r];
+  const at::Tensor own = graph.degrees().narrow(0, offsets_[r], mine).to(at::kFloat);
+  std::vector<int64_t> sizes;
+  for (int k = 0; k < parts; ++k) sizes.push_back(offsets_[k + 1] - offsets_[k]);
+  degrees_ = at::empty({offsets_.back()}, at::kFloat);
+  group_->all_to_all(degrees_, own.repeat({parts}), sizes,
+                     std::vector<int64_t>(static_cast<size_t>(parts), mine));
+}
+
+HopPicks HopExchange::draw(const at::Tensor& frontier_in, int64_t fanout, uint64_t seed,
+                           uint64_t hop) {
+  const at::Tensor frontier = frontier_in.to(at::kLong).contiguous();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto start = Clock::now();
+  const int parts = group_->size(), r = group_->rank();
+  const std::vector<int64_t> ones(static_cast<size_t>(parts), 1);
+  // 1. The frontier grouped by owner (a stable sort keeps each owner's rows in order).
+  const at::Tensor owner =
+      at::searchsorted(offsets_tensor_, frontier, /*out_int32=*/false, /*right=*/true);
+  const at::Tensor order = std::get<1>(at::sort(owner, /*stable=*/true, 0, false));
+  const at::Tensor send_counts = at::bincount(owner, {}, parts).to(at::kLong);
+  at::Tensor recv_counts = at::empty({parts}, at::kLong);
+  group_->all_to_all(recv_counts, send_counts, ones, ones);
+  const std::vector<int64_t> sent = as_list(send_counts), received = as_list(recv_counts);
+  int64_t total = 0;
+  for (int64_t c : received) total += c;
+  at::Tensor wanted = at::empty({total}, at::kLong);
+  group_->all_to_all(wanted, frontier.index_select(0, order), received, sent);
+  // 2. The rows asked of this rank drawn here; each row's count, then the picks, sent back.
+  const HopPicks local = cpu::draw_rows(graph_, wanted, fanout, seed, hop, weighted_);
+  const at::Tensor row_counts =
+      local.offsets.narrow(0, 1, total) - local.offsets.narrow(0, 0, total);
+  at::Tensor got_counts = at::empty({frontier.numel()}, at::kLong);
+  group_->all_to_all(got_counts, row_counts, sent, received);
+  const std::vector<int64_t> edges_out = as_list(segment_sums(row_counts, received));
+  const std::vector<int64_t> edges_in = as_list(segment_sums(got_counts, sent));
+  int64_t edges = 0;
+  for (int64_t e : edges_in) edges += e;
+  at::Tensor got = at::empty({edges}, at::kLong);
+  group_->all_to_all(got, local.picked, edges_in, edges_out);
+  // 3. Back in frontier order: row order[i]'s picks are the i-th run of `got`.
+  HopPicks out;
+  at::Tensor counts = at::empty({frontier.numel()}, at::kLong);
+  counts.index_copy_(0, order, got_counts);
+  out.offsets = offsets_of(counts);
+  const at::Tensor row_of_edge =
+      at::repeat_interleave(at::arange(frontier.numel(), at::kLong), got_counts, {}, edges);
+  const at::Tensor within =
+      at::arange(edges, at::kLong) -
+      offsets_of(got_counts).narrow(0, 0, frontier.numel()).index_select(0, row_of_edge);
+  const at::Tensor dest = out.offsets.index_select(0, order.index_select(0, row_of_edge)) + within;
+  out.picked = at::empty({edges}, at::kLong);
+  out.picked.index_copy_(0, dest, got);
+  // Bytes that cross between ranks (a rank's own rows are not counted): the ids asked, each
+  // row's pick count and the picks, 8 bytes each, and the P-1 counts of the first exchange.
+  const int64_t remote_out = frontier.numel() - sent[static_cast<size_t>(r)];
+  const int64_t remote_in = total - received[static_cast<size_t>(r)];
+  const int64_t picks_in = edges - edges_in[static_cast<size_t>(r)];
+  const int64_t picks_out = local.picked.numel() - edges_out[static_cast<size_t>(r)];
+  std::lock_guard<std::mutex> count_lock(counts_mutex_);
+  counts_.draws += 1;
+  counts_.rows += frontier.numel();
+  counts_.remote_rows += remote_out;
+  counts_.bytes_sent += 8 * (remote_out + remote_in + picks_out + parts - 1);
+  counts_.bytes_received += 8 * (remote_in + remote_out + picks_in + parts - 1);
+  counts_.seconds += seconds_since(start);
+  return out;
+}
+
+HopCounts HopExchange::counts() const {
+  std::lock_guard<std::mutex> lock(counts_mutex_);
+  return counts_;
+}
+
+void HopExchange::clear_counts() {
+  std::lock_guard<std::mutex> lock(counts_mutex_);
+  counts_ = HopCounts();
+}
+
+}  // namespace directgnn
