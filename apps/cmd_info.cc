@@ -212,6 +212,11 @@ void print_partition(const Dataset& ds) {
         "  features: one file per part (part-K/features.npy); each rank of a sharded "
         "run reads only its own\n");
   }
+  if (b.structure_by_part) {
+    std::printf(
+        "  structure: each part's in-edges in part-K/ (indptr.npy, indices.npy); each rank of "
+        "a node run holds only its own and asks the others for their neighbours\n");
+  }
 }
 
 void register_info(CLI::App& app) {

@@ -18,7 +18,7 @@ namespace directgnn::cli {
 namespace {
 
 struct Args {
-  std::string input, output, method = "metis", features = "by-part";
+  std::string input, output, method = "metis", features = "by-part", structure = "whole";
   int64_t parts = 2;
   uint64_t seed = 0;
   int64_t split = 0;
@@ -42,6 +42,8 @@ void partition(const Args& a) {
   const PartitionMethod method = parse_method(a.method);
   DGNN_CHECK(a.features == "by-part" || a.features == "whole", "--features '", a.features,
              "': use by-part or whole");
+  DGNN_CHECK(a.structure == "by-part" || a.structure == "whole", "--structure '", a.structure,
+             "': use whole or by-part");
   DGNN_CHECK(!is_hetero_dir(a.input), a.input,
              ": heterogeneous datasets are not partitioned yet; partition a homogeneous one");
   const auto t0 = std::chrono::steady_clock::now();
@@ -63,7 +65,8 @@ void partition(const Args& a) {
                   p.stats.seeds,
                   p.stats.edge_cut,
                   a.features == "by-part",
-                  {}};
+                  {},
+                  a.structure == "by-part"};
   save_dataset_dir(ds, a.output,
                    permuted_features(ds.features, order.order, ds.features.scalar_type()));
   std::printf("Wrote %s: %lld nodes renumbered into %lld contiguous parts; features %s\n",
@@ -71,6 +74,9 @@ void partition(const Args& a) {
               static_cast<long long>(a.parts),
               a.features == "by-part" ? "in part-K/features.npy, one file per part"
                                       : "in one features.npy");
+  if (a.structure == "by-part") {
+    std::printf("Structure:  each part's in-edges in part-K/indptr.npy and indices.npy\n");
+  }
   print_partition(ds);
   std::printf("Imbalance:  nodes %.3f, edges %.3f, training seeds %.3f (largest part / mean)\n",
               p.stats.node_imbalance, p.stats.edge_imbalance, p.stats.seed_imbalance);
@@ -105,6 +111,11 @@ void register_partition(CLI::App& app) {
   c->add_option("--features", args->features,
                 "by-part (part K's rows in OUT/part-K/features.npy: a machine needs only its "
                 "part's file beside the shared graph files) or whole (one features.npy)")
+      ->capture_default_str();
+  c->add_option("--structure", args->structure,
+                "whole (one indptr.npy and indices.npy, every rank holds the graph) or by-part "
+                "(part K's in-edges in OUT/part-K/: each rank of a run with one rank per part "
+                "holds its part's edges only and asks the others for their neighbours)")
       ->capture_default_str();
   add_threads_option(c, &args->threads);
   c->callback([args] { partition(*args); });

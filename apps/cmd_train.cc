@@ -150,6 +150,12 @@ void train_homogeneous(RunKind kind, const TrainArgs& a, const TrainOptions& opt
     import.feature_part = options.group->rank();
     import.feature_parts = options.group->size();
   }
+  if (kind == RunKind::kNode && options.group != nullptr &&
+      options.shard_structure != FeatureSharding::kOff) {
+    // The same for a structure stored by part: this rank loads its part's edges only.
+    import.structure_part = options.group->rank();
+    import.structure_parts = options.group->size();
+  }
   const Dataset ds = dataset_or_default(a.dataset, import);
   if (kind == RunKind::kLink) {
     train_links(ds, options, std::cout);

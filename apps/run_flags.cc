@@ -95,6 +95,11 @@ constexpr RunFlag kRunFlags[] = {
      "a partitioned dataset (directgnn partition) with one part per rank: on, each rank holds its "
      "part's feature rows and fetches the rest from their owners; off, every rank reads the "
      "whole table; auto: on when the parts match the ranks"},
+    {"shard_structure", false,
+     "node classification on a partitioned dataset with one part per rank: on, each rank draws "
+     "its part's nodes' neighbours and asks the other ranks for theirs (evaluation then samples "
+     "with the training fan-outs); off, every rank holds the whole graph; auto: on when the "
+     "dataset stores its structure by part with one part per rank"},
     {"remote_cache_gib", false,
      "sharded features: GiB of the other ranks' rows each rank keeps a copy of, so batches never "
      "fetch them: those its first epoch, sampled ahead, reads most (--feature-cache-rank degree: "

@@ -81,22 +81,41 @@ HopPicks HopExchange::draw(const at::Tensor& frontier_in, int64_t fanout, uint64
   const auto start = Clock::now();
   const int parts = group_->size(), r = group_->rank();
   const std::vector<int64_t> ones(static_cast<size_t>(parts), 1);
-  // 1. The frontier grouped by owner (a stable sort keeps each owner's rows in order).
+  // 1. The frontier grouped by owner (a stable sort keeps each owner's rows in order); each
+  // owner learns how many rows every rank asks of it and the random seed it draws them with
+  // (each rank's batch has its own).
   const at::Tensor owner =
       at::searchsorted(offsets_tensor_, frontier, /*out_int32=*/false, /*right=*/true);
   const at::Tensor order = std::get<1>(at::sort(owner, /*stable=*/true, 0, false));
   const at::Tensor send_counts = at::bincount(owner, {}, parts).to(at::kLong);
-  at::Tensor recv_counts = at::empty({parts}, at::kLong);
-  group_->all_to_all(recv_counts, send_counts, ones, ones);
-  const std::vector<int64_t> sent = as_list(send_counts), received = as_list(recv_counts);
+  const at::Tensor header =
+      at::stack({send_counts, at::full({parts}, static_cast<int64_t>(seed), at::kLong)}, 1);
+  at::Tensor got_header = at::empty({parts, 2}, at::kLong);
+  group_->all_to_all(got_header, header, ones, ones);
+  const std::vector<int64_t> sent = as_list(send_counts);
+  const std::vector<int64_t> received = as_list(got_header.select(1, 0));
+  const std::vector<int64_t> seeds = as_list(got_header.select(1, 1));
   int64_t total = 0;
   for (int64_t c : received) total += c;
   at::Tensor wanted = at::empty({total}, at::kLong);
   group_->all_to_all(wanted, frontier.index_select(0, order), received, sent);
-  // 2. The rows asked of this rank drawn here; each row's count, then the picks, sent back.
-  const HopPicks local = cpu::draw_rows(graph_, wanted, fanout, seed, hop, weighted_);
-  const at::Tensor row_counts =
-      local.offsets.narrow(0, 1, total) - local.offsets.narrow(0, 0, total);
+  // 2. The rows asked of this rank drawn here, each asker's with its seed; each row's count,
+  // then the picks, sent back.
+  if (total > 0) {
+    DGNN_CHECK(wanted.min().item<int64_t>() >= offsets_[r] &&
+                   wanted.max().item<int64_t>() < offsets_[r + 1],
+               "hop exchange: rank ", r, " was asked for rows it does not own");
+  }
+  std::vector<at::Tensor> counts_of, picks_of;
+  for (int64_t k = 0, begin = 0; k < parts; begin += received[static_cast<size_t>(k)], ++k) {
+    const HopPicks p = cpu::draw_rows(graph_, wanted.narrow(0, begin, received[k]), fanout,
+                                      static_cast<uint64_t>(seeds[k]), hop, weighted_);
+    counts_of.push_back(p.offsets.narrow(0, 1, received[k]) - p.offsets.narrow(0, 0, received[k]));
+    picks_of.push_back(p.picked);
+  }
+  HopPicks local;
+  local.picked = at::cat(picks_of);
+  const at::Tensor row_counts = at::cat(counts_of);
   at::Tensor got_counts = at::empty({frontier.numel()}, at::kLong);
   group_->all_to_all(got_counts, row_counts, sent, received);
   const std::vector<int64_t> edges_out = as_list(segment_sums(row_counts, received));
@@ -119,7 +138,7 @@ HopPicks HopExchange::draw(const at::Tensor& frontier_in, int64_t fanout, uint64
   out.picked = at::empty({edges}, at::kLong);
   out.picked.index_copy_(0, dest, got);
   // Bytes that cross between ranks (a rank's own rows are not counted): the ids asked, each
-  // row's pick count and the picks, 8 bytes each, and the P-1 counts of the first exchange.
+  // row's pick count and the picks, 8 bytes each, and the P-1 counts and seeds.
   const int64_t remote_out = frontier.numel() - sent[static_cast<size_t>(r)];
   const int64_t remote_in = total - received[static_cast<size_t>(r)];
   const int64_t picks_in = edges - edges_in[static_cast<size_t>(r)];
@@ -128,8 +147,8 @@ HopPicks HopExchange::draw(const at::Tensor& frontier_in, int64_t fanout, uint64
   counts_.draws += 1;
   counts_.rows += frontier.numel();
   counts_.remote_rows += remote_out;
-  counts_.bytes_sent += 8 * (remote_out + remote_in + picks_out + parts - 1);
-  counts_.bytes_received += 8 * (remote_in + remote_out + picks_in + parts - 1);
+  counts_.bytes_sent += 8 * (remote_out + remote_in + picks_out + 2 * (parts - 1));
+  counts_.bytes_received += 8 * (remote_in + remote_out + picks_in + 2 * (parts - 1));
   counts_.seconds += seconds_since(start);
   return out;
 }

@@ -1,10 +1,11 @@
 // A graph's structure partitioned over ranks by a partition book (graph/partition.h): rank r
 // holds the in-edges of the nodes it owns (rows offsets[r] .. offsets[r+1]-1, in global ids),
 // and a sampler hop whose frontier holds other ranks' nodes asks their owners for their picks
-// with three all-to-alls (the frontier ids grouped by owner; each row's pick count back; the
-// picks back), as the feature exchange does for rows (dist/feature_exchange.h). The owners draw
-// with the sampler's keyed draws, so a node's picks do not depend on who draws them: a
-// partitioned run samples the very neighbours a one-process run does.
+// with four all-to-alls (how many rows each rank asks and with which random seed; the frontier
+// ids grouped by owner; each row's pick count back; the picks back), as the feature exchange
+// does for rows (dist/feature_exchange.h). The owners draw with the sampler's keyed draws and
+// the asker's seed, so a node's picks do not depend on who draws them: a partitioned run
+// samples the very neighbours a one-process run does.
 //
 // Every draw is a collective (sampling/sampler.h, HopSource); the exchange runs on a group of
 // its own (ProcessGroup::subgroup).

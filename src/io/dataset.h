@@ -35,6 +35,10 @@ struct PartitionBook {
   // Per part: {bytes, mtime_ns, inode} of its file when written and checked finite (empty:
   // unknown, so a loader scans it).
   std::vector<std::array<int64_t, 3>> checked;
+  // The structure is stored by part (DIR/part-K/indptr.npy and indices.npy: the in-edges of
+  // part K's nodes, rows from offsets[K], neighbours in stored ids), so a machine may hold its
+  // part's edges only; false: one indptr.npy and indices.npy.
+  bool structure_by_part = false;
   int64_t parts() const { return offsets.empty() ? 0 : static_cast<int64_t>(offsets.size()) - 1; }
 };
 
@@ -67,6 +71,9 @@ struct Dataset {
   // >= 0: `features` holds only this part's rows (partition.offsets[k] onwards), as a rank of a
   // run that shards the table loads it (ImportOptions::feature_part); -1: the whole table.
   int64_t feature_part = -1;
+  // >= 0: `graph` holds only this part's rows' edges (every node keeps its row; the others are
+  // empty), as a rank of a run that shards the structure loads it; -1: the whole graph.
+  int64_t structure_part = -1;
 
   int64_t num_nodes() const { return graph.num_nodes(); }
   int64_t feat_dim() const { return features.size(1); }
@@ -95,6 +102,10 @@ struct ImportOptions {
   // `feature_parts` parts, load part `feature_part`'s rows only (Dataset::feature_part). Any
   // other dataset, or -1, loads the whole table.
   int64_t feature_part = -1, feature_parts = 0;
+  // A rank of a run that shards the structure: of a dataset whose structure is stored by part
+  // in `structure_parts` parts, load part `structure_part`'s edges only
+  // (Dataset::structure_part). Any other dataset, or -1, loads the whole graph.
+  int64_t structure_part = -1, structure_parts = 0;
 };
 
 // Reads a dataset directory or an .npz file (gnn-benchmark CSR layout, or numpy savez layout

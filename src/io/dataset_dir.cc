@@ -109,6 +109,12 @@ PartitionBook parse_partition_book(const nlohmann::json& book, const std::string
                layout, "'");
     out.features_by_part = layout == "by_part";
   }
+  if (book.contains("structure")) {
+    const std::string layout = json_field<std::string>(book, "structure", where);
+    DGNN_CHECK(layout == "by_part" || layout == "whole", where,
+               ": structure must be 'by_part' or 'whole', got '", layout, "'");
+    out.structure_by_part = layout == "by_part";
+  }
   if (book.contains("checked")) {
     const nlohmann::json& list = book.at("checked");
     DGNN_CHECK(list.is_array(), where, ": checked must be a list of {bytes, mtime_ns, inode}");
@@ -133,11 +139,15 @@ PartitionBook parse_partition_book(const nlohmann::json& book, const std::string
 nlohmann::json partition_book_json(const PartitionBook& book) {
   std::vector<int64_t> nodes;
   for (int64_t k = 0; k < book.parts(); ++k) nodes.push_back(book.offsets[k + 1] - book.offsets[k]);
-  nlohmann::json out = {
-      {"method", book.method},     {"parts", book.parts()},
-      {"offsets", book.offsets},   {"nodes", nodes},
-      {"edges", book.edges},       {"seeds", book.seeds},
-      {"edge_cut", book.edge_cut}, {"features", book.features_by_part ? "by_part" : "whole"}};
+  nlohmann::json out = {{"method", book.method},
+                        {"parts", book.parts()},
+                        {"offsets", book.offsets},
+                        {"nodes", nodes},
+                        {"edges", book.edges},
+                        {"seeds", book.seeds},
+                        {"edge_cut", book.edge_cut},
+                        {"features", book.features_by_part ? "by_part" : "whole"},
+                        {"structure", book.structure_by_part ? "by_part" : "whole"}};
   if (!book.checked.empty()) {
     nlohmann::json checked = nlohmann::json::array();
     for (const auto& c : book.checked) {
@@ -227,9 +237,17 @@ Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options) {
   ds.num_classes = meta.num_classes;
   ds.class_names = meta.class_names;
   ds.directed = meta.directed;
-  ds.graph.indptr = load_required(dir, "indptr.npy");
-  ds.graph.indices = load_required(dir, "indices.npy");
   ds.partition = meta.partition;
+  if (ds.partition.structure_by_part) {
+    load_structure_parts(ds, dir, num_nodes, options);
+  } else {
+    ds.graph.indptr = load_required(dir, "indptr.npy");
+    ds.graph.indices = load_required(dir, "indices.npy");
+    if (fs::exists(dir + "/edge_weights.npy")) {
+      ds.graph.weights = load_npy(dir + "/edge_weights.npy");
+      validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
+    }
+  }
   if (ds.partition.features_by_part) {
     load_feature_parts(ds, dir, feat_dim, options);
   } else {
@@ -244,7 +262,9 @@ Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options) {
                           stamp.inode == meta.checked_inode;
   }
   if (meta.num_classes > 0) ds.labels = load_required(dir, "labels.npy");
-  if (!meta.link_negatives.empty()) {
+  // A rank holding its part's edges only runs node classification: a stored link split, whose
+  // checks read the whole graph, is left out.
+  if (!meta.link_negatives.empty() && ds.structure_part < 0) {
     ds.link = load_link_split(dir, meta.link_negatives);
     ds.link.eval_edges_in_graph = meta.eval_edges_in_graph;
     ds.link.published = meta.link_published;
@@ -253,16 +273,19 @@ Dataset load_dataset_dir(const std::string& dir, const ImportOptions& options) {
     ds.node_ids = load_required(dir, "node_ids.npy");
     ds.node_order = meta.node_order;
   }
-  if (fs::exists(dir + "/edge_weights.npy")) {
-    ds.graph.weights = load_npy(dir + "/edge_weights.npy");
-    validate_edge_weights(ds.graph, dir + "/edge_weights.npy");
-  }
   DGNN_CHECK(ds.graph.indptr.dim() == 1 && ds.graph.indptr.numel() - 1 == num_nodes, dir,
              "/indptr.npy: has shape ", ds.graph.indptr.sizes(),
              " but meta.json num_nodes = ", num_nodes, " needs num_nodes + 1 entries");
-  DGNN_CHECK(ds.graph.indices.dim() == 1 && ds.graph.indices.numel() == num_edges, dir,
-             "/indices.npy: has shape ", ds.graph.indices.sizes(),
-             " but meta.json num_edges = ", num_edges);
+  if (ds.partition.structure_by_part) {
+    int64_t edges = 0;
+    for (int64_t e : ds.partition.edges) edges += e;
+    DGNN_CHECK(edges == num_edges, dir, "/meta.json: the parts' edges add up to ", edges,
+               " but num_edges = ", num_edges);
+  } else {
+    DGNN_CHECK(ds.graph.indices.dim() == 1 && ds.graph.indices.numel() == num_edges, dir,
+               "/indices.npy: has shape ", ds.graph.indices.sizes(),
+               " but meta.json num_edges = ", num_edges);
+  }
   const int64_t num_splits =
       meta.num_splits >= 0 ? meta.num_splits : (fs::exists(dir + "/train_idx.npy") ? 1 : 0);
   for (int64_t k = 0; k < num_splits; ++k) {
@@ -311,6 +334,9 @@ void save_dataset_dir(const Dataset& ds, const std::string& out) {
 }
 
 void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureStream& features) {
+  DGNN_CHECK(ds.structure_part < 0 && ds.feature_part < 0, out,
+             ": this dataset holds one part of a partitioned dataset only; load it whole to "
+             "write it");
   DGNN_CHECK(features.dtype == at::kFloat || features.dtype == at::kHalf, out,
              ": features can be stored as float32 or float16, not ", features.dtype);
   DGNN_CHECK(features.rows == ds.graph.num_nodes(), out, ": ", features.rows, " feature rows for ",
@@ -321,11 +347,16 @@ void save_dataset_dir(const Dataset& ds, const std::string& out, const FeatureSt
   }
   TempDir temp(out);
   const std::string& dir = temp.path();
-  save_npy(dir + "/indptr.npy", ds.graph.indptr);
-  save_npy(dir + "/indices.npy", ds.graph.indices);
-  if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
-  // A partitioned table by part (its stamps go into the book), otherwise one file.
+  // A partitioned structure by part, otherwise one set of files.
   PartitionBook book = ds.partition;
+  if (book.structure_by_part) {
+    write_structure_parts(dir, book, ds.graph);
+  } else {
+    save_npy(dir + "/indptr.npy", ds.graph.indptr);
+    save_npy(dir + "/indices.npy", ds.graph.indices);
+    if (ds.graph.weights.defined()) save_npy(dir + "/edge_weights.npy", ds.graph.weights);
+  }
+  // A partitioned table by part (its stamps go into the book), otherwise one file.
   FileStamp checked;
   if (book.features_by_part) {
     book.checked = write_feature_parts(dir, book, features);

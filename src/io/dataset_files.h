@@ -43,6 +43,18 @@ std::vector<std::array<int64_t, 3>> write_feature_parts(const std::string& dir,
 void load_feature_parts(Dataset& ds, const std::string& dir, int64_t feat_dim,
                         const ImportOptions& options);
 
+// A partitioned dataset's structure stored by part (PartitionBook::structure_by_part): each
+// part's rows of `graph` (its nodes' in-edges, and their weights) to DIR/part-K/indptr.npy
+// (rebased to 0), indices.npy and edge_weights.npy.
+void write_structure_parts(const std::string& dir, const PartitionBook& book,
+                           const CsrGraph& graph);
+// Loads such a structure into `ds` (its partition book set): every part joined into the whole
+// graph, or with options.structure_part (and structure_parts equal to the book's parts) that
+// part's edges only, every node keeping its row (Dataset::structure_part). Checks each part's
+// files against the book and meta.json's `num_nodes`.
+void load_structure_parts(Dataset& ds, const std::string& dir, int64_t num_nodes,
+                          const ImportOptions& options);
+
 // DIR/FILE as a tensor; throws naming the directory and the file when it is missing.
 at::Tensor load_required(const std::string& dir, const std::string& file);
 

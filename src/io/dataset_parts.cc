@@ -1,10 +1,12 @@
-// A partitioned dataset's feature table stored one file per part (docs/formats.md,
-// "Partitioned datasets"): DIR/part-K/features.npy holds rows offsets[K] .. offsets[K+1]-1.
+// A partitioned dataset's feature table and structure stored by part (docs/formats.md,
+// "Partitioned datasets"): DIR/part-K/features.npy holds rows offsets[K] .. offsets[K+1]-1, and
+// DIR/part-K/indptr.npy and indices.npy those nodes' in-edges.
 #include <ATen/ATen.h>
 
 #include <filesystem>
 
 #include "io/dataset_files.h"
+#include "io/npy.h"
 
 namespace directgnn {
 
@@ -76,6 +78,103 @@ void load_feature_parts(Dataset& ds, const std::string& dir, int64_t feat_dim,
   ds.features = parts == 1 ? tables[0] : at::cat(tables);
   ds.features_checked = all_checked;
   ds.features_path.clear();
+}
+
+namespace {
+
+std::string part_dir(int64_t part) { return "part-" + std::to_string(part); }
+
+// Part k's in-edges as stored (indptr from 0 over its rows, indices, optional weights), each
+// file checked against the book.
+CsrGraph load_structure_part(const Dataset& ds, const std::string& dir, int64_t k) {
+  const std::string part = part_dir(k);
+  CsrGraph g;
+  g.indptr = load_required(dir, part + "/indptr.npy");
+  g.indices = load_required(dir, part + "/indices.npy");
+  const int64_t rows = ds.partition.offsets[k + 1] - ds.partition.offsets[k];
+  const int64_t edges = ds.partition.edges[k];
+  const std::string where = dir + "/" + part + "/indptr.npy";
+  DGNN_CHECK(g.indptr.dim() == 1 && g.indptr.numel() == rows + 1, where, ": has shape ",
+             g.indptr.sizes(), " but part ", k, " of the partition owns ", rows,
+             " nodes, so it needs ", rows + 1, " entries");
+  DGNN_CHECK(g.indptr.scalar_type() == at::kLong || g.indptr.scalar_type() == at::kInt, where,
+             ": has dtype ", g.indptr.scalar_type(), "; row offsets are int64 (or int32)");
+  g.indptr = g.indptr.to(at::kLong);
+  const int64_t first = g.indptr[0].item<int64_t>(), last = g.indptr[-1].item<int64_t>();
+  DGNN_CHECK(first == 0 && last == edges, where, ": runs from ", first, " to ", last, " but part ",
+             k, " has ", edges,
+             " in-edges (meta.json's partition.edges), so it "
+             "must run from 0 to ",
+             edges);
+  DGNN_CHECK(g.indices.dim() == 1 && g.indices.numel() == edges, dir, "/", part,
+             "/indices.npy: has shape ", g.indices.sizes(), " but part ", k, " has ", edges,
+             " in-edges");
+  if (fs::exists(dir + "/" + part + "/edge_weights.npy")) {
+    g.weights = load_npy(dir + "/" + part + "/edge_weights.npy");
+    DGNN_CHECK(g.weights.dim() == 1 && g.weights.numel() == edges, dir, "/", part,
+               "/edge_weights.npy: has shape ", g.weights.sizes(), " but part ", k, " has ", edges,
+               " in-edges");
+  }
+  return g;
+}
+
+}  // namespace
+
+void write_structure_parts(const std::string& dir, const PartitionBook& book,
+                           const CsrGraph& graph) {
+  for (int64_t k = 0; k < book.parts(); ++k) {
+    const int64_t begin = book.offsets[k], end = book.offsets[k + 1];
+    const int64_t first = graph.indptr[begin].item<int64_t>();
+    const int64_t count = graph.indptr[end].item<int64_t>() - first;
+    const std::string part = dir + "/" + part_dir(k);
+    fs::create_directories(part);
+    save_npy(part + "/indptr.npy", graph.indptr.narrow(0, begin, end - begin + 1) - first);
+    save_npy(part + "/indices.npy", graph.indices.narrow(0, first, count));
+    if (graph.weights.defined()) {
+      save_npy(part + "/edge_weights.npy", graph.weights.narrow(0, first, count));
+    }
+  }
+}
+
+void load_structure_parts(Dataset& ds, const std::string& dir, int64_t num_nodes,
+                          const ImportOptions& options) {
+  const int64_t parts = ds.partition.parts();
+  DGNN_CHECK(ds.partition.offsets.back() == num_nodes, dir,
+             "/meta.json: the partition's offsets end at ", ds.partition.offsets.back(),
+             " but num_nodes = ", num_nodes);
+  int64_t weighted = 0;
+  for (int64_t k = 0; k < parts; ++k) {
+    weighted += fs::exists(dir + "/" + part_dir(k) + "/edge_weights.npy") ? 1 : 0;
+  }
+  DGNN_CHECK(weighted == 0 || weighted == parts, dir, ": ", weighted, " of the ", parts,
+             " parts have edge_weights.npy; every part needs one, or none");
+  if (options.structure_part >= 0 && options.structure_parts == parts) {
+    const int64_t k = options.structure_part;
+    DGNN_CHECK(k < parts, dir, ": has ", parts, " parts; there is no part ", k);
+    CsrGraph g = load_structure_part(ds, dir, k);
+    const int64_t begin = ds.partition.offsets[k], end = ds.partition.offsets[k + 1];
+    // Every node keeps its row; only this part's rows have edges.
+    ds.graph.indptr = at::cat({at::zeros({begin}, at::kLong), g.indptr,
+                               at::full({num_nodes - end}, g.indices.numel(), at::kLong)});
+    ds.graph.indices = g.indices;
+    ds.graph.weights = g.weights;
+    ds.structure_part = k;
+  } else {
+    // One process holds every part: the whole graph, joined in memory.
+    std::vector<at::Tensor> indptr{at::zeros({1}, at::kLong)}, indices, weights;
+    int64_t edges = 0;
+    for (int64_t k = 0; k < parts; ++k) {
+      const CsrGraph g = load_structure_part(ds, dir, k);
+      indptr.push_back(g.indptr.narrow(0, 1, g.indptr.numel() - 1) + edges);
+      indices.push_back(g.indices);
+      if (g.weights.defined()) weights.push_back(g.weights);
+      edges += g.indices.numel();
+    }
+    ds.graph.indptr = at::cat(indptr);
+    ds.graph.indices = at::cat(indices);
+    if (!weights.empty()) ds.graph.weights = at::cat(weights);
+  }
+  if (ds.graph.weights.defined()) validate_edge_weights(ds.graph, dir + " (edge_weights.npy)");
 }
 
 }  // namespace directgnn

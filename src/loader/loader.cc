@@ -105,11 +105,19 @@ std::vector<at::Tensor> Minibatch::tensors() const {
   return all;
 }
 
-MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderSettings settings)
+MinibatchLoader::MinibatchLoader(const Dataset& dataset, LoaderSettings settings,
+                                 std::shared_ptr<HopSource> hops)
     : dataset_(dataset),
       settings_(checked(dataset, std::move(settings))),
-      sampler_(dataset.graph, sampler_options(settings_)),
-      store_(make_feature_store(dataset, settings_)) {
+      sampler_(dataset.graph, sampler_options(settings_), hops),
+      store_(make_feature_store(dataset, settings_)),
+      collective_sampling_(hops != nullptr) {
+  DGNN_CHECK(collective_sampling_ || dataset.structure_part < 0,
+             "loader: this rank holds one part's edges only; its sampler needs the hop exchange "
+             "that asks the other parts (dist/hop_exchange.h)");
+  DGNN_CHECK(!collective_sampling_ || (settings_.workers == 1 && store_.begin_plan() < 0),
+             "partitioned structure: the loader must prepare batches with one worker and plan "
+             "no cache");
   labels_ = settings_.device.is_cuda() ? dataset.labels.to(settings_.device) : dataset.labels;
 }
 
@@ -260,7 +268,8 @@ MinibatchLoader::Epoch::Epoch(const MinibatchLoader& loader, at::Tensor seeds,
   }
   pipeline_ = batch_pipeline<Minibatch>(
       std::move(seeds), s.batch_size, first_step, end,
-      {s.prefetch, s.workers, s.worker_threads, loader.exchange_ != nullptr},
+      {s.prefetch, s.workers, s.worker_threads,
+       loader.exchange_ != nullptr || loader.collective_sampling_},
       std::move(sample_seed),
       [&loader](const at::Tensor& rows, uint64_t seed) { return loader.prepare(rows, seed); });
 }

@@ -51,8 +51,11 @@ struct Minibatch {
 class MinibatchLoader {
  public:
   // `dataset` must outlive the loader: the graph, table and labels are used in place.
-  // `settings` come from resolve_loader (loader/options.h).
-  MinibatchLoader(const Dataset& dataset, LoaderSettings settings);
+  // `settings` come from resolve_loader (loader/options.h). `hops`: a partitioned structure's
+  // draws (sampling/sampler.h): each hop is a collective, so batches are prepared by one worker,
+  // in order, and an early stop finishes those begun, as with an exchange (use_exchange).
+  MinibatchLoader(const Dataset& dataset, LoaderSettings settings,
+                  std::shared_ptr<HopSource> hops = nullptr);
   ~MinibatchLoader();
   MinibatchLoader(const MinibatchLoader&) = delete;
   MinibatchLoader& operator=(const MinibatchLoader&) = delete;
@@ -115,7 +118,8 @@ class MinibatchLoader {
   Sampler sampler_;  // on the device with the GPU sampler, else on the CPU
   FeatureStore store_;
   std::shared_ptr<FeatureExchange> exchange_;
-  at::Tensor labels_;  // on the device
+  bool collective_sampling_ = false;  // hops drawn by their owners
+  at::Tensor labels_;                 // on the device
 };
 
 // The checks every loader makes of settings made by hand: batch size, prefetch depth, workers,

@@ -60,7 +60,7 @@ class LinkTask final : public RunTask {
     if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {
       // Each rank trains on the positives whose source node its part owns.
       const at::Tensor& train = chosen_.split.train;
-      const PartShare share = part_share(exchange_->owners(train.select(1, 0).contiguous()), rank_,
+      const PartShare share = part_share(owners_of(ds_, train.select(1, 0).contiguous()), rank_,
                                          ranks_, "training edges (by source node)");
       part_positives_ = train.index_select(0, share.mine);
       num_train_ = share.count;

@@ -1,7 +1,8 @@
 // Node classification on a homogeneous graph as a kind of run (train/run_loop.h): each epoch
 // shuffles the training nodes (each rank takes its equal shard), samples blocks, gathers the
 // input features and takes a step on the seeds' cross-entropy; evaluation runs full
-// neighbourhoods layer by layer, on a CPU copy of a GPU model.
+// neighbourhoods layer by layer (a partitioned structure's: sampled), on a CPU copy of a GPU
+// model.
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
@@ -39,6 +40,11 @@ LoaderSettings loader_settings(const TrainOptions& o, const Dataset& ds) {
   l.fanouts = resolved_fanouts(o);
   check_fanouts(l.fanouts, o.model.layers);
   LoaderSettings s = resolve_loader(l, ds, o.group);
+  if (shards_structure(o, ds)) {
+    s = sharded_loader_settings(s, o);
+    s.gpu_sampler = false;  // the hops are exchanged on the CPU
+    return s;
+  }
   if (shards_features(o, ds, s)) return sharded_loader_settings(s, o);
   s.sources_in_place = o.model.aggregates_sources_first() && can_read_sources_in_place(ds, s);
   return s;
@@ -72,7 +78,8 @@ class NodeTask final : public RunTask {
       : ds_(ds),
         o_(o),
         config_(model_config(o, ds)),
-        loader_(ds, loader_settings(o, ds)),
+        hops_(shards_structure(o, ds) ? make_hop_exchange(ds, o) : nullptr),
+        loader_(ds, loader_settings(o, ds), hops_),
         chosen_(choose_split(ds, o.split, o.seed)),
         rank_(o.group != nullptr ? o.group->rank() : 0),
         ranks_(o.group != nullptr ? o.group->size() : 1) {
@@ -81,7 +88,7 @@ class NodeTask final : public RunTask {
       exchange_ = make_exchange(ds, o, loader_.store());
       loader_.use_exchange(exchange_);
     }
-    if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {
+    if ((exchange_ != nullptr || hops_ != nullptr) && o.seed_assignment == SeedAssignment::kPart) {
       take_part_seeds();
     } else {
       // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
@@ -117,6 +124,7 @@ class NodeTask final : public RunTask {
   void start_epoch(int64_t epoch, int64_t first_step) override {
     const at::Tensor order = epoch_seeds(epoch);
     if (exchange_ != nullptr) exchange_->clear_counts();
+    if (hops_ != nullptr) hops_->clear_counts();
     batches_.emplace(
         loader_.epoch(order, node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
   }
@@ -138,8 +146,12 @@ class NodeTask final : public RunTask {
 
   Evaluation evaluate(ProcessGroup* group) override {
     if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
-    const EvalResult r = directgnn::evaluate(cpu_model_ != nullptr ? *cpu_model_ : *model_, ds_,
-                                             chosen_.split, group, exchange_.get());
+    GnnModel& model = cpu_model_ != nullptr ? *cpu_model_ : *model_;
+    // A partitioned structure's neighbourhoods are sampled, as training samples them.
+    const EvalResult r =
+        hops_ != nullptr ? evaluate_sampled(model, loader_, ds_, chosen_.split, group,
+                                            exchange_.get(), mix64(o_.seed, 0xe7a1e))
+                         : directgnn::evaluate(model, ds_, chosen_.split, group, exchange_.get());
     Evaluation e;
     e.value = r.val_acc;
     e.metrics = {{"val", {{"acc", r.val_acc}, {"roc_auc", number_or_null(r.val_roc_auc)}}},
@@ -172,16 +184,20 @@ class NodeTask final : public RunTask {
   // A sharded table's exchanges this epoch, as this rank saw them.
   void write_epoch(nlohmann::json& record, std::string& text) override {
     if (exchange_ != nullptr) write_exchange_counts(exchange_->counts(), record, text);
+    if (hops_ != nullptr) write_hop_counts(hops_->counts(), record, text);
   }
 
   void print_header(std::ostream& out) const override {
     const LoaderSettings& s = loader_.settings();
-    out << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << ds_.graph.num_edges()
-        << " edges, " << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
+    out << "Dataset " << ds_.name << ": " << ds_.num_nodes() << " nodes, " << edges_text() << ", "
+        << ds_.feat_dim() << " features, " << ds_.num_classes << " classes\n"
         << (ds_.feature_access.empty() ? "" : "Features: " + ds_.feature_access + "\n")
         << "Split: " << chosen_.description << "\n"
         << (exchange_ == nullptr ? std::string()
                                  : sharding_header(ds_, o_, *exchange_, cache_ranking_))
+        << (hops_ == nullptr ? ""
+                             : "Sharded structure: each rank draws its part's neighbourhoods and "
+                               "asks the others for theirs; evaluation samples them too\n")
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")
@@ -255,7 +271,7 @@ class NodeTask final : public RunTask {
   // each epoch, so all take the same number of steps.
   void take_part_seeds() {
     const at::Tensor& train = chosen_.split.train;
-    const PartShare share = part_share(exchange_->owners(train), rank_, ranks_, "training nodes");
+    const PartShare share = part_share(owners_of(ds_, train), rank_, ranks_, "training nodes");
     part_seeds_ = train.index_select(0, share.mine);
     num_train_ = share.count;
   }
@@ -275,6 +291,14 @@ class NodeTask final : public RunTask {
         node_presample(loader_, epoch_seeds(1), mix64(o_.seed, 0xcac4e)));
   }
 
+  // "10556 edges", or for a rank holding its part's edges only "10556 edges (5196 here)".
+  std::string edges_text() const {
+    if (ds_.structure_part < 0) return std::to_string(ds_.graph.num_edges()) + " edges";
+    int64_t edges = 0;
+    for (int64_t e : ds_.partition.edges) edges += e;
+    return std::to_string(edges) + " edges (" + std::to_string(ds_.graph.num_edges()) + " here)";
+  }
+
   void init_model() {
     RunModel<GnnModel> m =
         make_run_model<GnnModel>([this] { return std::make_unique<GnnModel>(config_); },
@@ -288,6 +312,7 @@ class NodeTask final : public RunTask {
   const Dataset& ds_;
   const TrainOptions& o_;
   ModelConfig config_;
+  std::shared_ptr<HopExchange> hops_;  // a partitioned structure's draws
   MinibatchLoader loader_;
   ChosenSplit chosen_;
   int rank_, ranks_;

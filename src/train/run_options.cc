@@ -199,6 +199,8 @@ const std::vector<Spec>& table() {
       number<int>("lookahead_batches", kAll, R::kGivenNow, DGNN_AT(loader.cache.lookahead_batches)),
       choice("shard_features", kHomogeneous, R::kKeep, DGNN_AT(shard_features),
              parse_feature_sharding, feature_sharding_name),
+      choice("shard_structure", kNodeRun, R::kKeep, DGNN_AT(shard_structure),
+             parse_structure_sharding, feature_sharding_name),
       choice("seed_assignment", kHomogeneous, R::kKeep, DGNN_AT(seed_assignment),
              parse_seed_assignment, seed_assignment_name),
       number<double>("remote_cache_gib", kHomogeneous, R::kGivenNow, DGNN_AT(remote_cache_gib)),

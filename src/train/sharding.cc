@@ -35,8 +35,50 @@ bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSetti
   return true;
 }
 
+bool shards_structure(const TrainOptions& o, const Dataset& ds) {
+  const bool partial = ds.structure_part >= 0;
+  if (o.shard_structure == FeatureSharding::kOff ||
+      (o.shard_structure == FeatureSharding::kAuto && !partial)) {
+    DGNN_CHECK_ARG(!partial, "shard_structure",
+                   "off, but this rank holds only its part's edges (the dataset stores its "
+                   "structure by part); leave it auto");
+    return false;
+  }
+  const int ranks = o.group != nullptr ? o.group->size() : 1;
+  const int64_t parts = ds.partition.parts();
+  DGNN_CHECK_ARG(ranks > 1 && parts == ranks, "shard_structure",
+                 "needs a partitioned dataset (directgnn partition) with one part per rank: ",
+                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
+  DGNN_CHECK_ARG(o.loader.sampler != SamplerChoice::kGpu, "sampler",
+                 "gpu, but a partitioned structure is sampled on the CPU (its hops are exchanged "
+                 "there); use cpu or auto");
+  DGNN_CHECK_ARG(o.loader.cache.policy != disk::CachePolicy::kLookahead, "feature_cache_policy",
+                 "lookahead samples batches ahead of their turn, but a partitioned structure's "
+                 "hops are collectives taken in step order; use sieve or static");
+  return true;
+}
+
+std::shared_ptr<HopExchange> make_hop_exchange(const Dataset& ds, const TrainOptions& o) {
+  return std::make_shared<HopExchange>(ds.partition.offsets, ds.graph, o.loader.weighted,
+                                       o.group->subgroup("hops", true));
+}
+
+void write_hop_counts(const HopCounts& c, nlohmann::json& record, std::string& text) {
+  const double remote = c.rows > 0 ? static_cast<double>(c.remote_rows) / c.rows : 0.0;
+  record["sampling"] = {{"frontier_rows", c.rows},
+                        {"remote_rows", c.remote_rows},
+                        {"remote_row_fraction", remote},
+                        {"bytes_sent", c.bytes_sent},
+                        {"bytes_received", c.bytes_received},
+                        {"seconds", c.seconds}};
+  char line[96];
+  std::snprintf(line, sizeof(line), " | Remote frontier %.1f%%", 100 * remote);
+  text += line;
+}
+
 LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o) {
   s.workers = 1;
+  s.sources_in_place = false;
   // The next batch's exchange overlaps this one's step unless the depth was given.
   if (!o.loader.prefetch) s.prefetch = std::max(1, s.prefetch);
   s.cache.policy = disk::resolve_cache_policy(s.cache.policy, /*plans=*/false);
@@ -67,6 +109,12 @@ std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
   const auto bytes = static_cast<double>(exchange.local().row_bytes());
   exchange.cache_remote_rows(ranked, static_cast<int64_t>(o.remote_cache_gib * (1 << 30) / bytes));
   return disk::cache_ranking_name(o.loader.cache.ranking);
+}
+
+at::Tensor owners_of(const Dataset& ds, const at::Tensor& ids) {
+  const std::vector<int64_t>& o = ds.partition.offsets;
+  const at::Tensor inner = at::tensor(std::vector<int64_t>(o.begin() + 1, o.end() - 1), at::kLong);
+  return at::searchsorted(inner, ids, /*out_int32=*/false, /*right=*/true);
 }
 
 PartShare part_share(const at::Tensor& owner, int rank, int ranks, const std::string& what) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dist/feature_exchange.h"
+#include "dist/hop_exchange.h"
 #include "io/dataset.h"
 #include "loader/feature_cache.h"
 #include "loader/options.h"
@@ -24,6 +25,20 @@ namespace directgnn {
 // sharding is asked for (or forced, by a rank that holds only its part's rows) and the run
 // cannot.
 bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s);
+
+// Whether a node run samples a partitioned structure (TrainOptions::shard_structure): one part
+// per rank, each drawing its part's rows on the CPU sampler. Throws naming the option when it
+// is asked for (or forced, by a rank that loaded only its part's structure) and cannot be.
+bool shards_structure(const TrainOptions& o, const Dataset& ds);
+
+// The hop exchange of a run that shards the structure (or null when it does not): this rank
+// draws from the dataset's graph (its part's rows, or the whole graph, of which it then reads
+// its part's rows only).
+std::shared_ptr<HopExchange> make_hop_exchange(const Dataset& ds, const TrainOptions& o);
+
+// The epoch record's "sampling" object (this rank's hop exchanges this epoch: frontier rows
+// drawn, the fraction other ranks drew, bytes and seconds) and the epoch line's remote fraction.
+void write_hop_counts(const HopCounts& c, nlohmann::json& record, std::string& text);
 
 // A sharded run's loader settings: one worker prepares batches in step order, the next
 // batch's exchange overlaps this one's step unless the prefetch depth was given, and a disk
@@ -51,6 +66,8 @@ std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
 // `rank` owns, and the count every rank takes each epoch: the fewest any rank owns, so every
 // rank takes the same number of steps. `what` names the items in the error when a part owns
 // none.
+// The owning part of each of `ids` (int64) by the dataset's partition book.
+at::Tensor owners_of(const Dataset& ds, const at::Tensor& ids);
 struct PartShare {
   at::Tensor mine;
   int64_t count = 0;

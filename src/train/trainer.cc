@@ -25,6 +25,13 @@ FeatureSharding parse_feature_sharding(const std::string& text) {
   fail_argument("shard_features", "'", text, "' is not a choice; use auto, on or off");
 }
 
+FeatureSharding parse_structure_sharding(const std::string& text) {
+  if (text == "auto") return FeatureSharding::kAuto;
+  if (text == "on") return FeatureSharding::kOn;
+  if (text == "off") return FeatureSharding::kOff;
+  fail_argument("shard_structure", "'", text, "' is not a choice; use auto, on or off");
+}
+
 std::string feature_sharding_name(FeatureSharding sharding) {
   return sharding == FeatureSharding::kAuto ? "auto"
          : sharding == FeatureSharding::kOn ? "on"

@@ -35,6 +35,8 @@ std::string optimizer_name(Optimizer optimizer);
 enum class FeatureSharding { kAuto, kOn, kOff };
 FeatureSharding parse_feature_sharding(const std::string& text);
 std::string feature_sharding_name(FeatureSharding sharding);
+// The same choice for a partitioned dataset's structure (TrainOptions::shard_structure).
+FeatureSharding parse_structure_sharding(const std::string& text);
 // Which training seeds a rank of a sharded run takes: kPart, the seeds its part owns (the same
 // number on every rank each epoch); kGlobal, its shard of the one global shuffle a replicated
 // run cuts, so both draw the same batches and end with the same parameters.
@@ -123,6 +125,10 @@ struct TrainOptions {
   ProcessGroup* group = nullptr;
   FeatureSharding shard_features = FeatureSharding::kAuto;  // homogeneous node and link runs
   SeedAssignment seed_assignment = SeedAssignment::kPart;   // with sharded features
+  // Node classification on a partitioned dataset: kOn, each rank draws the neighbours of its
+  // part's nodes only, and asks the owners of the rest (dist/hop_exchange.h); evaluation then
+  // samples too. kAuto: kOn when this rank loaded only its part's structure.
+  FeatureSharding shard_structure = FeatureSharding::kAuto;
   // With sharded features: each rank keeps a copy of the other ranks' rows of the highest
   // in-degree nodes, up to this many GiB, and never fetches those (0: no copies).
   double remote_cache_gib = 0;

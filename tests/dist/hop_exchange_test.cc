@@ -73,9 +73,10 @@ TEST(HopExchange, TwoRanksSampleWhatOneProcessSamples) {
       so.fanouts = c.fanouts;
       so.mode = c.mode;
       const Sampler sampler(mine, so, hops);
-      // Rank 0 samples its seeds then rank 1's; rank 1 the other way round.
-      got[r].push_back(sampler.sample(seeds[r], 11));
-      got[r].push_back(sampler.sample(seeds[1 - r], 12));
+      // Rank 0 samples its seeds then rank 1's; rank 1 the other way round; each rank with its
+      // own random seeds (a batch's stream depends on its rank).
+      got[r].push_back(sampler.sample(seeds[r], 11 + r));
+      got[r].push_back(sampler.sample(seeds[1 - r], 21 + r));
     }
     counts[r] = hops->counts();
   });
@@ -87,8 +88,8 @@ TEST(HopExchange, TwoRanksSampleWhatOneProcessSamples) {
       so.fanouts = c.fanouts;
       so.mode = c.mode;
       const Sampler whole(graph, so);
-      expect_same_batch(got[r][i++], whole.sample(seeds[r], 11), "rank " + std::to_string(r));
-      expect_same_batch(got[r][i++], whole.sample(seeds[1 - r], 12),
+      expect_same_batch(got[r][i++], whole.sample(seeds[r], 11 + r), "rank " + std::to_string(r));
+      expect_same_batch(got[r][i++], whole.sample(seeds[1 - r], 21 + r),
                         "rank " + std::to_string(r) + ", the other's seeds");
     }
     EXPECT_EQ(counts[r].draws, 10);
@@ -114,11 +115,11 @@ TEST(HopExchange, WeightedDrawsAreTheOneProcesssDraws) {
     const CsrGraph mine = partitioned_rows(graph, offsets[r], offsets[r + 1]);
     got[r] = Sampler(mine, so,
                      std::make_shared<HopExchange>(offsets, mine, true, group.subgroup("hops")))
-                 .sample(seeds, 5);
+                 .sample(seeds, 5 + r);
   });
-  const MiniBatch whole = Sampler(graph, so).sample(seeds, 5);
-  expect_same_batch(got[0], whole, "rank 0");
-  expect_same_batch(got[1], whole, "rank 1");
+  const Sampler whole(graph, so);
+  expect_same_batch(got[0], whole.sample(seeds, 5), "rank 0");
+  expect_same_batch(got[1], whole.sample(seeds, 6), "rank 1");
 }
 
 }  // namespace

@@ -243,8 +243,7 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
                                  " --epochs 3 --seed-assignment global --features disk"
                                  " --feature-cache-gib 0.001");
   ASSERT_EQ(disk.status, 0) << disk.output;
-  EXPECT_NE(disk.output.find("rows (13.9% of this rank's part)"), std::string::npos)
-      << disk.output;
+  EXPECT_NE(disk.output.find("rows (13.9% of this rank's part)"), std::string::npos) << disk.output;
   EXPECT_EQ(final_record(dir.file("d.jsonl"))["param_digest"], s["param_digest"]);
   // Each part's own seeds (the default): half the rows a batch reads are the other rank's.
   const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 10");
@@ -305,6 +304,48 @@ TEST(Distributed, ShardedFeaturesTrainLinksAsTheReplicatedRunDoes) {
   ASSERT_EQ(e.status, 0) << e.output;
   EXPECT_NE(e.output.find("Matches the test roc_auc recorded at training time"), std::string::npos)
       << e.output;
+}
+
+// Cora with its structure stored by part too: each rank holds its part's in-edges and asks the
+// other rank for the neighbours of its nodes. The owners' keyed draws are the replicated run's,
+// so with the global seed assignment the parameters end the same; with each part's seeds it
+// learns, its evaluation sampling the neighbourhoods.
+TEST(Distributed, ShardedStructureSamplesWhatTheReplicatedRunSamples) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const std::string parts = dir.file("parts");
+  const CommandResult p = run("partition " + cora + " " + parts +
+                              " --parts 2 --method random --seed 3 --structure by-part");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string args =
+      "launch -n 2 -- train --dataset " + parts + " --threads 1 --seed 1 --metrics ";
+  const CommandResult sharded =
+      run(args + dir.file("s.jsonl") + " --epochs 3 --seed-assignment global");
+  ASSERT_EQ(sharded.status, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("10556 edges (5196 here)"), std::string::npos) << sharded.output;
+  EXPECT_NE(sharded.output.find("Sharded structure: each rank draws its part's"), std::string::npos)
+      << sharded.output;
+  const CommandResult replicated =
+      run(args + dir.file("r.jsonl") + " --epochs 3 --shard-structure off --shard-features off");
+  ASSERT_EQ(replicated.status, 0) << replicated.output;
+  EXPECT_EQ(replicated.output.find("Sharded"), std::string::npos) << replicated.output;
+  EXPECT_EQ(final_record(dir.file("s.jsonl"))["param_digest"],
+            final_record(dir.file("r.jsonl"))["param_digest"]);
+  const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 10");
+  ASSERT_EQ(own.status, 0) << own.output;
+  std::ifstream lines(dir.file("o.jsonl"));
+  std::string line;
+  std::getline(lines, line);
+  const double remote =
+      nlohmann::json::parse(line)["sampling"]["remote_row_fraction"].get<double>();
+  EXPECT_GT(remote, 0.2) << line;
+  EXPECT_LT(remote, 0.8) << line;
+  EXPECT_GE(final_record(dir.file("o.jsonl"))["test_acc"].get<double>(), 0.70) << own.output;
+  const CommandResult bad =
+      run("launch -n 2 -- train --dataset " + cora + " --epochs 1 --shard-structure on");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("--shard-structure: needs a partitioned dataset"), std::string::npos)
+      << bad.output;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "dist/hop_exchange.h"
 #include "graph/planted_partition.h"
 #include "io/dataset_reorder.h"
 #include "io/npy.h"
@@ -114,7 +115,8 @@ struct Written {
   Partition p;
   PartitionOrder order;
 };
-Written write_partitioned(const std::string& out, int64_t nodes, bool features_by_part) {
+Written write_partitioned(const std::string& out, int64_t nodes, bool features_by_part,
+                          bool structure_by_part = false) {
   PlantedPartitionOptions po;
   po.num_nodes = nodes;
   Written w{make_planted_partition(po), {}, {}};
@@ -131,7 +133,8 @@ Written write_partitioned(const std::string& out, int64_t nodes, bool features_b
                   w.p.stats.seeds,
                   w.p.stats.edge_cut,
                   features_by_part,
-                  {}};
+                  {},
+                  structure_by_part};
   save_dataset_dir(ds, out, permuted_features(ds.features, w.order.order, at::kFloat));
   return w;
 }
@@ -184,6 +187,40 @@ TEST(Partition, FeaturesStoredByPartLoadWholeOrOnePart) {
   // A part file that does not match the book is named.
   save_npy(out + "/part-2/features.npy", at::zeros({3, source.feat_dim()}));
   EXPECT_ERROR_CONTAINS(load_dataset(out), "part-2/features.npy: has shape [3,");
+}
+
+// The structure stored by part: each part's in-edges in its own files, the whole graph when one
+// process loads it, one part's edges (every node keeping its row) for a rank of a run that
+// shards the structure, and a part file that disagrees with the book named.
+TEST(Partition, StructureStoredByPartLoadsWholeOrOnePart) {
+  TempDirectory dir;
+  const std::string out = dir.file("parts");
+  write_partitioned(out, 300, false, true);
+  const std::string reference = dir.file("whole");
+  write_partitioned(reference, 300, false, false);
+  EXPECT_FALSE(std::filesystem::exists(out + "/indptr.npy"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/part-2/indices.npy"));
+  const Dataset whole = load_dataset(reference);
+  const Dataset joined = load_dataset(out);
+  EXPECT_TRUE(joined.partition.structure_by_part);
+  EXPECT_EQ(joined.structure_part, -1);
+  EXPECT_TRUE(joined.graph.indptr.equal(whole.graph.indptr));
+  EXPECT_TRUE(joined.graph.indices.equal(whole.graph.indices));
+  ImportOptions rank1;
+  rank1.structure_part = 1;
+  rank1.structure_parts = 3;
+  const Dataset one = load_dataset(out, rank1);
+  EXPECT_EQ(one.structure_part, 1);
+  const std::vector<int64_t>& offsets = whole.partition.offsets;
+  const CsrGraph expected = partitioned_rows(whole.graph, offsets[1], offsets[2]);
+  EXPECT_TRUE(one.graph.indptr.equal(expected.indptr));
+  EXPECT_TRUE(one.graph.indices.equal(expected.indices));
+  // Another number of ranks than parts loads the whole graph.
+  rank1.structure_parts = 2;
+  EXPECT_EQ(load_dataset(out, rank1).structure_part, -1);
+  // A part whose edges disagree with the book is named.
+  save_npy(out + "/part-0/indptr.npy", at::zeros({3}, at::kLong));
+  EXPECT_ERROR_CONTAINS(load_dataset(out), "part-0/indptr.npy: has shape [3]");
 }
 
 }  // namespace

@@ -290,9 +290,10 @@ MiniBatch NeighborSampler::sample(const at::Tensor& seeds_in, uint64_t seed,
     HopDraw draw;
     if (hops_ != nullptr) {
       // A partitioned structure: the frontier rows' owners draw them (a collective).
-      HopPicks picks =
-          hops_->draw(at::from_blob(const_cast<int64_t*>(in.frontier), {in.rows}, at::kLong),
-                      in.fanout, seed, hop);
+      const at::Tensor frontier =
+          in.rows > 0 ? at::from_blob(const_cast<int64_t*>(in.frontier), {in.rows}, at::kLong)
+                      : at::empty({0}, at::kLong);
+      HopPicks picks = hops_->draw(frontier, in.fanout, seed, hop);
       draw.offsets = std::move(picks.offsets);
       draw.picked = std::move(picks.picked);
     } else {
