@@ -62,6 +62,14 @@ void refuse_other_kinds(const nlohmann::json& given, RunKind kind) {
            "training edges); leave it out");
     }
     if (!node && !homogeneous) refuse_heterogeneous_link_option(name, value);
+    if (is_link(kind) && takes_option(RunKind::kNode, name)) {
+      fail(flag, " applies to node classification, not to --task link",
+           name == "shard_structure"
+               ? " (link prediction keeps each rank's graph whole: excluding a batch's seed "
+                 "edges and --exact-negatives read every part's edges)"
+               : "",
+           "; leave it out");
+    }
     if (is_link(kind) && takes_option(RunKind::kHetero, name)) {
       fail(flag,
            " applies to node classification on heterogeneous datasets, not to --task link; "

@@ -346,6 +346,12 @@ TEST(Distributed, ShardedStructureSamplesWhatTheReplicatedRunSamples) {
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.output.find("--shard-structure: needs a partitioned dataset"), std::string::npos)
       << bad.output;
+  const CommandResult link = run("train --task link --dataset " + parts + " --shard-structure on");
+  EXPECT_NE(link.status, 0);
+  EXPECT_NE(link.output.find("--shard-structure applies to node classification, not to --task "
+                             "link (link prediction keeps each rank's graph whole"),
+            std::string::npos)
+      << link.output;
 }
 
 }  // namespace
