@@ -178,10 +178,24 @@ void train_homogeneous(RunKind kind, const TrainArgs& a, const TrainOptions& opt
   }
 }
 
+// --resume auto: the run in --checkpoint DIR goes on when DIR holds a training state, and a new
+// run saving there starts otherwise, so one command serves a first start and every restart
+// (torchrun --max-restarts).
+void resolve_auto_resume(TrainArgs& a) {
+  if (a.resume != "auto") return;
+  if (a.checkpoint.empty()) {
+    fail(
+        "--resume auto: give --checkpoint DIR; the run resumes from DIR's training state when "
+        "there is one and starts anew, saving there, when there is none");
+  }
+  a.resume = has_training_state(a.checkpoint) ? a.checkpoint : std::string();
+}
+
 void run_train(const CLI::App& c, TrainArgs a) {
   const nlohmann::json given = given_options(c);
   TrainOptions options;
   RunKind kind = RunKind::kNode;
+  resolve_auto_resume(a);
   if (!a.resume.empty()) {
     kind = resumed_run(c, a, given, options);
   } else {
@@ -234,7 +248,9 @@ void register_train(CLI::App& app) {
   c->add_option("--resume", args->resume,
                 "continue the run whose training state is in DIR (saved on SIGINT/SIGTERM or "
                 "by --checkpoint-every); dataset and options come from it, and options given "
-                "again must equal the saved ones");
+                "again must equal the saved ones. auto: continue the run in --checkpoint DIR "
+                "when it holds a state, else start a new one there (one command for the first "
+                "start and every restart, as torchrun --max-restarts runs it)");
   c->add_flag("--keep-self-loops", args->keep_self_loops, "keep self-loops when importing .npz");
   c->add_flag("--verbose", args->verbose,
               "say more about the run's set-up (why it trains on the CPU when no GPU is usable)");

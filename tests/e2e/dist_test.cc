@@ -193,6 +193,51 @@ TEST(Distributed, KillingOneRankOfAShardedRunStopsTheOther) {
       dir);
 }
 
+// --resume auto as torchrun --max-restarts uses it: the first start finds no state and trains
+// anew; a rank killed mid-run stops the other; the same command again continues from the last
+// state that --checkpoint-every saved, and ends with the parameters of an uninterrupted run.
+TEST(Distributed, ARunRestartedWithResumeAutoContinuesFromItsLastState) {
+  REQUIRE_DATASET(cora, "cora.npz");
+  TempDirectory dir;
+  const std::string common = "train --dataset " + cora +
+                             " --epochs 40 --threads 1 --seed 1 --batch-size 16"
+                             " --checkpoint-every 5 --dist-timeout 10";
+  const CommandResult straight =
+      run("launch -n 2 -- " + common + " --metrics " + dir.file("a.jsonl"));
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  const std::string args = common + " --resume auto --checkpoint " + dir.file("ck") +
+                           " --metrics " + dir.file("b.jsonl");
+  const int port = 20000 + static_cast<int>((getpid() + 7) % 20000);
+  const pid_t rank0 = start_rank(0, port, args, dir.file("rank0.log"));
+  const pid_t rank1 = start_rank(1, port, args, dir.file("rank1.log"));
+  std::string text;
+  for (int i = 0; i < 300 && text.find("Epoch 00003") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream log(dir.file("rank0.log"));
+    text.assign(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>());
+  }
+  kill(rank1, SIGKILL);
+  waitpid(rank1, nullptr, 0);
+  int status = 0;
+  waitpid(rank0, &status, 0);
+  std::ifstream log(dir.file("rank0.log"));
+  text.assign(std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "rank 0 finished:\n" << text;
+  EXPECT_EQ(text.find("Resuming"), std::string::npos) << text;
+  const CommandResult restarted = run("launch -n 2 -- " + args);
+  ASSERT_EQ(restarted.status, 0) << restarted.output;
+  EXPECT_NE(restarted.output.find("Resuming from " + dir.file("ck") + " at epoch "),
+            std::string::npos)
+      << restarted.output;
+  EXPECT_EQ(final_record(dir.file("a.jsonl"))["param_digest"],
+            final_record(dir.file("b.jsonl"))["param_digest"])
+      << restarted.output;
+  const CommandResult bare = run("train --epochs 1 --resume auto");
+  EXPECT_NE(bare.status, 0);
+  EXPECT_NE(bare.output.find("--resume auto: give --checkpoint DIR"), std::string::npos)
+      << bare.output;
+}
+
 TEST(Distributed, MisconfiguredEnvironmentsFailClearly) {
   const CommandResult r = run("launch -n 2");
   EXPECT_NE(r.status, 0);
