@@ -45,6 +45,8 @@ at::Tensor in_degrees(const CsrGraph& graph) {
 
 at::Tensor rank_rows_by_degree(const CsrGraph& graph) { return rank_by(in_degrees(graph)); }
 
+at::Tensor rank_rows_by_degree(const at::Tensor& in_degree) { return rank_by(in_degree); }
+
 Presample node_presample(const MinibatchLoader& loader, const at::Tensor& seeds, uint64_t seed) {
   const int64_t batch = loader.settings().batch_size;
   return {loader.steps(seeds.numel()), [&loader, seeds, seed, batch](int64_t step) {
@@ -72,7 +74,10 @@ at::Tensor presample_counts(const Presample& presample, int64_t num_rows,
 }
 
 at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph) {
-  const at::Tensor degree = in_degrees(graph);
+  return rank_rows_by_counts(counts, in_degrees(graph));
+}
+
+at::Tensor rank_rows_by_counts(const at::Tensor& counts, const at::Tensor& degree) {
   // Count first, degree second: count * (max degree + 1) + degree (no overflow: both are
   // below 2^31 for any graph whose ids fit a cache slot, and counts are minibatches).
   const int64_t span = degree.numel() > 0 ? degree.max().item<int64_t>() + 1 : 1;
@@ -81,10 +86,11 @@ at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph) 
 
 std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
                                const Presample& presample, const disk::CacheOptions& options,
-                               bool show_progress, const OwnedRows& owned) {
+                               bool show_progress, const CacheScope& scope) {
+  const at::Tensor degree = scope.in_degree.defined() ? scope.in_degree : in_degrees(graph);
   const auto start = std::chrono::steady_clock::now();
   const int64_t row_bytes = std::max<int64_t>(store.row_bytes(), 1);
-  const int64_t num_rows = owned.end < 0 ? graph.num_nodes() : owned.end - owned.begin;
+  const int64_t num_rows = scope.end < 0 ? graph.num_nodes() : scope.end - scope.begin;
   // At most the whole table (a larger budget, even inf, caches every row).
   const double wanted = std::min(options.gib * static_cast<double>(int64_t{1} << 30),
                                  static_cast<double>(num_rows) * row_bytes);
@@ -97,18 +103,18 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
   std::string how = "by in-degree";
   at::Tensor ranked;
   if (options.ranking == disk::CacheRanking::kDegree) {
-    ranked = rank_rows_by_degree(graph);
+    ranked = rank_rows_by_degree(degree);
   } else {
     Progress bar("Pre-sampling for the feature cache", show_progress ? presample.steps : -1);
     const at::Tensor counts = presample_counts(presample, graph.num_nodes(), progress_of(&bar));
     bar.finish();
-    ranked = rank_rows_by_counts(counts, graph);
+    ranked = rank_rows_by_counts(counts, degree);
     how = "by pre-sampling " + std::to_string(presample.steps) +
           (presample.steps == 1 ? " minibatch" : " minibatches");
   }
-  if (owned.end >= 0) {
-    const at::Tensor mine = at::logical_and(ranked >= owned.begin, ranked < owned.end);
-    ranked = ranked.index_select(0, at::nonzero(mine).squeeze(1)) - (owned.begin - owned.first_row);
+  if (scope.end >= 0) {
+    const at::Tensor mine = at::logical_and(ranked >= scope.begin, ranked < scope.end);
+    ranked = ranked.index_select(0, at::nonzero(mine).squeeze(1)) - (scope.begin - scope.first_row);
   }
   Progress bar("Filling the feature cache (rows)", show_progress ? bytes / row_bytes : -1);
   store.cache_hot_rows(ranked, bytes, progress_of(&bar), options.policy);
@@ -121,7 +127,7 @@ std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
       line, sizeof(line), "Feature cache: %s, %lld rows (%.1f%% of %s), ranked %s",
       size_text(rows * row_bytes).c_str(), static_cast<long long>(rows),
       100.0 * static_cast<double>(rows) / static_cast<double>(std::max<int64_t>(1, num_rows)),
-      owned.end < 0 ? "the table" : "this rank's part", how.c_str());
+      scope.end < 0 ? "the table" : "this rank's part", how.c_str());
   std::string text = line;
   std::snprintf(line, sizeof(line), ", ready in %.1f s", seconds);
   return text + cache_policy_text(options) + line;

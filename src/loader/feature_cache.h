@@ -25,8 +25,10 @@ namespace directgnn {
 // In-degree of every node (appearances in `indices`), int64 [N].
 at::Tensor in_degrees(const CsrGraph& graph);
 
-// Row ids, int64 [N], by degree, highest first.
+// Row ids, int64 [N], by degree, highest first (`in_degree`: in_degrees' result, or the
+// whole graph's of a rank that holds one part's edges).
 at::Tensor rank_rows_by_degree(const CsrGraph& graph);
+at::Tensor rank_rows_by_degree(const at::Tensor& in_degree);
 
 // Per node, int64 [N]: in how many minibatches of one pass over `seeds` (in this order, in
 // minibatches of the loader's batch size, sampled with streams derived from `seed`) it is an
@@ -37,6 +39,7 @@ at::Tensor presample_counts(const MinibatchLoader& loader, const CsrGraph& graph
 
 // Row ids, int64 [N], by presample_counts, highest first, ties by degree.
 at::Tensor rank_rows_by_counts(const at::Tensor& counts, const CsrGraph& graph);
+at::Tensor rank_rows_by_counts(const at::Tensor& counts, const at::Tensor& in_degree);
 
 // Ranks and fills the loader's cache (showing progress when `show_progress`); returns the line
 // the run's header prints, e.g. "Feature cache: 12.00 GiB, 3145728 rows (37.5% of the table),
@@ -56,14 +59,17 @@ struct Presample {
   int64_t steps = 0;
   std::function<at::Tensor(int64_t step)> inputs_of;
 };
-// A rank's share of a table sharded over ranks (train/sharding.h): only the global ids in
-// [begin, end) are ranked, each the store's row id - begin + first_row. end < 0: every row.
-struct OwnedRows {
+// What a rank of a partitioned dataset ranks by (train/sharding.h): of a table sharded over
+// ranks, only the global ids in [begin, end), each the store's row id - begin + first_row
+// (end < 0: every row); of a structure held by part, the whole graph's in-degrees (int64 [N];
+// undefined: the graph's own).
+struct CacheScope {
   int64_t begin = 0, end = -1, first_row = 0;
+  at::Tensor in_degree;
 };
 std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
                                const Presample& presample, const disk::CacheOptions& options,
-                               bool show_progress, const OwnedRows& owned = {});
+                               bool show_progress, const CacheScope& scope = {});
 // One pass of `loader` over `seeds` (in this order, in minibatches of its batch size, sampled
 // with streams derived from `seed`), as presample_counts above takes it; `loader` must outlive it.
 Presample node_presample(const MinibatchLoader& loader, const at::Tensor& seeds, uint64_t seed);

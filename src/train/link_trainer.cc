@@ -95,7 +95,7 @@ class LinkTask final : public RunTask {
     // An owner's cache keeps the rows of its part that every rank's batches read most.
     return fill_feature_cache(loader_->mutable_store(), graphs_.graph, presample(positives),
                               o_.loader.cache, verbose,
-                              exchange_ != nullptr ? owned_rows(ds_, o_, *exchange_) : OwnedRows());
+                              cache_scope(ds_, o_, exchange_.get(), at::Tensor()));
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {

@@ -97,6 +97,8 @@ class NodeTask final : public RunTask {
                  " training nodes, fewer than the ", ranks_, " ranks");
     }
     steps_ = loader_.steps(num_train_);
+    // The caches rank rows by the whole graph's in-degrees, also on a rank with one part's edges.
+    in_degree_ = whole_in_degrees(ds, o.group);
     if (exchange_ != nullptr && o.remote_cache_gib > 0) fill_remote_cache();
   }
 
@@ -112,13 +114,10 @@ class NodeTask final : public RunTask {
 
   std::string fill_cache(bool verbose) override {
     const at::Tensor seeds = shuffled(chosen_.split.train, mix64(o_.seed, 0xcac4e));
-    if (exchange_ == nullptr) {
-      return fill_feature_cache(loader_, ds_, seeds, o_.seed, loader_.settings().cache, verbose);
-    }
     // An owner's cache keeps the rows of its part that every rank's batches read most.
     return fill_feature_cache(loader_.mutable_store(), ds_.graph,
                               node_presample(loader_, seeds, o_.seed), loader_.settings().cache,
-                              verbose, owned_rows(ds_, o_, *exchange_));
+                              verbose, cache_scope(ds_, o_, exchange_.get(), in_degree_));
   }
 
   void start_epoch(int64_t epoch, int64_t first_step) override {
@@ -287,8 +286,8 @@ class NodeTask final : public RunTask {
   // The replicated copy of remote rows (remote_cache_gib), ranked by this rank's first epoch.
   void fill_remote_cache() {
     cache_ranking_ = directgnn::fill_remote_cache(
-        *exchange_, o_, ds_.graph,
-        node_presample(loader_, epoch_seeds(1), mix64(o_.seed, 0xcac4e)));
+        *exchange_, o_, ds_.graph, node_presample(loader_, epoch_seeds(1), mix64(o_.seed, 0xcac4e)),
+        in_degree_);
   }
 
   // "10556 edges", or for a rank holding its part's edges only "10556 edges (5196 here)".
@@ -323,6 +322,7 @@ class NodeTask final : public RunTask {
   std::shared_ptr<FeatureExchange> exchange_;  // sharded features
   at::Tensor part_seeds_;                      // seed_assignment part: this part's training nodes
   std::string cache_ranking_;                  // how the remote rows copied here were ranked
+  at::Tensor in_degree_;  // the whole graph's, on a rank holding its part's edges (else undefined)
   std::optional<MinibatchLoader::Epoch> batches_;
   Minibatch batch_;
 };

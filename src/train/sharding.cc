@@ -95,17 +95,34 @@ std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOpt
                                            o.group->subgroup("features", true));
 }
 
-OwnedRows owned_rows(const Dataset& ds, const TrainOptions& o, const FeatureExchange& exchange) {
-  const int r = o.group->rank();
-  return {ds.partition.offsets[r], ds.partition.offsets[r + 1], exchange.first_row()};
+at::Tensor whole_in_degrees(const Dataset& ds, ProcessGroup* group) {
+  if (ds.structure_part < 0 || group == nullptr) return {};
+  std::vector<at::Tensor> degree{in_degrees(ds.graph)};
+  group->all_reduce_sum(degree);
+  return degree[0];
+}
+
+CacheScope cache_scope(const Dataset& ds, const TrainOptions& o, const FeatureExchange* exchange,
+                       const at::Tensor& in_degree) {
+  CacheScope scope;
+  scope.in_degree = in_degree;
+  if (exchange != nullptr) {
+    const int r = o.group->rank();
+    scope.begin = ds.partition.offsets[r];
+    scope.end = ds.partition.offsets[r + 1];
+    scope.first_row = exchange->first_row();
+  }
+  return scope;
 }
 
 std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
-                              const CsrGraph& graph, const Presample& presample) {
+                              const CsrGraph& graph, const Presample& presample,
+                              const at::Tensor& in_degree) {
   const bool by_degree = o.loader.cache.ranking == disk::CacheRanking::kDegree;
+  const at::Tensor degree = in_degree.defined() ? in_degree : in_degrees(graph);
   const at::Tensor ranked =
-      by_degree ? rank_rows_by_degree(graph)
-                : rank_rows_by_counts(presample_counts(presample, graph.num_nodes()), graph);
+      by_degree ? rank_rows_by_degree(degree)
+                : rank_rows_by_counts(presample_counts(presample, graph.num_nodes()), degree);
   const auto bytes = static_cast<double>(exchange.local().row_bytes());
   exchange.cache_remote_rows(ranked, static_cast<int64_t>(o.remote_cache_gib * (1 << 30) / bytes));
   return disk::cache_ranking_name(o.loader.cache.ranking);

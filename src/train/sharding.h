@@ -52,15 +52,23 @@ LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o);
 std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o,
                                                const FeatureStore& table);
 
-// This rank's part of the table `exchange` serves, for its disk cache's fill
-// (fill_feature_cache ranks those rows only).
-OwnedRows owned_rows(const Dataset& ds, const TrainOptions& o, const FeatureExchange& exchange);
+// The whole graph's in-degrees (int64 [N]) on a rank that holds its part's edges only: each
+// rank's counts of its own edges, summed over `group` (a collective). Undefined when the
+// dataset's graph is whole (its own counts are the whole graph's).
+at::Tensor whole_in_degrees(const Dataset& ds, ProcessGroup* group);
+
+// What this rank's disk cache ranks by (fill_feature_cache): the part of the table `exchange`
+// serves (null: the whole table) and `in_degree` (whole_in_degrees).
+CacheScope cache_scope(const Dataset& ds, const TrainOptions& o, const FeatureExchange* exchange,
+                       const at::Tensor& in_degree);
 
 // Fills the exchange's replicated copy of remote rows (remote_cache_gib): the rows `presample`
 // (this rank's first epoch, sampled ahead) reads most or, with feature_cache_rank degree, those
-// of `graph`'s highest in-degree nodes. A collective. Returns how the rows were ranked.
+// of the highest in-degree nodes (`in_degree`, or when undefined `graph`'s). A collective.
+// Returns how the rows were ranked.
 std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
-                              const CsrGraph& graph, const Presample& presample);
+                              const CsrGraph& graph, const Presample& presample,
+                              const at::Tensor& in_degree = {});
 
 // Positions (int64) of the entries of `owner` (the owning rank of each training item) that
 // `rank` owns, and the count every rank takes each epoch: the fewest any rank owns, so every

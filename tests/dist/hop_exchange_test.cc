@@ -7,8 +7,10 @@
 
 #include "dist/two_ranks.h"
 #include "graph/planted_partition.h"
+#include "loader/feature_cache.h"
 #include "sampling/sampler.h"
 #include "test_util.h"
+#include "train/sharding.h"
 
 namespace directgnn {
 namespace {
@@ -120,6 +122,26 @@ TEST(HopExchange, WeightedDrawsAreTheOneProcesssDraws) {
   const Sampler whole(graph, so);
   expect_same_batch(got[0], whole.sample(seeds, 5), "rank 0");
   expect_same_batch(got[1], whole.sample(seeds, 6), "rank 1");
+}
+
+// A rank holding its part's edges counts the in-degrees of those edges only; summed over the
+// ranks they are the whole graph's, which its caches rank rows by.
+TEST(HopExchange, WholeInDegreesSumThePartsCounts) {
+  PlantedPartitionOptions o;
+  o.num_nodes = 200;
+  const CsrGraph graph = make_planted_partition(o).graph;
+  const std::vector<int64_t> offsets{0, 120, 200};
+  std::vector<at::Tensor> got(2);
+  on_two_ranks([&](int r, ProcessGroup& group) {
+    Dataset ds;
+    ds.graph = partitioned_rows(graph, offsets[r], offsets[r + 1]);
+    ds.structure_part = r;
+    got[r] = whole_in_degrees(ds, &group);
+    ds.structure_part = -1;  // a whole graph's own counts stand (no collective)
+    EXPECT_FALSE(whole_in_degrees(ds, &group).defined());
+  });
+  EXPECT_TRUE(got[0].equal(in_degrees(graph)));
+  EXPECT_TRUE(got[1].equal(in_degrees(graph)));
 }
 
 }  // namespace
