@@ -107,4 +107,5 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/dist/process_group.cc
   ${CMAKE_CURRENT_LIST_DIR}/dist/feature_exchange.cc
   ${CMAKE_CURRENT_LIST_DIR}/dist/hop_exchange.cc
+  ${CMAKE_CURRENT_LIST_DIR}/dist/part_offsets.cc
 )

@@ -8,23 +8,25 @@
 namespace directgnn {
 namespace {
 
-std::vector<int64_t> as_vector(const at::Tensor& counts) {
-  const at::Tensor c = counts.contiguous();
-  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+int parts_of(const std::unique_ptr<ProcessGroup>& group) {
+  DGNN_CHECK(group != nullptr, "feature exchange: no process group");
+  return group->size();
 }
 
 }  // namespace
 
 FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, FeatureStore local,
                                  std::unique_ptr<ProcessGroup> group)
-    : offsets_(std::move(offsets)), owned_(std::move(local)), group_(std::move(group)) {
+    : offsets_(std::move(offsets), parts_of(group), "feature exchange"),
+      owned_(std::move(local)),
+      group_(std::move(group)) {
   local_ = &*owned_;
   check_shape();
 }
 
 FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, const FeatureStore& table,
                                  int64_t first_row, std::unique_ptr<ProcessGroup> group)
-    : offsets_(std::move(offsets)),
+    : offsets_(std::move(offsets), parts_of(group), "feature exchange"),
       local_(&table),
       first_row_(first_row),
       group_(std::move(group)) {
@@ -32,26 +34,14 @@ FeatureExchange::FeatureExchange(std::vector<int64_t> offsets, const FeatureStor
 }
 
 void FeatureExchange::check_shape() {
-  DGNN_CHECK(group_ != nullptr, "feature exchange: no process group");
-  const int parts = group_->size();
-  DGNN_CHECK(static_cast<int>(offsets_.size()) == parts + 1, "feature exchange: ", parts,
-             " ranks need ", parts + 1, " offsets, got ", offsets_.size());
-  for (size_t k = 1; k < offsets_.size(); ++k) {
-    DGNN_CHECK(offsets_[k] >= offsets_[k - 1], "feature exchange: offsets must ascend");
-  }
   const int r = group_->rank();
-  const int64_t rows = offsets_[r + 1] - offsets_[r];
+  const int64_t rows = offsets_.size(r);
   DGNN_CHECK(first_row_ >= 0 && first_row_ + rows <= local_->num_rows(), "feature exchange: rank ",
              r, " serves its part's ", rows, " rows from row ", first_row_, " of a table of ",
              local_->num_rows());
-  offsets_tensor_ =
-      at::tensor(std::vector<int64_t>(offsets_.begin() + 1, offsets_.end() - 1), at::kLong);
 }
 
-at::Tensor FeatureExchange::owners(const at::Tensor& ids) const {
-  // The owner of id v is the number of parts (after the first) starting at or before v.
-  return at::searchsorted(offsets_tensor_, ids, /*out_int32=*/false, /*right=*/true);
-}
+at::Tensor FeatureExchange::owners(const at::Tensor& ids) const { return offsets_.owners(ids); }
 
 at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
   DGNN_CHECK(ids.dim() == 1 && ids.scalar_type() == at::kLong && ids.device().is_cpu(),
@@ -94,7 +84,7 @@ at::Tensor FeatureExchange::exchange(const at::Tensor& ids, int64_t& remote) {
   const at::Tensor send_counts = at::bincount(owner, {}, parts).to(at::kLong);
   at::Tensor recv_counts = at::empty({parts}, at::kLong);
   group_->all_to_all(recv_counts, send_counts, ones, ones);
-  const std::vector<int64_t> sent = as_vector(send_counts), received = as_vector(recv_counts);
+  const std::vector<int64_t> sent = to_vector(send_counts), received = to_vector(recv_counts);
   int64_t total = 0;
   for (int64_t c : received) total += c;
   at::Tensor wanted = at::empty({total}, at::kLong);

@@ -17,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "dist/part_offsets.h"
 #include "dist/process_group.h"
 #include "feature/feature_store.h"
 
@@ -70,8 +71,7 @@ class FeatureExchange {
   // Rows of `ids` through the two all-to-alls; `remote` counts those other ranks own.
   at::Tensor exchange(const at::Tensor& ids, int64_t& remote);
 
-  std::vector<int64_t> offsets_;
-  at::Tensor offsets_tensor_;          // int64 [P-1]: the parts' first rows but the first
+  PartOffsets offsets_;
   std::optional<FeatureStore> owned_;  // the first constructor's store
   const FeatureStore* local_ = nullptr;
   int64_t first_row_ = 0;

@@ -9,9 +9,9 @@
 namespace directgnn {
 namespace {
 
-std::vector<int64_t> as_list(const at::Tensor& counts) {
-  const at::Tensor c = counts.contiguous();
-  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+int parts_of(const std::unique_ptr<ProcessGroup>& group) {
+  DGNN_CHECK(group != nullptr, "hop exchange: no process group");
+  return group->size();
 }
 
 // Sums of `values` over consecutive segments of `lengths` entries (int64 [P]).
@@ -51,24 +51,19 @@ CsrGraph partitioned_rows(const CsrGraph& graph, int64_t begin, int64_t end) {
 
 HopExchange::HopExchange(std::vector<int64_t> offsets, const CsrGraph& graph, bool weighted,
                          std::unique_ptr<ProcessGroup> group)
-    : offsets_(std::move(offsets)), graph_(graph), weighted_(weighted), group_(std::move(group)) {
-  DGNN_CHECK(group_ != nullptr, "hop exchange: no process group");
+    : offsets_(std::move(offsets), parts_of(group), "hop exchange"),
+      graph_(graph),
+      weighted_(weighted),
+      group_(std::move(group)) {
   const int parts = group_->size(), r = group_->rank();
-  DGNN_CHECK(static_cast<int>(offsets_.size()) == parts + 1, "hop exchange: ", parts,
-             " ranks need ", parts + 1, " offsets, got ", offsets_.size());
-  for (size_t k = 1; k < offsets_.size(); ++k) {
-    DGNN_CHECK(offsets_[k] >= offsets_[k - 1], "hop exchange: offsets must ascend");
-  }
   DGNN_CHECK(graph.num_nodes() == offsets_.back(), "hop exchange: the graph has ",
              graph.num_nodes(), " rows, the partition ", offsets_.back(), " nodes");
   DGNN_CHECK(!weighted || graph.weights.defined(), "hop exchange: a weighted draw needs weights");
-  offsets_tensor_ =
-      at::tensor(std::vector<int64_t>(offsets_.begin() + 1, offsets_.end() - 1), at::kLong);
   // Every rank sends its nodes' degrees to every rank.
-  const int64_t mine = offsets_[r + 1] - offsets_[r];
+  const int64_t mine = offsets_.size(r);
   const at::Tensor own = graph.degrees().narrow(0, offsets_[r], mine).to(at::kFloat);
   std::vector<int64_t> sizes;
-  for (int k = 0; k < parts; ++k) sizes.push_back(offsets_[k + 1] - offsets_[k]);
+  for (int k = 0; k < parts; ++k) sizes.push_back(offsets_.size(k));
   degrees_ = at::empty({offsets_.back()}, at::kFloat);
   group_->all_to_all(degrees_, own.repeat({parts}), sizes,
                      std::vector<int64_t>(static_cast<size_t>(parts), mine));
@@ -84,17 +79,16 @@ HopPicks HopExchange::draw(const at::Tensor& frontier_in, int64_t fanout, uint64
   // 1. The frontier grouped by owner (a stable sort keeps each owner's rows in order); each
   // owner learns how many rows every rank asks of it and the random seed it draws them with
   // (each rank's batch has its own).
-  const at::Tensor owner =
-      at::searchsorted(offsets_tensor_, frontier, /*out_int32=*/false, /*right=*/true);
+  const at::Tensor owner = offsets_.owners(frontier);
   const at::Tensor order = std::get<1>(at::sort(owner, /*stable=*/true, 0, false));
   const at::Tensor send_counts = at::bincount(owner, {}, parts).to(at::kLong);
   const at::Tensor header =
       at::stack({send_counts, at::full({parts}, static_cast<int64_t>(seed), at::kLong)}, 1);
   at::Tensor got_header = at::empty({parts, 2}, at::kLong);
   group_->all_to_all(got_header, header, ones, ones);
-  const std::vector<int64_t> sent = as_list(send_counts);
-  const std::vector<int64_t> received = as_list(got_header.select(1, 0));
-  const std::vector<int64_t> seeds = as_list(got_header.select(1, 1));
+  const std::vector<int64_t> sent = to_vector(send_counts);
+  const std::vector<int64_t> received = to_vector(got_header.select(1, 0));
+  const std::vector<int64_t> seeds = to_vector(got_header.select(1, 1));
   int64_t total = 0;
   for (int64_t c : received) total += c;
   at::Tensor wanted = at::empty({total}, at::kLong);
@@ -118,8 +112,8 @@ HopPicks HopExchange::draw(const at::Tensor& frontier_in, int64_t fanout, uint64
   const at::Tensor row_counts = at::cat(counts_of);
   at::Tensor got_counts = at::empty({frontier.numel()}, at::kLong);
   group_->all_to_all(got_counts, row_counts, sent, received);
-  const std::vector<int64_t> edges_out = as_list(segment_sums(row_counts, received));
-  const std::vector<int64_t> edges_in = as_list(segment_sums(got_counts, sent));
+  const std::vector<int64_t> edges_out = to_vector(segment_sums(row_counts, received));
+  const std::vector<int64_t> edges_in = to_vector(segment_sums(got_counts, sent));
   int64_t edges = 0;
   for (int64_t e : edges_in) edges += e;
   at::Tensor got = at::empty({edges}, at::kLong);

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <vector>
 
+#include "dist/part_offsets.h"
 #include "dist/process_group.h"
 #include "graph/csr_graph.h"
 #include "sampling/sampler.h"
@@ -49,8 +50,7 @@ class HopExchange final : public HopSource {
   void clear_counts();
 
  private:
-  std::vector<int64_t> offsets_;
-  at::Tensor offsets_tensor_;  // int64 [P-1]: the parts' first nodes but the first
+  PartOffsets offsets_;
   const CsrGraph& graph_;
   bool weighted_;
   std::unique_ptr<ProcessGroup> group_;

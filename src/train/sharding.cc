@@ -8,6 +8,18 @@
 #include "directgnn/error.h"
 
 namespace directgnn {
+namespace {
+
+// Throws naming `parameter` unless the run has one rank per part of a partitioned dataset.
+void check_one_part_per_rank(const char* parameter, const TrainOptions& o, const Dataset& ds) {
+  const int ranks = o.group != nullptr ? o.group->size() : 1;
+  const int64_t parts = ds.partition.parts();
+  DGNN_CHECK_ARG(ranks > 1 && parts == ranks, parameter,
+                 "needs a partitioned dataset (directgnn partition) with one part per rank: ",
+                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
+}
+
+}  // namespace
 
 bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s) {
   if (o.shard_features == FeatureSharding::kOff) return false;
@@ -20,9 +32,7 @@ bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSetti
   // A rank that loaded its part's rows only (a table stored by part) must shard.
   const bool partial = ds.feature_part >= 0;
   if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && supported;
-  DGNN_CHECK_ARG(fits, "shard_features",
-                 "on needs a partitioned dataset (directgnn partition) with one part per rank: ",
-                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
+  check_one_part_per_rank("shard_features", o, ds);
   DGNN_CHECK_ARG(supported, "shard_features",
                  partial ? "auto: this rank holds only its part's feature rows (the dataset "
                            "stores them by part), and a sharded table "
@@ -44,11 +54,7 @@ bool shards_structure(const TrainOptions& o, const Dataset& ds) {
                    "structure by part); leave it auto");
     return false;
   }
-  const int ranks = o.group != nullptr ? o.group->size() : 1;
-  const int64_t parts = ds.partition.parts();
-  DGNN_CHECK_ARG(ranks > 1 && parts == ranks, "shard_structure",
-                 "needs a partitioned dataset (directgnn partition) with one part per rank: ",
-                 ds.name, " has ", parts, " part(s), the run ", ranks, " rank(s)");
+  check_one_part_per_rank("shard_structure", o, ds);
   DGNN_CHECK_ARG(o.loader.sampler != SamplerChoice::kGpu, "sampler",
                  "gpu, but a partitioned structure is sampled on the CPU (its hops are exchanged "
                  "there); use cpu or auto");
@@ -129,9 +135,8 @@ std::string fill_remote_cache(FeatureExchange& exchange, const TrainOptions& o,
 }
 
 at::Tensor owners_of(const Dataset& ds, const at::Tensor& ids) {
-  const std::vector<int64_t>& o = ds.partition.offsets;
-  const at::Tensor inner = at::tensor(std::vector<int64_t>(o.begin() + 1, o.end() - 1), at::kLong);
-  return at::searchsorted(inner, ids, /*out_int32=*/false, /*right=*/true);
+  const auto parts = static_cast<int>(ds.partition.parts());
+  return PartOffsets(ds.partition.offsets, parts, ds.name.c_str()).owners(ids);
 }
 
 PartShare part_share(const at::Tensor& owner, int rank, int ranks, const std::string& what) {

@@ -18,18 +18,23 @@ std::string optimizer_name(Optimizer optimizer) {
   return optimizer == Optimizer::kAdam ? "adam" : "sgd";
 }
 
-FeatureSharding parse_feature_sharding(const std::string& text) {
+namespace {
+
+FeatureSharding parse_sharding(const std::string& text, const char* parameter) {
   if (text == "auto") return FeatureSharding::kAuto;
   if (text == "on") return FeatureSharding::kOn;
   if (text == "off") return FeatureSharding::kOff;
-  fail_argument("shard_features", "'", text, "' is not a choice; use auto, on or off");
+  fail_argument(parameter, "'", text, "' is not a choice; use auto, on or off");
+}
+
+}  // namespace
+
+FeatureSharding parse_feature_sharding(const std::string& text) {
+  return parse_sharding(text, "shard_features");
 }
 
 FeatureSharding parse_structure_sharding(const std::string& text) {
-  if (text == "auto") return FeatureSharding::kAuto;
-  if (text == "on") return FeatureSharding::kOn;
-  if (text == "off") return FeatureSharding::kOff;
-  fail_argument("shard_structure", "'", text, "' is not a choice; use auto, on or off");
+  return parse_sharding(text, "shard_structure");
 }
 
 std::string feature_sharding_name(FeatureSharding sharding) {
