@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "directgnn/error.h"
+#include "graph/partition.h"
 #include "io/dataset_reorder.h"
 #include "io/hetero_dir.h"
 #include "options.h"
@@ -19,6 +20,7 @@ struct Args {
   int threads = 0;
   std::string link_split;
   int64_t eval_negatives = 0;
+  int64_t parts = 0;
   uint64_t seed = 0;
 };
 
@@ -47,16 +49,38 @@ bool is_hetero_input(const std::string& in) {
          (!fs::exists(in + "/meta.json") && fs::exists(in + "/nodes.csv"));
 }
 
-NodeOrder parse_reorder(const std::string& name) {
+NodeOrder parse_reorder(const Args& args) {
+  const std::string& name = args.reorder;
+  DGNN_CHECK(args.parts == 0 || name == "metis", "--parts ", args.parts,
+             ": the parts are for --reorder metis");
+  DGNN_CHECK(args.parts >= 0, "--parts ", args.parts,
+             ": give a positive count, or 0 for one "
+             "part per 16,384 nodes");
   if (name == "degree") return NodeOrder::kDegree;
   if (name == "rcm") return NodeOrder::kRcm;
-  DGNN_CHECK(name == "none", "--reorder '", name, "': use none, degree or rcm");
+  if (name == "metis") {
+    DGNN_CHECK(metis_available(),
+               "--reorder metis: this build has no METIS (install Debian's libmetis-dev, as "
+               "scripts/install-deps.sh does, and configure again); degree and rcm need none");
+    return NodeOrder::kMetis;
+  }
+  DGNN_CHECK(name == "none", "--reorder '", name, "': use none, degree, rcm or metis");
   return NodeOrder::kNone;
+}
+
+// What the summary line says of the order.
+std::string order_note(NodeOrder order, const Args& args, int64_t num_nodes) {
+  if (order == NodeOrder::kNone) return "";
+  std::string note = ", nodes renumbered by " + args.reorder;
+  if (order == NodeOrder::kMetis) {
+    note += " (" + std::to_string(metis_order_parts(num_nodes, args.parts)) + " parts)";
+  }
+  return note;
 }
 
 void convert_hetero(const Args& args) {
   const ImportOptions& i = args.import;
-  DGNN_CHECK(args.reorder == "none", args.input,
+  DGNN_CHECK(args.reorder == "none" && args.parts == 0, args.input,
              ": --reorder renumbers homogeneous graphs; a heterogeneous dataset keeps each "
              "type's ids");
   DGNN_CHECK(args.link_split.empty() && i.labels_path.empty() && i.label_column.empty() &&
@@ -134,12 +158,17 @@ void register_convert(CLI::App& app) {
                 "with --link-split: 0 draws one shared negative pair per validation/test "
                 "positive; K draws K negative destinations per positive's source")
       ->capture_default_str();
-  c->add_option("--seed", args->seed, "with --link-split: the split's seed")->capture_default_str();
+  c->add_option("--seed", args->seed, "the seed of --link-split's draw and of --reorder metis")
+      ->capture_default_str();
   c->add_option("--reorder", args->reorder,
                 "renumber the nodes so that rows sampled together share disk blocks: degree "
-                "(largest in-degree first) or rcm (reverse Cuthill-McKee: neighbours get nearby "
-                "ids); node_ids.npy keeps each node's original id, which embeddings and the "
-                "default split follow")
+                "(largest in-degree first), rcm (reverse Cuthill-McKee: neighbours get nearby "
+                "ids) or metis (METIS's parts one after another, each by in-degree); "
+                "node_ids.npy keeps each node's original id, which embeddings and the default "
+                "split follow")
+      ->capture_default_str();
+  c->add_option("--parts", args->parts,
+                "with --reorder metis: the parts METIS cuts (0: one per 16,384 nodes, 2 to 256)")
       ->capture_default_str();
   add_threads_option(c, &args->threads);
   c->callback([args] {
@@ -148,7 +177,7 @@ void register_convert(CLI::App& app) {
                "--feat-dtype '", args->feat_dtype, "': use keep, float32 or float16");
     if (is_hetero_input(args->input)) return convert_hetero(*args);
     Dataset ds = load_dataset(args->input, args->import);
-    const NodeOrder order = parse_reorder(args->reorder);
+    const NodeOrder order = parse_reorder(*args);
     if (!args->link_split.empty()) split_links(ds, *args);
     const at::ScalarType dtype = args->feat_dtype == "float16"   ? at::kHalf
                                  : args->feat_dtype == "float32" ? at::kFloat
@@ -156,7 +185,8 @@ void register_convert(CLI::App& app) {
     const FeatureStream stream =
         order == NodeOrder::kNone
             ? feature_stream_of(ds.features, dtype)
-            : permuted_features(ds.features, reorder_dataset(ds, order), dtype);
+            : permuted_features(ds.features,
+                                reorder_dataset(ds, order, {args->parts, true, args->seed}), dtype);
     save_dataset_dir(ds, args->output, stream);
     std::cout << "Wrote " << args->output << ": " << ds.num_nodes() << " nodes, "
               << ds.graph.num_edges() << " edges, " << ds.feat_dim() << " features, "
@@ -165,7 +195,7 @@ void register_convert(CLI::App& app) {
       std::cout << ", link split of " << ds.link.train.size(0) << " / " << ds.link.val.size(0)
                 << " / " << ds.link.test.size(0) << " edges";
     }
-    if (order != NodeOrder::kNone) std::cout << ", nodes renumbered by " << args->reorder;
+    std::cout << order_note(order, *args, ds.num_nodes());
     std::cout << "\n";
     // Most edges one way only: likely an undirected graph listed once per edge.
     if (ds.directed && ds.graph.num_edges() > 0) {

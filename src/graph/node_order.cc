@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "directgnn/error.h"
+#include "graph/partition.h"
 
 namespace directgnn {
 namespace {
@@ -64,6 +65,20 @@ std::vector<int64_t> rcm(const CsrGraph& g) {
   return order;
 }
 
+// METIS's parts one after another; within a part, by in-degree (largest first), then id.
+at::Tensor metis_order(const CsrGraph& g, const MetisOrder& m) {
+  PartitionOptions o;
+  o.parts = metis_order_parts(g.num_nodes(), m.parts);
+  o.method = PartitionMethod::kMetis;
+  o.seed = m.seed;
+  o.directed = m.directed;
+  const at::Tensor owner = partition_graph(g, o).owner.to(at::kLong);
+  const at::Tensor deg = g.degrees().to(at::kLong);
+  const int64_t top = g.num_nodes() > 0 ? deg.max().item<int64_t>() : 0;
+  const at::Tensor key = owner * (top + 1) + (top - deg);
+  return std::get<1>(key.sort(/*stable=*/true, 0, false));
+}
+
 template <typename Index>
 void fill_rows(const CsrGraph& g, const int64_t* order, const int64_t* inverse, CsrGraph& out) {
   const int64_t* ptr = g.indptr.data_ptr<int64_t>();
@@ -98,19 +113,29 @@ const char* node_order_name(NodeOrder order) {
       return "degree";
     case NodeOrder::kRcm:
       return "rcm";
+    case NodeOrder::kMetis:
+      return "metis";
     case NodeOrder::kNone:
       break;
   }
   return "none";
 }
 
-at::Tensor node_order(const CsrGraph& graph, NodeOrder how) {
+int64_t metis_order_parts(int64_t num_nodes, int64_t requested) {
+  if (requested > 0) return requested;
+  const int64_t parts = std::clamp<int64_t>((num_nodes + 16383) / 16384, 2, 256);
+  return std::max<int64_t>(1, std::min(parts, num_nodes));
+}
+
+at::Tensor node_order(const CsrGraph& graph, NodeOrder how, const MetisOrder& metis) {
   switch (how) {
     case NodeOrder::kDegree:
       return order_tensor(by_degree(row_lengths(graph), true));
     case NodeOrder::kRcm:
       return order_tensor(graph.indices.scalar_type() == at::kInt ? rcm<int32_t>(graph)
                                                                   : rcm<int64_t>(graph));
+    case NodeOrder::kMetis:
+      return metis_order(graph, metis);
     case NodeOrder::kNone:
       break;
   }

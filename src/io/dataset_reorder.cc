@@ -17,8 +17,9 @@ at::Tensor map_ids(const at::Tensor& ids, const at::Tensor& inverse) {
 
 }  // namespace
 
-at::Tensor reorder_dataset(Dataset& ds, NodeOrder how) {
-  const at::Tensor order = node_order(ds.graph, how);
+at::Tensor reorder_dataset(Dataset& ds, NodeOrder how, MetisOrder metis) {
+  metis.directed = ds.directed;
+  const at::Tensor order = node_order(ds.graph, how, metis);
   renumber_dataset(ds, order, node_order_name(how));
   return order;
 }

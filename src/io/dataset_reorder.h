@@ -17,7 +17,8 @@ namespace directgnn {
 // ds.node_ids with it (a dataset renumbered before keeps its original ids). The features are
 // left as they are: store them through permuted_features(ds.features, order, dtype).
 // Returns the order (order[v] = the id in `ds` before the call of the node that becomes v).
-at::Tensor reorder_dataset(Dataset& ds, NodeOrder how);
+// For kMetis, `metis` gives the parts and seed (its `directed` is the dataset's).
+at::Tensor reorder_dataset(Dataset& ds, NodeOrder how, MetisOrder metis = {});
 
 // The same with an order given: `order` (int64 [N], a permutation) names the node that becomes
 // each id, and `name` (how it was made: degree, rcm, metis, random) goes to ds.node_order.

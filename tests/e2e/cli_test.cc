@@ -146,25 +146,35 @@ TEST(ConvertAndInfo, ReorderKeepsOriginalIdsForEmbeddingsAndTheSplit) {
   const CommandResult c = run("convert " + cora + " " + dir.file("rcm") + " --reorder rcm");
   ASSERT_EQ(c.status, 0) << c.output;
   EXPECT_NE(c.output.find("nodes renumbered by rcm"), std::string::npos) << c.output;
+  const CommandResult m =
+      run("convert " + cora + " " + dir.file("metis") + " --reorder metis --parts 8");
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_NE(m.output.find("nodes renumbered by metis (8 parts)"), std::string::npos) << m.output;
   const CommandResult i = run("info " + dir.file("rcm"));
   EXPECT_NE(i.output.find("Node order: rcm"), std::string::npos) << i.output;
   const CommandResult t = run("train --dataset " + dir.file("cora") +
                               " --epochs 2 --threads 2 --checkpoint " + dir.file("ck"));
   ASSERT_EQ(t.status, 0) << t.output;
-  for (const char* name : {"cora", "rcm"}) {
+  for (const char* name : {"cora", "rcm", "metis"}) {
     const CommandResult e = run("embed --checkpoint " + dir.file("ck") + " --dataset " +
                                 dir.file(name) + " --out " + dir.file(name) + ".npy");
     ASSERT_EQ(e.status, 0) << e.output;
   }
-  const at::Tensor a = load_npy(dir.file("cora.npy")), b = load_npy(dir.file("rcm.npy"));
-  EXPECT_TRUE(at::allclose(a, b, 1e-4, 1e-4));
+  const at::Tensor a = load_npy(dir.file("cora.npy"));
+  EXPECT_TRUE(at::allclose(a, load_npy(dir.file("rcm.npy")), 1e-4, 1e-4));
+  EXPECT_TRUE(at::allclose(a, load_npy(dir.file("metis.npy")), 1e-4, 1e-4));
   const CommandResult r = run("train --dataset " + dir.file("rcm") + " --epochs 1 --threads 2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("(drawn by original node ids)"), std::string::npos) << r.output;
   const CommandResult bad = run("convert " + cora + " " + dir.file("x") + " --reorder spectral");
   EXPECT_NE(bad.status, 0);
-  EXPECT_NE(bad.output.find("--reorder 'spectral': use none, degree or rcm"), std::string::npos)
+  EXPECT_NE(bad.output.find("--reorder 'spectral': use none, degree, rcm or metis"),
+            std::string::npos)
       << bad.output;
+  const CommandResult parts = run("convert " + cora + " " + dir.file("y") + " --parts 4");
+  EXPECT_NE(parts.status, 0);
+  EXPECT_NE(parts.output.find("--parts 4: the parts are for --reorder metis"), std::string::npos)
+      << parts.output;
 }
 
 // `partition`: each part a contiguous id range, the book in meta.json, shown by info; the

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/partition.h"
 #include "test_util.h"
 
 namespace directgnn {
@@ -84,10 +85,38 @@ TEST(NodeOrder, RcmGivesAShuffledPathBandwidthOne) {
   EXPECT_EQ(bandwidth(renumbered), 1);
 }
 
+// Two 6-cliques whose ids interleave (even ids one, odd the other), joined by the edge 0-1:
+// METIS's two parts are the cliques, laid one after the other, each led by its bridge node
+// (the largest in-degree), then by id.
+TEST(NodeOrder, MetisLaysEachCommunityContiguouslyLedByItsLargestInDegree) {
+  if (!metis_available()) GTEST_SKIP() << "this build has no METIS";
+  std::vector<std::pair<int64_t, int64_t>> edges{{0, 1}};
+  for (int64_t parity = 0; parity < 2; ++parity) {
+    for (int64_t a = parity; a < 12; a += 2) {
+      for (int64_t b = a + 2; b < 12; b += 2) edges.push_back({a, b});
+    }
+  }
+  const CsrGraph g = order_test_graph(12, edges);
+  const at::Tensor order = node_order(g, NodeOrder::kMetis, {2, false, 0});
+  const std::vector<int64_t> o(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + 12);
+  const int64_t first = o[0] % 2;
+  EXPECT_TRUE(o[0] == 0 || o[0] == 1);
+  EXPECT_EQ(o[6], 1 - o[0]);
+  for (int64_t v = 0; v < 12; ++v) EXPECT_EQ(o[v] % 2, v < 6 ? first : 1 - first) << v;
+  for (int64_t v = 1; v < 5; ++v) EXPECT_LT(o[v], o[v + 1]) << "ties go by id";
+  EXPECT_EQ(metis_order_parts(12, 0), 2);
+  EXPECT_EQ(metis_order_parts(1, 0), 1);
+  EXPECT_EQ(metis_order_parts(100'000, 0), 7);
+  EXPECT_EQ(metis_order_parts(int64_t{1} << 30, 0), 256);
+  EXPECT_EQ(metis_order_parts(50, 9), 9);
+  EXPECT_ERROR_CONTAINS(node_order(g, NodeOrder::kMetis, {13, false, 0}), "13 parts for 12 nodes");
+}
+
 TEST(NodeOrder, RenumberingKeepsEveryEdgeAndItsWeightAndSortsRows) {
   const CsrGraph g = order_test_graph(7, {{0, 6}, {1, 5}, {2, 6}, {3, 4}, {6, 5}, {0, 3}}, true);
-  for (const NodeOrder how : {NodeOrder::kDegree, NodeOrder::kRcm}) {
-    const at::Tensor order = node_order(g, how);
+  for (const NodeOrder how : {NodeOrder::kDegree, NodeOrder::kRcm, NodeOrder::kMetis}) {
+    if (how == NodeOrder::kMetis && !metis_available()) continue;
+    const at::Tensor order = node_order(g, how, {2, false, 0});
     const CsrGraph r = renumber_graph(g, order, inverse_order(order));
     EXPECT_EQ(edge_set(r, order), edge_set(g, at::arange(7, at::kLong))) << node_order_name(how);
     EXPECT_EQ(r.indices.scalar_type(), at::kInt);

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "graph/link_split.h"
+#include "graph/partition.h"
 #include "graph/planted_partition.h"
 #include "graph/splits.h"
 #include "io/npy.h"
@@ -35,7 +36,8 @@ Dataset reordered_copy(const Dataset& source, NodeOrder how, const std::string& 
 TEST(DatasetReorder, EveryArrayFollowsTheNodesAndTheMapLeadsBack) {
   TempDirectory dir;
   const Dataset a = reorder_source();
-  for (const NodeOrder how : {NodeOrder::kDegree, NodeOrder::kRcm}) {
+  for (const NodeOrder how : {NodeOrder::kDegree, NodeOrder::kRcm, NodeOrder::kMetis}) {
+    if (how == NodeOrder::kMetis && !metis_available()) continue;
     const std::string name = node_order_name(how);
     const Dataset b = reordered_copy(a, how, dir.file(name));
     ASSERT_TRUE(b.node_ids.defined()) << name;
