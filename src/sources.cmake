@@ -108,4 +108,5 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/dist/feature_exchange.cc
   ${CMAKE_CURRENT_LIST_DIR}/dist/hop_exchange.cc
   ${CMAKE_CURRENT_LIST_DIR}/dist/part_offsets.cc
+  ${CMAKE_CURRENT_LIST_DIR}/dist/liveness.cc
 )

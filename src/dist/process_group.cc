@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "directgnn/error.h"
+#include "dist/liveness.h"
 #include "dist/nccl_backend.h"
 #include "gpu/runtime.h"
 
@@ -44,7 +45,8 @@ int rank_gpu(const DistEnv& env, int device_count) {
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> backend;
-  int gpu = -1;  // the NCCL backend's device
+  int gpu = -1;                        // the NCCL backend's device
+  std::shared_ptr<Liveness> liveness;  // shared with the subgroups; none in a world of one
 };
 
 DistEnv dist_env_from_environment() {
@@ -57,6 +59,9 @@ DistEnv dist_env_from_environment() {
   if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') {
     env.master_addr = addr;
   }
+  const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  env.agent_store = agent != nullptr && std::string(agent) == "True";
+  env.restart_count = env_int("TORCHELASTIC_RESTART_COUNT", 0, 0, 1 << 30);
   DGNN_CHECK(env.world_size == 1 || std::getenv("RANK") != nullptr, "WORLD_SIZE is ",
              env.world_size,
              " but RANK is not set; launch with torchrun or "
@@ -89,6 +94,18 @@ c10::intrusive_ptr<c10d::Backend> make_gloo_backend(const DistEnv& env,
     options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
   }
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+}
+
+// The keys of one attempt of a torchrun run (the first, or a restart), apart from the others'.
+std::string attempt_prefix(const DistEnv& env) {
+  return "directgnn/attempt-" + std::to_string(env.restart_count);
+}
+
+// Who hosts the store, for Liveness's message.
+std::string store_host(const DistEnv& env) {
+  return env.agent_store ? "torchrun's agent, which hosts the group's store at " + env.master_addr +
+                               ":" + std::to_string(env.master_port) + ","
+                         : "rank 0, which hosts the group's store,";
 }
 
 // Every rank posts whether it has a GPU of its own and reads the others': the backend must be
@@ -131,11 +148,12 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env, const Dis
   try {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
-    store_options.isServer = env.rank == 0;
+    store_options.isServer = env.rank == 0 && !env.agent_store;
     store_options.numWorkers = static_cast<std::size_t>(env.world_size);
     store_options.waitWorkers = true;
     store_options.timeout = options.timeout;
-    impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    impl->store = c10::make_intrusive<c10d::PrefixStore>(attempt_prefix(env), store);
     const int gpus = gpu::device_count();
     backend = agree_on_backend(env, *impl->store, options, gpus);
     if (backend == DistBackend::kNccl) {
@@ -144,6 +162,11 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env, const Dis
           make_nccl_backend(impl->store, env.rank, env.world_size, options.timeout, impl->gpu);
     } else {
       impl->backend = make_gloo_backend(env, impl->store, options.timeout);
+    }
+    if (env.world_size > 1) {
+      impl->liveness =
+          std::make_shared<Liveness>(env.rank, env.world_size, env.master_addr, store->getPort(),
+                                     attempt_prefix(env), store_host(env));
     }
   } catch (const c10::Error& e) {
     fail(where, " failed within ", options.timeout.count(), " s: ", e.what_without_backtrace(),
@@ -159,21 +182,47 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env, const Dis
   return group;
 }
 
+std::unique_ptr<ProcessGroup> ProcessGroup::over_store(int rank, int size,
+                                                       c10::intrusive_ptr<c10d::Store> store,
+                                                       const std::string& tag,
+                                                       std::chrono::seconds timeout) {
+  DistEnv env;
+  env.rank = env.local_rank = rank;
+  env.world_size = env.local_world_size = size;
+  const char* addr = std::getenv("MASTER_ADDR");
+  env.master_addr = addr != nullptr ? addr : "";
+  auto impl = std::make_unique<Impl>();
+  impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, std::move(store));
+  try {
+    impl->backend = make_gloo_backend(env, impl->store, timeout);
+  } catch (const c10::Error& e) {
+    fail("rank ", rank, " of ", size, ": making the ", tag,
+         " group failed: ", e.what_without_backtrace());
+  }
+  auto group = std::unique_ptr<ProcessGroup>(new ProcessGroup(env, timeout, std::move(impl)));
+  group->backend_ = DistBackend::kGloo;
+  return group;
+}
+
 namespace {
 
+// Runs a collective; its failure names this rank, and what became of the others.
 template <typename Op>
-void run(const DistEnv& env, std::chrono::seconds timeout, const char* what, Op&& op) {
+void run(const DistEnv& env, std::chrono::seconds timeout, const Liveness* liveness,
+         const char* what, Op&& op) {
+  std::string error;
   try {
     op()->wait(timeout);
+    return;
   } catch (const c10::Error& e) {
-    fail("rank ", env.rank, " of ", env.world_size, ": ", what,
-         " failed (another rank has stopped or is unreachable; the limit, dist_timeout, is ",
-         timeout.count(), " s): ", e.what_without_backtrace());
+    error = e.what_without_backtrace();
   } catch (const std::exception& e) {
-    fail("rank ", env.rank, " of ", env.world_size, ": ", what,
-         " failed (another rank has stopped or is unreachable; the limit, dist_timeout, is ",
-         timeout.count(), " s): ", e.what());
+    error = e.what();
   }
+  const std::string others =
+      liveness != nullptr ? liveness->absent_ranks() : "another rank has stopped or is unreachable";
+  fail("rank ", env.rank, " of ", env.world_size, ": ", what, " failed: ", others,
+       " (the limit, dist_timeout, is ", timeout.count(), " s): ", error);
 }
 
 }  // namespace
@@ -185,7 +234,7 @@ void ProcessGroup::each_on_backend(std::vector<at::Tensor>& tensors, const char*
   for (at::Tensor& t : tensors) {
     const bool round_trip = backend_ == DistBackend::kNccl && !t.is_cuda();
     std::vector<at::Tensor> one{round_trip ? t.to(at::Device(at::kCUDA, impl_->gpu)) : t};
-    run(env_, timeout_, what, [&] { return op(one); });
+    run(env_, timeout_, impl_->liveness.get(), what, [&] { return op(one); });
     if (round_trip) t.copy_(one[0]);
   }
 }
@@ -231,7 +280,7 @@ void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors, int64
 }
 
 void ProcessGroup::barrier() {
-  run(env_, timeout_, "barrier", [&] { return impl_->backend->barrier(); });
+  run(env_, timeout_, impl_->liveness.get(), "barrier", [&] { return impl_->backend->barrier(); });
 }
 
 void ProcessGroup::all_to_all(at::Tensor& out, const at::Tensor& in,
@@ -241,7 +290,7 @@ void ProcessGroup::all_to_all(at::Tensor& out, const at::Tensor& in,
       "all-to-all: ", size(), " ranks need as many splits, got ", out_splits.size(), " and ",
       in_splits.size());
   at::Tensor input = in;
-  run(env_, timeout_, "all-to-all",
+  run(env_, timeout_, impl_->liveness.get(), "all-to-all",
       [&] { return impl_->backend->alltoall_base(out, input, out_splits, in_splits); });
 }
 
@@ -250,6 +299,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& tag,
   auto impl = std::make_unique<Impl>();
   impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, impl_->store);
   impl->gpu = impl_->gpu;
+  impl->liveness = impl_->liveness;
   const DistBackend backend = cpu_tensors ? DistBackend::kGloo : backend_;
   try {
     impl->backend =

@@ -4,17 +4,22 @@
 //
 // Ranks find each other as torchrun arranges it: RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT in the environment; rank 0 hosts the TCP
-// store. A world of one needs no environment and no network. Every collective fails with a
-// directgnn::Error naming this rank and the operation once `timeout` passes without the
-// other ranks, instead of hanging.
+// store, or torchrun's agent does (TORCHELASTIC_USE_AGENT_STORE). A world of one needs no
+// environment and no network. Every collective fails with a directgnn::Error naming this rank and
+// the operation once `timeout` passes without the other ranks, instead of hanging.
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace c10d {
+class Store;
+}
 
 namespace directgnn {
 
@@ -25,6 +30,12 @@ struct DistEnv {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  // torchrun's TORCHELASTIC_USE_AGENT_STORE=True: its agent hosts the store at
+  // MASTER_ADDR:MASTER_PORT and every rank, rank 0 too, joins it as a client.
+  bool agent_store = false;
+  // torchrun's TORCHELASTIC_RESTART_COUNT: the group's keys live under it, so a restarted
+  // group never reads an earlier attempt's keys from a store that outlived it.
+  int restart_count = 0;
 };
 
 enum class DistBackend { kAuto, kGloo, kNccl };
@@ -55,6 +66,15 @@ class ProcessGroup {
   // the ranks agree on through the store; gives up after `options.timeout`. Throws naming
   // the ranks without a GPU of their own when NCCL is asked for and cannot be had.
   static std::unique_ptr<ProcessGroup> create(const DistEnv& env, const DistOptions& options);
+  // A Gloo group (CPU tensors) of the ranks that share `store`, its keys under `tag`: a
+  // PyTorch script's default group's store (c10d::ProcessGroup::getStore), so the script's
+  // own rendezvous serves, with no second store. Gloo listens on GLOO_SOCKET_IFNAME when set,
+  // else on MASTER_ADDR's side (loopback for a local one), else on this host's address. Every
+  // rank makes it, in the same order; its collectives never meet the script's.
+  static std::unique_ptr<ProcessGroup> over_store(int rank, int size,
+                                                  c10::intrusive_ptr<c10d::Store> store,
+                                                  const std::string& tag,
+                                                  std::chrono::seconds timeout);
   ~ProcessGroup();
 
   int rank() const { return env_.rank; }

@@ -140,46 +140,63 @@ TEST(Distributed, AShardedRunStoppedAndResumedEndsLikeItsStraightRun) {
       << resumed.output;
 }
 
-// Starts two ranks of `args`, kills rank 1 once rank 0 has trained an epoch, and checks that
-// rank 0 exits non-zero within 30 s with an error naming itself.
-void expect_survivor_stops(const std::string& args, const TempDirectory& dir) {
-  const int port = 20000 + static_cast<int>(getpid() % 20000);
-  const pid_t rank0 = start_rank(0, port, args, dir.file("rank0.log"));
-  const pid_t rank1 = start_rank(1, port, args, dir.file("rank1.log"));
-  // Let both join and train for a while, then kill rank 1 without warning.
+// Starts two ranks of `args`, kills rank `victim` once rank 0 has trained an epoch, and checks
+// that the other exits non-zero within 30 s with an error naming itself and what became of the
+// victim (`fate`).
+void expect_survivor_stops(const std::string& args, const TempDirectory& dir, int victim,
+                           const std::string& fate) {
+  const int port = 20000 + static_cast<int>((getpid() + 13 * victim) % 20000);
+  const pid_t ranks[2] = {start_rank(0, port, args, dir.file("rank0.log")),
+                          start_rank(1, port, args, dir.file("rank1.log"))};
+  const int survivor = 1 - victim;
+  // Let both join and train for a while, then kill the victim without warning.
   for (int i = 0; i < 200; ++i) {
     std::ifstream log(dir.file("rank0.log"));
     const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     if (text.find("Epoch 00002") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  kill(rank1, SIGKILL);
-  waitpid(rank1, nullptr, 0);
+  kill(ranks[victim], SIGKILL);
+  waitpid(ranks[victim], nullptr, 0);
   const auto killed = std::chrono::steady_clock::now();
   int status = 0;
   pid_t done = 0;
-  while ((done = waitpid(rank0, &status, WNOHANG)) == 0 &&
+  while ((done = waitpid(ranks[survivor], &status, WNOHANG)) == 0 &&
          std::chrono::steady_clock::now() - killed < std::chrono::seconds(60)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (done == 0) {
-    kill(rank0, SIGKILL);
-    waitpid(rank0, nullptr, 0);
-    FAIL() << "rank 0 still running 60 s after rank 1 died";
+    kill(ranks[survivor], SIGKILL);
+    waitpid(ranks[survivor], nullptr, 0);
+    FAIL() << "rank " << survivor << " still running 60 s after rank " << victim << " died";
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   EXPECT_LE(seconds, 30.0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-  std::ifstream log(dir.file("rank0.log"));
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("error: rank 0 of 2"), std::string::npos) << text;
-  EXPECT_NE(text.find("Epoch 00001"), std::string::npos) << "rank 0 never trained:\n" << text;
+  const auto read = [&](int rank) {
+    std::ifstream log(dir.file("rank" + std::to_string(rank) + ".log"));
+    return std::string((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  };
+  const std::string text = read(survivor);
+  EXPECT_NE(text.find("error: rank " + std::to_string(survivor) + " of 2"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fate), std::string::npos) << text;
+  EXPECT_NE(read(0).find("Epoch 00001"), std::string::npos) << "rank 0 never trained:\n" << read(0);
 }
+
+const char kKilled[] = "rank 1 stopped responding (killed, crashed or hung)";
 
 TEST(Distributed, KillingOneRankStopsTheOtherWithAClearError) {
   TempDirectory dir;
-  expect_survivor_stops("train --epochs 100000 --threads 1 --dist-timeout 20", dir);
+  expect_survivor_stops("train --epochs 100000 --threads 1 --dist-timeout 20", dir, 1, kKilled);
+}
+
+// Rank 0 hosts the store: the survivor says it cannot be reached.
+TEST(Distributed, KillingRankZeroStopsTheOtherNamingTheStoresHost) {
+  TempDirectory dir;
+  expect_survivor_stops("train --epochs 100000 --threads 1 --dist-timeout 10", dir, 0,
+                        "rank 0, which hosts the group's store, cannot be reached");
 }
 
 // The same while the ranks exchange feature rows (a sharded table, batches prepared ahead on
@@ -190,7 +207,7 @@ TEST(Distributed, KillingOneRankOfAShardedRunStopsTheOther) {
   const std::string parts = partitioned_cora(cora, dir);
   expect_survivor_stops(
       "train --dataset " + parts + " --epochs 100000 --threads 1 --dist-timeout 10 --prefetch 2",
-      dir);
+      dir, 1, kKilled);
 }
 
 // --resume auto as torchrun --max-restarts uses it: the first start finds no state and trains
