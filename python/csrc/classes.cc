@@ -9,7 +9,10 @@
 
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "dist/part_offsets.h"
+#include "dist/process_group.h"
 #include "errors.h"
+#include "feature/disk/row_cache.h"
 #include "gpu/runtime.h"
 #include "loader/feature_cache.h"
 #include "loader/options.h"
@@ -122,7 +125,8 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
                            at::Tensor labels, std::optional<at::Tensor> weights,
                            std::string features_path, c10::Dict<std::string, std::string> choices,
                            std::vector<int64_t> fanouts, int64_t batch_size, int64_t prefetch,
-                           int64_t workers, bool disk_direct, double feature_cache_gib) {
+                           int64_t workers, bool disk_direct, double feature_cache_gib,
+                           std::vector<int64_t> offsets, int64_t feature_part) {
   dataset_.name = "python";
   dataset_.source = "the data given to directgnn.Loader";
   dataset_.graph = CsrGraph{std::move(indptr), std::move(indices), {}};
@@ -131,8 +135,22 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
                   "directgnn.Loader: the graph (indptr, indices) must be CPU tensors");
   validate_csr(dataset_.graph, "directgnn.Loader");
   const int64_t n = dataset_.num_nodes();
-  DGNN_CHECK_ARG(features.dim() == 2 && features.size(0) == n, "x", "features must be [", n,
-                 ", F] (one row per node), got ", features.sizes());
+  if (!offsets.empty()) {
+    const PartOffsets book(offsets, static_cast<int>(offsets.size()) - 1, "the partition book");
+    DGNN_CHECK_ARG(book[0] == 0 && book.back() == n, "data",
+                   "the partition book's offsets run from ", book[0], " to ", book.back(),
+                   "; they must cover the graph's ", n, " nodes");
+    DGNN_CHECK_ARG(feature_part < static_cast<int64_t>(offsets.size()) - 1, "data", "part ",
+                   feature_part, " of ", offsets.size() - 1, " parts");
+    dataset_.partition.offsets = offsets;
+    dataset_.feature_part = feature_part;
+  }
+  const int64_t rows = feature_part >= 0 ? offsets[feature_part + 1] - offsets[feature_part] : n;
+  DGNN_CHECK_ARG(features.dim() == 2 && features.size(0) == rows, "x", "features must be [", rows,
+                 ", F] (",
+                 feature_part >= 0 ? "the rows of part " + std::to_string(feature_part)
+                                   : std::string("one row per node"),
+                 "), got ", features.sizes());
   DGNN_CHECK_TYPE(labels.is_cpu(),
                   "directgnn.Loader: labels must be a CPU tensor (they are sent to "
                   "the loader's device with each minibatch)");
@@ -145,17 +163,84 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
   dataset_.labels = labels.to(at::kLong);
   const LoaderNumbers numbers{std::move(fanouts), batch_size,       prefetch, workers,
                               disk_direct,        feature_cache_gib};
-  const LoaderSettings settings = resolve_loader(loader_options_arg(choices, numbers), dataset_);
+  LoaderSettings settings = resolve_loader(loader_options_arg(choices, numbers), dataset_);
+  if (!offsets.empty()) {
+    // As a sharded run's loader: one worker prepares batches in order, the next batch's
+    // exchange overlapping this one's step, and a disk cache plans nothing ahead.
+    settings.workers = 1;
+    settings.sources_in_place = false;
+    if (prefetch < 0) settings.prefetch = std::max(1, settings.prefetch);
+    settings.cache.policy = disk::resolve_cache_policy(settings.cache.policy, /*plans=*/false);
+  }
   note_ = settings.note;
   loader_ = std::make_unique<MinibatchLoader>(dataset_, settings);
+}
+
+void LoaderHolder::shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
+                         int64_t steps) {
+  DGNN_CHECK(!dataset_.partition.offsets.empty() && exchange_ == nullptr,
+             "directgnn.Loader: shard() is for a sharded loader, once");
+  const int rank = group->getRank(), size = group->getSize();
+  const std::vector<int64_t>& offsets = dataset_.partition.offsets;
+  DGNN_CHECK_ARG(static_cast<int64_t>(offsets.size()) - 1 == size, "data", "the dataset has ",
+                 offsets.size() - 1, " parts and the process group ", size,
+                 " ranks; partition it with one part per rank");
+  DGNN_CHECK_ARG(dataset_.feature_part < 0 || dataset_.feature_part == rank, "data", "holds part ",
+                 dataset_.feature_part, "'s rows, but this is rank ", rank,
+                 "; load it with shard=True on every rank");
+  auto exchange_group = ProcessGroup::over_store(rank, size, group->getStore(), "loader",
+                                                 std::chrono::seconds(timeout_s));
+  // Every rank must take as many minibatches per pass, or the exchanges would not pair up:
+  // the sums of the step counts and of their squares are `size` times one count's only when
+  // every count is the same.
+  std::vector<at::Tensor> sums{
+      at::tensor({static_cast<double>(steps), static_cast<double>(steps) * steps}, at::kDouble)};
+  exchange_group->all_reduce_sum(sums);
+  const double mean = sums[0][0].item<double>() / size;
+  DGNN_CHECK(mean == static_cast<double>(steps) &&
+                 sums[0][1].item<double>() == static_cast<double>(size) * steps * steps,
+             "directgnn.Loader: rank ", rank, " takes ", steps,
+             " minibatches per pass and the ranks' mean is ", mean,
+             "; give every rank the same seeds and batch_size");
+  const int64_t first_row = dataset_.feature_part >= 0 ? 0 : offsets[rank];
+  shard_rank_ = rank;
+  exchange_ = std::make_shared<FeatureExchange>(offsets, loader_->store(), first_row,
+                                                std::move(exchange_group));
+  loader_->use_exchange(exchange_);
+}
+
+c10::Dict<std::string, double> LoaderHolder::exchange_counts() {
+  c10::Dict<std::string, double> out;
+  if (exchange_ == nullptr) return out;
+  const ExchangeCounts c = exchange_->counts();
+  exchange_->clear_counts();
+  out.insert("gathers", static_cast<double>(c.gathers));
+  out.insert("rows", static_cast<double>(c.rows));
+  out.insert("remote_rows", static_cast<double>(c.remote_rows));
+  out.insert("cache_hits", static_cast<double>(c.cache_hits));
+  out.insert("bytes_sent", static_cast<double>(c.bytes_sent));
+  out.insert("bytes_received", static_cast<double>(c.bytes_received));
+  out.insert("seconds", c.seconds);
+  return out;
 }
 
 std::string LoaderHolder::fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress) {
   const LoaderSettings& s = loader_->settings();
   if (s.cache.gib <= 0) return "";
   passes_.clear();
-  return fill_feature_cache(*loader_, dataset_, checked_seeds(seeds, dataset_.num_nodes()),
-                            static_cast<uint64_t>(seed), s.cache, show_progress);
+  const at::Tensor checked = checked_seeds(seeds, dataset_.num_nodes());
+  if (exchange_ == nullptr) {
+    return fill_feature_cache(*loader_, dataset_, checked, static_cast<uint64_t>(seed), s.cache,
+                              show_progress);
+  }
+  // An owner's cache keeps the rows of its part that the ranks' batches read most.
+  CacheScope scope;
+  scope.begin = dataset_.partition.offsets[shard_rank_];
+  scope.end = dataset_.partition.offsets[shard_rank_ + 1];
+  scope.first_row = exchange_->first_row();
+  return fill_feature_cache(loader_->mutable_store(), dataset_.graph,
+                            node_presample(*loader_, checked, static_cast<uint64_t>(seed)), s.cache,
+                            show_progress, scope);
 }
 
 LoaderHolder::~LoaderHolder() { passes_.clear(); }
@@ -190,7 +275,10 @@ void define_classes(torch::Library& m) {
   m.class_<LoaderHolder>("Loader")
       .def(guarded_init<LoaderHolder, at::Tensor, at::Tensor, at::Tensor, at::Tensor,
                         std::optional<at::Tensor>, std::string, c10::Dict<std::string, std::string>,
-                        std::vector<int64_t>, int64_t, int64_t, int64_t, bool, double>())
+                        std::vector<int64_t>, int64_t, int64_t, int64_t, bool, double,
+                        std::vector<int64_t>, int64_t>())
+      .def("shard", guarded<&LoaderHolder::shard>)
+      .def("exchange_counts", guarded<&LoaderHolder::exchange_counts>)
       .def("fill_cache", guarded<&LoaderHolder::fill_cache>)
       .def("start", guarded<&LoaderHolder::start>)
       .def("has_next", guarded<&LoaderHolder::has_next>)

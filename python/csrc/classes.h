@@ -12,9 +12,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <tuple>
 #include <vector>
 
+#include "dist/feature_exchange.h"
 #include "feature/feature_store.h"
 #include "graph/csr_graph.h"
 #include "io/dataset.h"
@@ -84,11 +86,21 @@ LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choi
 class LoaderHolder : public torch::CustomClassHolder {
  public:
   // `weights`: the graph's edge weights, for choices weighted=true.
+  // A table sharded over the ranks of a PyTorch script: `offsets` (the partition book's P + 1
+  // row offsets; empty: not sharded) and `feature_part` (this rank's part when `features`
+  // holds its rows only, -1 when it holds the whole table); shard() must follow.
   LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor features, at::Tensor labels,
                std::optional<at::Tensor> weights, std::string features_path,
                c10::Dict<std::string, std::string> choices, std::vector<int64_t> fanouts,
                int64_t batch_size, int64_t prefetch, int64_t workers, bool disk_direct,
-               double feature_cache_gib);
+               double feature_cache_gib, std::vector<int64_t> offsets, int64_t feature_part);
+  // A sharded loader's exchange, on a Gloo group over `group`'s store (the script's default
+  // group): this rank serves its rows and fetches the others'. A collective, which also
+  // checks that every rank takes `steps` minibatches per pass.
+  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps);
+  // What the exchanges moved since the last call (gathers, rows, remote_rows, bytes_sent,
+  // bytes_received, seconds), and clears the counts; empty when not sharded.
+  c10::Dict<std::string, double> exchange_counts();
   ~LoaderHolder() override;
   // features="disk" with a feature cache: ranks the rows (one pass of the sampler over
   // `seeds` for presample) and fills the cache; the line saying what it holds, or "" without a
@@ -109,6 +121,8 @@ class LoaderHolder : public torch::CustomClassHolder {
  private:
   Dataset dataset_;
   std::unique_ptr<MinibatchLoader> loader_;
+  std::shared_ptr<FeatureExchange> exchange_;
+  int shard_rank_ = -1;  // this rank, once sharded
   Passes<MinibatchLoader::Epoch> passes_;
   std::string note_;
 };

@@ -25,12 +25,13 @@ namespace {
 // empty otherwise), the edge weights (when the dataset has them), the link split (train, val,
 // test positives, then val_neg and test_neg unless the layout is "none"; empty when none is
 // stored) and its negatives' layout, then a renumbered dataset's node_ids and node_order, and
-// a partitioned dataset's book as JSON text (empty when none).
+// a partitioned dataset's book as JSON text (empty when none), and the part whose feature rows
+// alone were loaded (-1: the whole table).
 using DatasetTuple =
     std::tuple<std::string, at::Tensor, at::Tensor, at::Tensor, std::optional<at::Tensor>, int64_t,
                bool, std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
                std::string, std::optional<at::Tensor>, std::vector<at::Tensor>, std::string, bool,
-               bool, std::optional<at::Tensor>, std::string, std::string>;
+               bool, std::optional<at::Tensor>, std::string, std::string, int64_t>;
 
 // A link split as the list above, and back.
 std::vector<at::Tensor> link_list(const LinkSplit& s) {
@@ -90,12 +91,15 @@ DatasetTuple as_tuple(const Dataset& ds) {
           ds.link.published,
           node_ids,
           ds.node_order,
-          partition_book_text(ds.partition)};
+          partition_book_text(ds.partition),
+          ds.feature_part};
 }
 
 DatasetTuple load(c10::string_view path, bool keep_self_loops, bool add_inverse_edges,
-                  bool skip_link_split_files) {
+                  bool skip_link_split_files, int64_t feature_part, int64_t feature_parts) {
   ImportOptions options;
+  options.feature_part = feature_part;
+  options.feature_parts = feature_parts;
   options.keep_self_loops = keep_self_loops;
   options.add_inverse_edges = add_inverse_edges;
   options.skip_link_split_files = skip_link_split_files;
@@ -224,10 +228,11 @@ void save(c10::string_view out, c10::string_view name, const at::Tensor& indptr,
 void define_datasets(torch::Library& m) {
   const std::string fields =
       " -> (str, Tensor, Tensor, Tensor, Tensor?, int, bool, Tensor[], Tensor[], Tensor[], str, "
-      "Tensor?, Tensor[], str, bool, bool, Tensor?, str, str)";
+      "Tensor?, Tensor[], str, bool, bool, Tensor?, str, str, int)";
   const auto schema = [&fields](const char* head) { return std::string(head) + fields; };
   m.def(schema("load_dataset(str path, bool keep_self_loops=False, "
-               "bool add_inverse_edges=False, bool skip_link_split_files=False)")
+               "bool add_inverse_edges=False, bool skip_link_split_files=False, "
+               "int feature_part=-1, int feature_parts=0)")
             .c_str(),
         guarded<&load>);
   m.def(schema("synthetic_dataset(int nodes, float avg_degree, int feat_dim, int seed, "

@@ -38,7 +38,7 @@ LinkSamplerOptions link_options_arg(c10::Dict<std::string, std::string>& choices
   for (const char* key : {"neg_sampling", "neg_dist", "exact_negatives", "exclude_seed_edges"}) {
     if (!choices.contains(key)) continue;
     const std::string value = choices.at(key);
-    choices.erase(key);
+    static_cast<void>(choices.erase(key));
     if (std::string(key) == "neg_sampling") o.mode = parse_negative_mode(value);
     if (std::string(key) == "neg_dist") o.dist = parse_negative_dist(value);
     if (std::string(key) == "exact_negatives") o.exact_negatives = flag_arg(key, value);

@@ -53,6 +53,13 @@ class Dataset:
             (P + 1 stored ids: part k owns ``offsets[k]`` to ``offsets[k + 1] - 1``),
             ``nodes``, ``edges`` and ``seeds`` per part, and ``edge_cut`` (stored edges whose
             ends have different owners). :meth:`owners` maps stored ids to parts.
+        shard_rank: the rank of the torch.distributed process group this dataset was loaded
+            for (``directgnn.load(DIR, shard=True)``), or None: a :class:`directgnn.Loader`
+            over it holds this rank's part of the feature table and fetches the other rows
+            from their owners.
+        feature_part: the part whose feature rows alone ``x`` holds (rows ``offsets[k]`` to
+            ``offsets[k + 1] - 1``, when the table is stored by part), or None: ``x`` holds
+            every node's row.
     """
 
     name: str
@@ -69,6 +76,8 @@ class Dataset:
     node_ids: Optional[torch.Tensor] = None
     node_order: Optional[str] = None
     partition: Optional[dict] = None
+    shard_rank: Optional[int] = None
+    feature_part: Optional[int] = None
 
     @property
     def num_nodes(self) -> int:
@@ -239,17 +248,18 @@ def _link_dict(tensors, negatives, eval_edges_in_graph=False, published=False):
 def _from_tuple(t):
     (name, indptr, indices, x, y, num_classes, directed, train, val, test, features_path,
      edge_weight, link, negatives, eval_edges_in_graph, published, node_ids, node_order,
-     partition) = t
+     partition, feature_part) = t
     splits = [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)]
     return Dataset(name, indptr, indices, x, y, int(num_classes), bool(directed), splits,
                    features_path or None, edge_weight,
                    _link_dict(link, negatives, eval_edges_in_graph, published), node_ids,
-                   node_order or None, json.loads(partition) if partition else None)
+                   node_order or None, json.loads(partition) if partition else None,
+                   None, int(feature_part) if feature_part >= 0 else None)
 
 
 def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
-         add_inverse_edges: bool = False, _skip_link_split_files: bool = False
-         ) -> Union[Dataset, "HeteroDataset"]:
+         add_inverse_edges: bool = False, shard: bool = False,
+         _skip_link_split_files: bool = False) -> Union[Dataset, "HeteroDataset"]:
     """Reads a dataset with the project's own readers, as ``directgnn train --dataset`` does.
 
     ``path`` is a dataset directory (written by ``directgnn convert``/``generate``; its
@@ -259,6 +269,12 @@ def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
     :class:`directgnn.HeteroDataset` (self-loops are always kept there). A file that cannot be
     read raises OSError (FileNotFoundError when it is missing); one whose content is wrong a
     RuntimeError naming the file, the field and the fix.
+
+    ``shard=True``, in a script whose torch.distributed process group is made (under
+    ``torchrun``): ``path`` is a partitioned dataset (``directgnn partition``) with one part
+    per rank, and this rank loads only its part's feature rows when the table is stored by
+    part (``feature_part``; the graph and labels are whole). A :class:`directgnn.Loader` over
+    it fetches the other rows from their owners (docs/distributed.md, "From Python").
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -266,6 +282,27 @@ def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
     from .hetero import is_hetero, load_hetero
     if is_hetero(path):
         return load_hetero(path, add_inverse_edges=add_inverse_edges)
+    rank, ranks = _shard_rank(path) if shard else (-1, 0)
     with os_errors():
-        return _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges,
-                                            _skip_link_split_files))
+        data = _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges,
+                                            _skip_link_split_files, rank, ranks))
+    if shard:
+        parts = (data.partition or {}).get("parts")
+        if parts != ranks:
+            raise ValueError(
+                f"directgnn.load(shard=True): {path} "
+                + ("is not partitioned" if parts is None else f"has {parts} parts")
+                + f" and the process group {ranks} ranks; write one part per rank with "
+                f"`directgnn partition {path} OUT --parts {ranks}`")
+        data.shard_rank = rank
+    return data
+
+
+def _shard_rank(path):
+    """This process's rank and the group's size, for load(shard=True)."""
+    import torch.distributed as dist
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError(f"directgnn.load({path!r}, shard=True): torch.distributed has no "
+                           "process group; call torch.distributed.init_process_group() first "
+                           "(torchrun sets the environment it reads)")
+    return dist.get_rank(), dist.get_world_size()

@@ -118,6 +118,22 @@ class Loader(NativeLoader):
         edge_weight: float32 [E] edge weights in the order of ``indices``.
         edge_ids: each block carries its edges' ids (``Block.edge_ids``) to index edge
             attributes with; default: True for mode "pyg" (``batch.sample.edge``), as PyG.
+        sharded: whether the feature table is sharded over the ranks of a torch.distributed
+            process group, each rank holding its part's rows and fetching the others from
+            their owners with two all-to-alls per minibatch: "auto" (when ``data`` was loaded
+            with ``directgnn.load(DIR, shard=True)``), True or False. ``data`` is then a
+            partitioned dataset with one part per rank.
+        seed_assignment: with a sharded table, which of ``seeds`` this rank iterates over
+            (every rank passes the same seeds): "part" (those its part owns, each pass cut to
+            the count every part has, so every rank takes the same number of minibatches) or
+            "global" (its equal share of each pass's shuffle of all of them, as
+            ``DistributedSampler``; the minibatches of ``directgnn train --seed-assignment
+            global``).
+        group: the process group whose store the exchange's own Gloo group is made over
+            (default: torch.distributed's default group). The exchange never uses the group
+            itself, so the script's collectives (DDP's all-reduce) and the loader's, on its
+            prefetching thread, never meet.
+        dist_timeout: seconds an exchange waits for the other ranks before failing.
 
     Each ``iter(loader)`` is a pass of its own, with its own workers: two may run at once
     (each in the order its pass number and ``seed`` give), and a pass left unfinished stops
@@ -138,7 +154,8 @@ class Loader(NativeLoader):
                  feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample",
                  feature_cache_policy: str = "auto", lookahead_batches: int = 0,
                  weighted: bool = False, edge_weight: Optional[torch.Tensor] = None,
-                 edge_ids: Optional[bool] = None):
+                 edge_ids: Optional[bool] = None, sharded: Union[str, bool] = "auto",
+                 seed_assignment: str = "part", group=None, dist_timeout: float = 300.0):
         features_path = ""
         if isinstance(data, HeteroDataset) or type(data).__name__ == "HeteroData":
             raise TypeError("directgnn.Loader: the data is heterogeneous; use "
@@ -175,10 +192,16 @@ class Loader(NativeLoader):
                    "weighted": "true" if weighted else "false",
                    "edge_ids": "true" if edge_ids else "false"}
         depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
+        self._shard = _Shard.of(data, sharded, seed_assignment, group, self.seeds)
+        offsets = self._shard.offsets if self._shard else []
+        part = data.feature_part if self._shard and data.feature_part is not None else -1
         with os_errors():
             self._loader = classes.Loader(indptr, indices, x, y, weights, features_path, choices,
                                           self.fanouts, self.batch_size, depth, int(workers),
-                                          bool(disk_direct), float(feature_cache_gib))
+                                          bool(disk_direct), float(feature_cache_gib), offsets,
+                                          part)
+            if self._shard:
+                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self))
             # A progress line on a terminal (stderr), nothing otherwise.
             self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
@@ -195,13 +218,30 @@ class Loader(NativeLoader):
                 f"mode={self.mode!r}, sample_mode={self.sample_mode!r})")
 
     def __len__(self) -> int:
-        return self._loader.steps(self.seeds.numel())
+        count = self._shard.count if self._shard else self.seeds.numel()
+        return self._loader.steps(count)
+
+    @property
+    def rank(self) -> Optional[int]:
+        """This process's rank when the table is sharded, else None."""
+        return self._shard.rank if self._shard else None
+
+    def exchange_stats(self) -> dict:
+        """What the sharded table's exchanges moved since the last call: "gathers", "rows"
+        (rows asked for), "remote_rows" (of those, rows other ranks own), "bytes_sent",
+        "bytes_received" (ids and rows, this rank's side) and "seconds" (in the exchanges,
+        waiting for peers included); empty when the table is not sharded."""
+        out = dict(self._loader.exchange_counts())
+        return {k: (v if k == "seconds" else int(v)) for k, v in out.items()}
 
     def __iter__(self) -> Iterator[Batch]:
-        order = self.seeds
-        if self.shuffle:
-            g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
-            order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
+        if self._shard:
+            order = self._shard.pass_seeds(self.seeds, self.shuffle, g)
+        else:
+            order = self.seeds
+            if self.shuffle:
+                order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
         with os_errors():
             pass_id = self._loader.start(order, self.seed * 1_000_003 + self._epoch)
         self._epoch += 1
@@ -212,6 +252,76 @@ class Loader(NativeLoader):
                 yield Batch(seeds, x, y, _sample(sample, self.sample_mode))
         finally:
             self._loader.finish(pass_id)
+
+
+class _Shard:
+    """A Loader's sharded table: the group, this rank, the book's offsets, and which seeds
+    this rank takes each pass."""
+
+    def __init__(self, group, rank, ranks, offsets, assignment, seeds):
+        self.group, self.rank, self.ranks, self.offsets = group, rank, ranks, offsets
+        self.assignment = assignment
+        if assignment == "part":
+            bounds = torch.tensor(offsets[1:-1], dtype=torch.int64)
+            owner = torch.searchsorted(bounds, seeds, right=True)
+            counts = torch.bincount(owner, minlength=ranks)
+            self.mine = seeds[owner == rank]
+            self.count = int(counts.min())
+            if self.count == 0:
+                empty = int(torch.argmin(counts))
+                raise ValueError(f"directgnn.Loader: seed_assignment='part': part {empty} owns "
+                                 "none of the seeds, so no rank could take a minibatch; use "
+                                 "seed_assignment='global' or partition again")
+        else:
+            self.count = seeds.numel() // ranks
+            if self.count == 0:
+                raise ValueError(f"directgnn.Loader: {seeds.numel()} seeds for {ranks} ranks; "
+                                 "every rank needs one")
+
+    @classmethod
+    def of(cls, data, sharded, assignment, group, seeds):
+        if sharded not in ("auto", True, False):
+            raise ValueError(f"directgnn.Loader: sharded={sharded!r}: use 'auto', True or False")
+        if assignment not in ("part", "global"):
+            raise ValueError(f"directgnn.Loader: seed_assignment={assignment!r}: use 'part' or "
+                             "'global'")
+        loaded_for = getattr(data, "shard_rank", None)
+        if sharded == "auto":
+            sharded = loaded_for is not None
+        if not sharded:
+            if loaded_for is not None and getattr(data, "feature_part", None) is not None:
+                raise ValueError("directgnn.Loader: the data holds one part's feature rows "
+                                 "(directgnn.load(shard=True)); sharded=False needs the whole "
+                                 "table")
+            return None
+        if not isinstance(data, Dataset) or data.partition is None:
+            raise ValueError("directgnn.Loader: sharded=True needs a partitioned dataset "
+                             "(directgnn.load of a `directgnn partition` directory)")
+        import torch.distributed as dist
+        if not (dist.is_available() and dist.is_initialized()):
+            raise RuntimeError("directgnn.Loader: sharded=True needs a torch.distributed "
+                               "process group; call torch.distributed.init_process_group() "
+                               "first (torchrun sets the environment it reads)")
+        group = group if group is not None else dist.group.WORLD
+        rank, ranks = dist.get_rank(group), dist.get_world_size(group)
+        if data.partition["parts"] != ranks:
+            raise ValueError(f"directgnn.Loader: the dataset has {data.partition['parts']} "
+                             f"parts and the process group {ranks} ranks; partition it with "
+                             f"--parts {ranks}")
+        if loaded_for is not None and loaded_for != rank:
+            raise ValueError(f"directgnn.Loader: the data was loaded for rank {loaded_for}, "
+                             f"this is rank {rank}")
+        return cls(group, rank, ranks, list(data.partition["offsets"]), assignment, seeds)
+
+    def pass_seeds(self, seeds, shuffle, generator):
+        """This rank's seeds of one pass, in order."""
+        if self.assignment == "part":
+            mine = self.mine
+            if shuffle:
+                mine = mine[torch.randperm(mine.numel(), generator=generator)]
+            return mine[:self.count]
+        order = seeds[torch.randperm(seeds.numel(), generator=generator)] if shuffle else seeds
+        return order[self.rank * self.count:(self.rank + 1) * self.count]
 
 
 def _is_pyg_data(data):
