@@ -12,7 +12,6 @@
 #include "dist/part_offsets.h"
 #include "dist/process_group.h"
 #include "errors.h"
-#include "feature/disk/row_cache.h"
 #include "gpu/runtime.h"
 #include "loader/feature_cache.h"
 #include "loader/options.h"
@@ -164,14 +163,7 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
   const LoaderNumbers numbers{std::move(fanouts), batch_size,       prefetch, workers,
                               disk_direct,        feature_cache_gib};
   LoaderSettings settings = resolve_loader(loader_options_arg(choices, numbers), dataset_);
-  if (!offsets.empty()) {
-    // As a sharded run's loader: one worker prepares batches in order, the next batch's
-    // exchange overlapping this one's step, and a disk cache plans nothing ahead.
-    settings.workers = 1;
-    settings.sources_in_place = false;
-    if (prefetch < 0) settings.prefetch = std::max(1, settings.prefetch);
-    settings.cache.policy = disk::resolve_cache_policy(settings.cache.policy, /*plans=*/false);
-  }
+  if (!offsets.empty()) settings = sharded_settings(std::move(settings), prefetch >= 0);
   note_ = settings.note;
   loader_ = std::make_unique<MinibatchLoader>(dataset_, settings);
 }
@@ -202,10 +194,8 @@ void LoaderHolder::shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, in
              "directgnn.Loader: rank ", rank, " takes ", steps,
              " minibatches per pass and the ranks' mean is ", mean,
              "; give every rank the same seeds and batch_size");
-  const int64_t first_row = dataset_.feature_part >= 0 ? 0 : offsets[rank];
   shard_rank_ = rank;
-  exchange_ = std::make_shared<FeatureExchange>(offsets, loader_->store(), first_row,
-                                                std::move(exchange_group));
+  exchange_ = part_exchange(dataset_, rank, loader_->store(), std::move(exchange_group));
   loader_->use_exchange(exchange_);
 }
 
@@ -234,13 +224,9 @@ std::string LoaderHolder::fill_cache(const at::Tensor& seeds, int64_t seed, bool
                               show_progress);
   }
   // An owner's cache keeps the rows of its part that the ranks' batches read most.
-  CacheScope scope;
-  scope.begin = dataset_.partition.offsets[shard_rank_];
-  scope.end = dataset_.partition.offsets[shard_rank_ + 1];
-  scope.first_row = exchange_->first_row();
   return fill_feature_cache(loader_->mutable_store(), dataset_.graph,
                             node_presample(*loader_, checked, static_cast<uint64_t>(seed)), s.cache,
-                            show_progress, scope);
+                            show_progress, owner_cache_scope(dataset_, shard_rank_, *exchange_));
 }
 
 LoaderHolder::~LoaderHolder() { passes_.clear(); }

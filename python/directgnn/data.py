@@ -283,19 +283,37 @@ def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
     if is_hetero(path):
         return load_hetero(path, add_inverse_edges=add_inverse_edges)
     rank, ranks = _shard_rank(path) if shard else (-1, 0)
+    if shard:
+        # Checked before loading: with other parts, the load would join every part's rows.
+        _check_parts(path, ranks, _book_parts(path))
     with os_errors():
         data = _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges,
                                             _skip_link_split_files, rank, ranks))
     if shard:
-        parts = (data.partition or {}).get("parts")
-        if parts != ranks:
-            raise ValueError(
-                f"directgnn.load(shard=True): {path} "
-                + ("is not partitioned" if parts is None else f"has {parts} parts")
-                + f" and the process group {ranks} ranks; write one part per rank with "
-                f"`directgnn partition {path} OUT --parts {ranks}`")
+        _check_parts(path, ranks, (data.partition or {}).get("parts"))
         data.shard_rank = rank
     return data
+
+
+def _book_parts(path):
+    """The parts of a dataset directory's partition book, None when it has none; False when
+    meta.json cannot be read here (the load then says why)."""
+    try:
+        with open(os.path.join(path, "meta.json")) as f:
+            return (json.load(f).get("partition") or {}).get("parts")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _check_parts(path, ranks, parts):
+    if parts is False or parts == ranks:
+        return
+    raise ValueError(f"directgnn.load(shard=True): {path} "
+                     + ("is not partitioned" if parts is None else f"has {parts} parts")
+                     + f" and the process group {ranks} ranks; write one part per rank with "
+                     f"`directgnn partition {path} OUT --parts {ranks}`")
 
 
 def _shard_rank(path):

@@ -258,12 +258,12 @@ class _Shard:
     """A Loader's sharded table: the group, this rank, the book's offsets, and which seeds
     this rank takes each pass."""
 
-    def __init__(self, group, rank, ranks, offsets, assignment, seeds):
-        self.group, self.rank, self.ranks, self.offsets = group, rank, ranks, offsets
+    def __init__(self, data, group, rank, ranks, assignment, seeds):
+        self.group, self.rank, self.ranks = group, rank, ranks
+        self.offsets = list(data.partition["offsets"])
         self.assignment = assignment
         if assignment == "part":
-            bounds = torch.tensor(offsets[1:-1], dtype=torch.int64)
-            owner = torch.searchsorted(bounds, seeds, right=True)
+            owner = data.owners(seeds)
             counts = torch.bincount(owner, minlength=ranks)
             self.mine = seeds[owner == rank]
             self.count = int(counts.min())
@@ -311,7 +311,7 @@ class _Shard:
         if loaded_for is not None and loaded_for != rank:
             raise ValueError(f"directgnn.Loader: the data was loaded for rank {loaded_for}, "
                              f"this is rank {rank}")
-        return cls(group, rank, ranks, list(data.partition["offsets"]), assignment, seeds)
+        return cls(data, group, rank, ranks, assignment, seeds)
 
     def pass_seeds(self, seeds, shuffle, generator):
         """This rank's seeds of one pass, in order."""

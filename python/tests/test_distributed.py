@@ -74,3 +74,14 @@ def test_shard_needs_a_process_group_and_a_partitioned_dataset(parts_path, cora_
     with pytest.raises(ValueError, match="seed_assignment='spread'"):
         directgnn.Loader(data, torch.arange(10), fanouts=[5], seed_assignment="spread",
                          device="cpu")
+
+
+def test_shard_refuses_a_dataset_with_other_parts(parts_path, tmp_path):
+    import torch.distributed as dist
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0,
+                            world_size=1)
+    try:
+        with pytest.raises(ValueError, match="has 2 parts and the process group 1 ranks"):
+            directgnn.load(parts_path, shard=True)
+    finally:
+        dist.destroy_process_group()

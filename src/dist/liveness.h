@@ -32,7 +32,7 @@ class Liveness {
   Liveness& operator=(const Liveness&) = delete;
 
   // What has become of the other ranks, as a clause for an error message: "rank 1 stopped
-  // responding (killed, crashed or hung)", "rank 2 left the group (it exited; its output says
+  // responding (killed, crashed or hung)", "rank 2 left the group (exited; its output says
   // why)", "rank 0, which hosts the group's store, cannot be reached (it stopped, or its
   // machine is unreachable)", or "every rank still runs" when none is missing. Takes a little
   // over two beats.

@@ -191,17 +191,8 @@ std::unique_ptr<ProcessGroup> ProcessGroup::over_store(int rank, int size,
   env.world_size = env.local_world_size = size;
   const char* addr = std::getenv("MASTER_ADDR");
   env.master_addr = addr != nullptr ? addr : "";
-  auto impl = std::make_unique<Impl>();
-  impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, std::move(store));
-  try {
-    impl->backend = make_gloo_backend(env, impl->store, timeout);
-  } catch (const c10::Error& e) {
-    fail("rank ", rank, " of ", size, ": making the ", tag,
-         " group failed: ", e.what_without_backtrace());
-  }
-  auto group = std::unique_ptr<ProcessGroup>(new ProcessGroup(env, timeout, std::move(impl)));
-  group->backend_ = DistBackend::kGloo;
-  return group;
+  return on_store(env, timeout, std::move(store), tag, std::make_unique<Impl>(),
+                  DistBackend::kGloo);
 }
 
 namespace {
@@ -297,20 +288,26 @@ void ProcessGroup::all_to_all(at::Tensor& out, const at::Tensor& in,
 std::unique_ptr<ProcessGroup> ProcessGroup::subgroup(const std::string& tag,
                                                      bool cpu_tensors) const {
   auto impl = std::make_unique<Impl>();
-  impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, impl_->store);
   impl->gpu = impl_->gpu;
   impl->liveness = impl_->liveness;
-  const DistBackend backend = cpu_tensors ? DistBackend::kGloo : backend_;
+  return on_store(env_, timeout_, impl_->store, tag, std::move(impl),
+                  cpu_tensors ? DistBackend::kGloo : backend_);
+}
+
+std::unique_ptr<ProcessGroup> ProcessGroup::on_store(
+    const DistEnv& env, std::chrono::seconds timeout, c10::intrusive_ptr<c10d::Store> store,
+    const std::string& tag, std::unique_ptr<Impl> impl, DistBackend backend) {
+  impl->store = c10::make_intrusive<c10d::PrefixStore>("directgnn/" + tag, std::move(store));
   try {
     impl->backend =
         backend == DistBackend::kNccl
-            ? make_nccl_backend(impl->store, env_.rank, env_.world_size, timeout_, impl->gpu)
-            : make_gloo_backend(env_, impl->store, timeout_);
+            ? make_nccl_backend(impl->store, env.rank, env.world_size, timeout, impl->gpu)
+            : make_gloo_backend(env, impl->store, timeout);
   } catch (const c10::Error& e) {
-    fail("rank ", env_.rank, " of ", env_.world_size, ": making the ", tag,
+    fail("rank ", env.rank, " of ", env.world_size, ": making the ", tag,
          " group failed: ", e.what_without_backtrace());
   }
-  auto group = std::unique_ptr<ProcessGroup>(new ProcessGroup(env_, timeout_, std::move(impl)));
+  auto group = std::unique_ptr<ProcessGroup>(new ProcessGroup(env, timeout, std::move(impl)));
   group->backend_ = backend;
   return group;
 }

@@ -106,6 +106,12 @@ class ProcessGroup {
  private:
   struct Impl;
   ProcessGroup(DistEnv env, std::chrono::seconds timeout, std::unique_ptr<Impl> impl);
+  // A group of `impl` (its GPU and liveness set) over `store` under "directgnn/<tag>", on
+  // `backend` (kGloo or kNccl): what subgroup() and over_store() share.
+  static std::unique_ptr<ProcessGroup> on_store(const DistEnv& env, std::chrono::seconds timeout,
+                                                c10::intrusive_ptr<c10d::Store> store,
+                                                const std::string& tag, std::unique_ptr<Impl> impl,
+                                                DistBackend backend);
   template <typename Op>
   void each_on_backend(std::vector<at::Tensor>& tensors, const char* what, Op&& op);
   DistEnv env_;

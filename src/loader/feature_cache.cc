@@ -234,4 +234,12 @@ std::string DiskTally::text() const {
   return line;
 }
 
+CacheScope owner_cache_scope(const Dataset& ds, int rank, const FeatureExchange& exchange) {
+  CacheScope scope;
+  scope.begin = ds.partition.offsets[rank];
+  scope.end = ds.partition.offsets[rank + 1];
+  scope.first_row = exchange.first_row();
+  return scope;
+}
+
 }  // namespace directgnn

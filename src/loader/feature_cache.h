@@ -70,6 +70,9 @@ struct CacheScope {
 std::string fill_feature_cache(FeatureStore& store, const CsrGraph& graph,
                                const Presample& presample, const disk::CacheOptions& options,
                                bool show_progress, const CacheScope& scope = {});
+// The scope of rank `rank`'s cache when it owns its part of `ds`'s table and serves it through
+// `exchange`: that part's rows, where the exchange finds them in its store.
+CacheScope owner_cache_scope(const Dataset& ds, int rank, const FeatureExchange& exchange);
 // One pass of `loader` over `seeds` (in this order, in minibatches of its batch size, sampled
 // with streams derived from `seed`), as presample_counts above takes it; `loader` must outlive it.
 Presample node_presample(const MinibatchLoader& loader, const at::Tensor& seeds, uint64_t seed);

@@ -151,6 +151,22 @@ void check_exchange(const LoaderSettings& settings, const FeatureStore& store, i
              exchange.dim(), ", the dataset's ", num_rows, " x ", store.dim());
 }
 
+LoaderSettings sharded_settings(LoaderSettings s, bool prefetch_given) {
+  s.workers = 1;
+  s.sources_in_place = false;
+  if (!prefetch_given) s.prefetch = std::max(1, s.prefetch);
+  s.cache.policy = disk::resolve_cache_policy(s.cache.policy, /*plans=*/false);
+  return s;
+}
+
+std::shared_ptr<FeatureExchange> part_exchange(const Dataset& ds, int rank,
+                                               const FeatureStore& table,
+                                               std::unique_ptr<ProcessGroup> group) {
+  const std::vector<int64_t>& offsets = ds.partition.offsets;
+  const int64_t first_row = ds.feature_part >= 0 ? 0 : offsets[rank];
+  return std::make_shared<FeatureExchange>(offsets, table, first_row, std::move(group));
+}
+
 std::string MinibatchLoader::mode() const {
   return exchange_ == nullptr ? loader_mode(settings_, store_) : sharded_loader_mode(settings_);
 }

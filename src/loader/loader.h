@@ -141,5 +141,15 @@ std::string sharded_loader_mode(const LoaderSettings& settings);
 // `exchange` (one worker, no table read in place, no cache plan, the same shape).
 void check_exchange(const LoaderSettings& settings, const FeatureStore& store, int64_t num_rows,
                     const FeatureExchange& exchange);
+// `settings` as check_exchange wants them: one worker prepares batches in step order, the next
+// batch's exchange overlapping this one's step unless the depth was given (`prefetch_given`),
+// and a disk cache plans nothing ahead.
+LoaderSettings sharded_settings(LoaderSettings settings, bool prefetch_given);
+// The exchange that serves rank `rank`'s rows of `ds`'s partitioned table from `table` (the
+// loader's store, kept alive by the caller: the whole table, or this part's rows when `ds`
+// holds only its part's) and fetches the others' over `group`.
+std::shared_ptr<FeatureExchange> part_exchange(const Dataset& ds, int rank,
+                                               const FeatureStore& table,
+                                               std::unique_ptr<ProcessGroup> group);
 
 }  // namespace directgnn

@@ -83,22 +83,14 @@ void write_hop_counts(const HopCounts& c, nlohmann::json& record, std::string& t
 }
 
 LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o) {
-  s.workers = 1;
-  s.sources_in_place = false;
-  // The next batch's exchange overlaps this one's step unless the depth was given.
-  if (!o.loader.prefetch) s.prefetch = std::max(1, s.prefetch);
-  s.cache.policy = disk::resolve_cache_policy(s.cache.policy, /*plans=*/false);
-  return s;
+  return sharded_settings(std::move(s), o.loader.prefetch.has_value());
 }
 
 std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o,
                                                const FeatureStore& table) {
-  const std::vector<int64_t>& offsets = ds.partition.offsets;
   DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
                  o.remote_cache_gib);
-  const int64_t first_row = ds.feature_part >= 0 ? 0 : offsets[o.group->rank()];
-  return std::make_shared<FeatureExchange>(offsets, table, first_row,
-                                           o.group->subgroup("features", true));
+  return part_exchange(ds, o.group->rank(), table, o.group->subgroup("features", true));
 }
 
 at::Tensor whole_in_degrees(const Dataset& ds, ProcessGroup* group) {
@@ -110,14 +102,9 @@ at::Tensor whole_in_degrees(const Dataset& ds, ProcessGroup* group) {
 
 CacheScope cache_scope(const Dataset& ds, const TrainOptions& o, const FeatureExchange* exchange,
                        const at::Tensor& in_degree) {
-  CacheScope scope;
+  CacheScope scope =
+      exchange != nullptr ? owner_cache_scope(ds, o.group->rank(), *exchange) : CacheScope{};
   scope.in_degree = in_degree;
-  if (exchange != nullptr) {
-    const int r = o.group->rank();
-    scope.begin = ds.partition.offsets[r];
-    scope.end = ds.partition.offsets[r + 1];
-    scope.first_row = exchange->first_row();
-  }
   return scope;
 }
 
