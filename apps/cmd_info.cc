@@ -84,6 +84,7 @@ void print_hetero(const HeteroDataset& ds) {
                 static_cast<long long>(deg.max().item<int64_t>()),
                 100.0 * static_cast<double>(deg.eq(0).sum().item<int64_t>()) / n);
   }
+  if (ds.parts() > 0) print_hetero_partition(ds);
   if (ds.target_type < 0) {
     std::printf("Target:     none (no labels)\n");
     return;
@@ -193,6 +194,44 @@ bool check_gpus() {
 }
 
 }  // namespace
+
+// Each type's ids per part (a partitioned dataset's book), the parts' edges and seeds summed over
+// the types, and the in-edges whose source another part owns.
+void print_hetero_partition(const HeteroDataset& ds) {
+  const int64_t parts = ds.parts();
+  std::vector<int64_t> edges(parts, 0), seeds(parts, 0);
+  int64_t cut = 0;
+  for (const NodeType& t : ds.node_types) {
+    for (int64_t k = 0; k < parts; ++k) {
+      edges[k] += t.partition.edges[k];
+      seeds[k] += t.partition.seeds[k];
+    }
+    cut += t.partition.edge_cut;
+  }
+  const int64_t m = ds.num_edges();
+  std::printf(
+      "Partition:  %lld parts by %s; edge cut %lld (%.1f%% of edges); node_ids.npy of each "
+      "type maps a stored node to its original id\n",
+      static_cast<long long>(parts), ds.node_types[0].partition.method.c_str(),
+      static_cast<long long>(cut), m > 0 ? 100.0 * static_cast<double>(cut) / m : 0.0);
+  for (int64_t k = 0; k < parts; ++k) {
+    std::printf("  part %lld:", static_cast<long long>(k));
+    for (const NodeType& t : ds.node_types) {
+      const auto& o = t.partition.offsets;
+      std::printf(" %s %lld..%lld,", t.name.c_str(), static_cast<long long>(o[k]),
+                  static_cast<long long>(o[k + 1] - 1));
+    }
+    std::printf(" %lld edges, %lld training seeds\n", static_cast<long long>(edges[k]),
+                static_cast<long long>(seeds[k]));
+  }
+  std::string by_part;
+  for (const NodeType& t : ds.node_types) {
+    if (t.partition.features_by_part) by_part += (by_part.empty() ? "" : ", ") + t.name;
+  }
+  if (!by_part.empty()) {
+    std::printf("  features by part (nodes/TYPE/part-K/features.npy): %s\n", by_part.c_str());
+  }
+}
 
 void print_partition(const Dataset& ds) {
   const PartitionBook& b = ds.partition;

@@ -16,6 +16,7 @@
 #include "directgnn/error.h"
 #include "feature/embedding_table.h"
 #include "graph/mag_generator.h"
+#include "graph/node_order.h"
 #include "graph/splits.h"
 #include "io/hetero_dir.h"
 #include "io/npy.h"
@@ -273,10 +274,14 @@ void embed_hetero_command(RunKind kind, const nlohmann::json& meta, const Hetero
   for (const int t : types) {
     const NodeType& type = ds.node_types[static_cast<size_t>(t)];
     const std::string file = dir ? dir->path() + "/" + type.name + ".npy" : a.out;
-    write_embedding_rows(outputs[static_cast<size_t>(t)], a.dtype, file, true);
-    std::cout << "Wrote " << (dir ? a.out + "/" + type.name + ".npy" : a.out) << ": "
-              << outputs[static_cast<size_t>(t)].size(0) << " x "
-              << outputs[static_cast<size_t>(t)].size(1) << " (node type " << type.name << ")\n";
+    // A partitioned dataset's rows go back to the original ids: row o is original node o's.
+    const at::Tensor& rows = outputs[static_cast<size_t>(t)];
+    const at::Tensor out =
+        type.node_ids.defined() ? rows.index_select(0, inverse_order(type.node_ids)) : rows;
+    write_embedding_rows(out, a.dtype, file, true);
+    std::cout << "Wrote " << (dir ? a.out + "/" + type.name + ".npy" : a.out) << ": " << out.size(0)
+              << " x " << out.size(1) << " (node type " << type.name
+              << (type.node_ids.defined() ? ", rows by original node id" : "") << ")\n";
   }
   if (dir) dir->commit();
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dist/process_group.h"
+#include "graph/hetero_graph.h"
 #include "io/dataset.h"
 #include "train/run_options.h"
 #include "train/trainer.h"
@@ -103,6 +104,8 @@ void register_convert(CLI::App& app);
 void register_partition(CLI::App& app);
 // `info`'s lines for a partitioned dataset: parts, method, edge cut, and each part's range.
 void print_partition(const Dataset& ds);
+// The same for a partitioned heterogeneous dataset (apps/cmd_info.cc).
+void print_hetero_partition(const HeteroDataset& ds);
 void register_generate(CLI::App& app);
 void register_launch(CLI::App& app);
 void register_info(CLI::App& app);

@@ -39,6 +39,7 @@ set(DIRECTGNN_DATA_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/graph/link_split.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/edge_lookup.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/hetero_graph.cc
+  ${CMAKE_CURRENT_LIST_DIR}/graph/hetero_partition.cc
   ${CMAKE_CURRENT_LIST_DIR}/graph/mag_generator.cc
 )
 set(DIRECTGNN_TRAINING_SOURCES

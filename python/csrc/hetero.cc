@@ -285,7 +285,7 @@ void HeteroGraphHolder::save(const std::string& out) const { save_hetero_dir(dat
 HeteroFields as_fields(const HeteroDataset& ds) {
   HeteroFields f;
   auto& [name, types, counts, features, relations, indptrs, indices, target, labels, num_classes,
-         class_names, train, val, test, files] = f;
+         class_names, train, val, test, files, node_ids] = f;
   name = ds.name;
   for (const NodeType& t : ds.node_types) {
     types.push_back(t.name);
@@ -306,7 +306,10 @@ HeteroFields as_fields(const HeteroDataset& ds) {
     val.push_back(s.val);
     test.push_back(s.test);
   }
-  for (const NodeType& t : ds.node_types) files.push_back(t.features_path);
+  for (const NodeType& t : ds.node_types) {
+    files.push_back(t.features_path);
+    node_ids.push_back(t.node_ids.defined() ? std::optional<at::Tensor>(t.node_ids) : std::nullopt);
+  }
   return f;
 }
 
@@ -368,7 +371,7 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
   using namespace directgnn::ops;  // NOLINT: registration reads as a table
   const std::string fields =
       " -> (str, str[], int[], Tensor?[], str[], Tensor[], Tensor[], str, Tensor?, int, str[], "
-      "Tensor[], Tensor[], Tensor[], str[])";
+      "Tensor[], Tensor[], Tensor[], str[], Tensor?[])";
   m.def(("load_hetero(str path, bool add_inverse_edges=False)" + fields).c_str(), guarded<&load>);
   m.def("is_hetero(str path) -> bool", guarded<&is_hetero>);
   m.def(("mag_dataset(float scale, int seed, int feat_dim, int num_classes, str shape)" + fields)

@@ -23,13 +23,15 @@ namespace directgnn::ops {
 // (None for a featureless type); relation keys "src,rel,dst" and their CSRs by destination
 // (indptr, indices); the target type ("" without labels), its labels (None without),
 // num_classes and class names; the splits' train, val and test ids; per node type the .npy its
-// features map ("" where none).
-using HeteroFields = std::tuple<std::string, std::vector<std::string>, std::vector<int64_t>,
-                                c10::List<std::optional<at::Tensor>>, std::vector<std::string>,
-                                std::vector<at::Tensor>, std::vector<at::Tensor>, std::string,
-                                std::optional<at::Tensor>, int64_t, std::vector<std::string>,
-                                std::vector<at::Tensor>, std::vector<at::Tensor>,
-                                std::vector<at::Tensor>, std::vector<std::string>>;
+// features map ("" where none); per node type a partitioned dataset's original ids (None where
+// the ids are as given).
+using HeteroFields =
+    std::tuple<std::string, std::vector<std::string>, std::vector<int64_t>,
+               c10::List<std::optional<at::Tensor>>, std::vector<std::string>,
+               std::vector<at::Tensor>, std::vector<at::Tensor>, std::string,
+               std::optional<at::Tensor>, int64_t, std::vector<std::string>,
+               std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
+               std::vector<std::string>, c10::List<std::optional<at::Tensor>>>;
 
 HeteroFields as_fields(const HeteroDataset& dataset);
 

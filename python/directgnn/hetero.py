@@ -99,6 +99,9 @@ class HeteroDataset:
         splits: each a dict of target-type ids under "train", "val" and "test".
         features_path: node type -> the .npy file its ``x`` maps (a dataset directory's, or a
             numpy memory map's), which ``features="disk"`` reads rows from.
+        node_ids: node type -> int64 original id of each stored node, for a dataset that
+            ``directgnn partition`` renumbered (empty otherwise): ``node_ids[t][v]`` is the id
+            stored node ``v`` had in the dataset it was made from.
     """
 
     name: str
@@ -113,6 +116,7 @@ class HeteroDataset:
     splits: List[dict] = dataclasses.field(default_factory=list)
     features_path: Dict[str, str] = dataclasses.field(default_factory=dict)
     _features_checked: bool = dataclasses.field(default=False, repr=False, compare=False)
+    node_ids: Dict[str, torch.Tensor] = dataclasses.field(default_factory=dict)
 
     @property
     def node_types(self) -> List[str]:
@@ -288,14 +292,15 @@ def _labels(store, target):
 
 def _from_fields(fields, checked=True) -> HeteroDataset:
     (name, types, counts, features, keys, indptrs, indices, target, labels, num_classes,
-     class_names, train, val, test, files) = fields
+     class_names, train, val, test, files, node_ids) = fields
     edge_types = [_edge_type(k) for k in keys]
     return HeteroDataset(
         name, dict(zip(types, counts)), {t: x for t, x in zip(types, features) if x is not None},
         dict(zip(edge_types, indptrs)), dict(zip(edge_types, indices)), target or None, labels,
         int(num_classes), list(class_names),
         [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)],
-        {t: f for t, f in zip(types, files) if f}, checked)
+        {t: f for t, f in zip(types, files) if f}, checked,
+        node_ids={t: i for t, i in zip(types, node_ids) if i is not None})
 
 
 def load_hetero(path: Union[str, os.PathLike], *, add_inverse_edges: bool = False

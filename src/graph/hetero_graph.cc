@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "directgnn/error.h"
 #include "graph/coo_builder.h"
+#include "graph/node_order.h"
 
 namespace directgnn {
 namespace {
@@ -55,9 +56,14 @@ void validate_types(HeteroDataset& ds, const std::string& where, bool features_c
                " nodes; every type needs at least one");
     if (!t.has_features()) continue;
     const std::string what = where + " (features of node type '" + t.name + "')";
-    DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == t.count && t.features.size(1) > 0,
-               what, ": has shape ", t.features.sizes(), " but the type has ", t.count,
-               " nodes; give one row per node, [", t.count, ", F]");
+    // A rank of a sharded run holds its part's rows only.
+    const int64_t rows = t.feature_part >= 0 ? t.partition.offsets[t.feature_part + 1] -
+                                                   t.partition.offsets[t.feature_part]
+                                             : t.count;
+    DGNN_CHECK(t.features.dim() == 2 && t.features.size(0) == rows && t.features.size(1) > 0, what,
+               ": has shape ", t.features.sizes(), " but the type has ", rows,
+               t.feature_part >= 0 ? " nodes in this part" : " nodes", "; give one row per node, [",
+               rows, ", F]");
     DGNN_CHECK(t.features.scalar_type() == at::kFloat || t.features.scalar_type() == at::kHalf,
                what, ": has dtype ", t.features.scalar_type(),
                "; use float32 or float16 (arr.astype('float32'))");
@@ -89,6 +95,29 @@ void validate_relations(HeteroDataset& ds, const std::string& where) {
                " entries)");
     DGNN_CHECK(!r.graph.weights.defined(), what,
                ": has edge weights; heterogeneous relations are unweighted");
+  }
+}
+
+// A partitioned dataset: every type has a book of the same method and parts whose offsets end
+// at its count, and its original ids; or no type has one.
+void validate_partition(HeteroDataset& ds, const std::string& where) {
+  if (ds.node_types.empty()) return;  // validate_types names it
+  const NodeType& first = ds.node_types.front();
+  for (NodeType& t : ds.node_types) {
+    const std::string what = where + " (node type '" + t.name + "')";
+    if (t.node_ids.defined())
+      t.node_ids = checked_node_ids(t.node_ids, t.count, what + " node_ids");
+    DGNN_CHECK(t.partition.method == first.partition.method &&
+                   t.partition.parts() == first.partition.parts(),
+               what, ": is partitioned as ", t.partition.parts(), " part(s) by '",
+               t.partition.method, "' but node type '", first.name, "' as ",
+               first.partition.parts(), " by '", first.partition.method,
+               "'; every type of a partitioned dataset has the same parts (directgnn partition)");
+    if (t.partition.method.empty()) continue;
+    DGNN_CHECK(t.partition.offsets.back() == t.count, what, ": its partition's offsets end at ",
+               t.partition.offsets.back(), " but the type has ", t.count, " nodes");
+    DGNN_CHECK(t.feature_part < t.partition.parts(), what, ": holds part ", t.feature_part, " of ",
+               t.partition.parts());
   }
 }
 
@@ -155,6 +184,7 @@ int64_t HeteroDataset::num_edges() const {
 }
 
 void validate_hetero(HeteroDataset& ds, const std::string& where, bool features_checked) {
+  validate_partition(ds, where);
   validate_types(ds, where, features_checked);
   validate_relations(ds, where);
   validate_target(ds, where);

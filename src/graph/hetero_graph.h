@@ -24,6 +24,14 @@ struct NodeType {
   // (its nodes carry no input; learnable embeddings may stand in).
   at::Tensor features;
   std::string features_path;  // the .npy `features` maps, when it maps one
+  // A partitioned dataset (`directgnn partition`): node_ids[v] is the original id of stored
+  // node v (int64 [count], a permutation; undefined: ids as given), and `partition` the type's
+  // book: part k owns its ids offsets[k] .. offsets[k+1]-1, its in-edges over every relation
+  // into the type (`edges`), its training seeds, and whether its table is stored by part.
+  at::Tensor node_ids;
+  PartitionBook partition;
+  // >= 0: `features` holds only this part's rows (partition.offsets[k] onwards); -1: all.
+  int64_t feature_part = -1;
 
   bool has_features() const { return features.defined(); }
   int64_t feat_dim() const { return features.defined() ? features.size(1) : 0; }
@@ -62,6 +70,8 @@ struct HeteroDataset {
   int64_t num_edges() const;  // over all relations
   // The labelled type; throws naming the dataset and the fix when no type is labelled.
   const NodeType& target() const;
+  // The parts of a partitioned dataset (every type has the same), 0 when it is not one.
+  int64_t parts() const { return node_types.empty() ? 0 : node_types[0].partition.parts(); }
 };
 
 // Checks every invariant above, naming `where`, the type or relation and the fix: type names

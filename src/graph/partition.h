@@ -34,6 +34,11 @@ struct PartitionOptions {
   // Whether the lists hold one direction only (METIS then gets each edge both ways); an
   // undirected graph's lists hold both already.
   bool directed = true;
+  // METIS: balance nodes within each of `num_groups` groups (int32 [N], each in
+  // [0, num_groups)) instead of all nodes together, as a heterogeneous graph's node types are
+  // balanced one by one. Undefined: one group.
+  at::Tensor groups;
+  int64_t num_groups = 0;
 };
 
 struct PartitionStats {

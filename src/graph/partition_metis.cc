@@ -73,18 +73,23 @@ MetisGraph undirected_lists(const CsrGraph& g, bool directed) {
   return out;
 }
 
-// One weight per constraint per node: 1 (nodes), its stored edges, and 1 for a training seed.
-std::vector<idx_t> node_weights(const CsrGraph& g, const at::Tensor& seeds, idx_t ncon) {
+// One weight per constraint per node: 1 for its group's node count (one group, or
+// options.groups'), its stored edges, and 1 for a training seed.
+std::vector<idx_t> node_weights(const CsrGraph& g, const PartitionOptions& o, idx_t groups,
+                                idx_t ncon) {
   const int64_t n = g.num_nodes();
   const int64_t* ptr = g.indptr.data_ptr<int64_t>();
+  const at::Tensor group =
+      groups > 1 ? o.groups.to(at::kInt).contiguous() : at::zeros({n}, at::kInt);
+  const int32_t* grp = group.data_ptr<int32_t>();
   std::vector<idx_t> w(static_cast<size_t>(n * ncon), 0);
   for (int64_t v = 0; v < n; ++v) {
-    w[v * ncon] = 1;
-    w[v * ncon + 1] = static_cast<idx_t>(ptr[v + 1] - ptr[v]);
+    w[v * ncon + grp[v]] = 1;
+    w[v * ncon + groups] = static_cast<idx_t>(ptr[v + 1] - ptr[v]);
   }
-  if (ncon == 3) {
-    const at::Tensor s = seeds.to(at::kLong).contiguous();
-    for (int64_t i = 0; i < s.numel(); ++i) w[s.data_ptr<int64_t>()[i] * ncon + 2] = 1;
+  if (ncon == groups + 2) {
+    const at::Tensor s = o.seeds.to(at::kLong).contiguous();
+    for (int64_t i = 0; i < s.numel(); ++i) w[s.data_ptr<int64_t>()[i] * ncon + groups + 1] = 1;
   }
   return w;
 }
@@ -96,8 +101,10 @@ bool metis_available() { return true; }
 at::Tensor detail::metis_owner(const CsrGraph& graph, const PartitionOptions& o) {
   MetisGraph g = undirected_lists(graph, o.directed);
   idx_t nvtxs = static_cast<idx_t>(graph.num_nodes());
-  idx_t ncon = o.seeds.defined() && o.seeds.numel() > 0 ? 3 : 2;
-  std::vector<idx_t> vwgt = node_weights(graph, o.seeds, ncon);
+  const idx_t groups =
+      o.groups.defined() && o.num_groups > 1 ? static_cast<idx_t>(o.num_groups) : 1;
+  idx_t ncon = groups + (o.seeds.defined() && o.seeds.numel() > 0 ? 2 : 1);
+  std::vector<idx_t> vwgt = node_weights(graph, o, groups, ncon);
   idx_t nparts = static_cast<idx_t>(o.parts), objval = 0;
   idx_t options[METIS_NOPTIONS];
   METIS_SetDefaultOptions(options);

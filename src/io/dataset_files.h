@@ -31,12 +31,22 @@ FileStamp file_stamp(const std::string& path);
 // overflow); returns the written file's stamp.
 FileStamp write_checked_features(const std::string& path, const FeatureStream& features);
 
+// meta.json's "partition" object (docs/formats.md, "Partitioned datasets"), read strictly
+// (`file` names meta.json in errors: offsets from 0 never decreasing, per part edges and seeds)
+// and written, with each part's node count beside.
+PartitionBook parse_partition_book(const nlohmann::json& book, const std::string& file);
+nlohmann::json partition_book_json(const PartitionBook& book);
+
 // A partitioned dataset's table stored by part (PartitionBook::features_by_part): each part's
 // rows of `features` to DIR/part-K/features.npy; returns their stamps.
 std::string feature_part_file(int64_t part);
 std::vector<std::array<int64_t, 3>> write_feature_parts(const std::string& dir,
                                                         const PartitionBook& book,
                                                         const FeatureStream& features);
+// Part k's table (DIR/part-K/features.npy), mapped, its shape checked against `book` and
+// `feat_dim`; `checked` says whether its stamp is the one `book` recorded when it was written.
+at::Tensor load_feature_part(const PartitionBook& book, const std::string& dir, int64_t k,
+                             int64_t feat_dim, bool& checked);
 // Loads such a table into `ds` (its partition book set): every part, concatenated in memory,
 // or with options.feature_part (and feature_parts equal to the book's parts) that part only.
 // Checks each file's shape against the book and meta.json's `feat_dim`.

@@ -12,6 +12,92 @@ namespace directgnn {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+template <typename T>
+std::vector<T> json_list(const nlohmann::json& object, const char* name, const std::string& where) {
+  if (!object.contains(name) || !object.at(name).is_array()) {
+    fail(where, ": field '", name, "' must be a list");
+  }
+  std::vector<T> out;
+  for (const nlohmann::json& v : object.at(name)) {
+    DGNN_CHECK(v.is_number_integer(), where, ": field '", name, "' must hold integers, got ",
+               v.dump().substr(0, 40));
+    out.push_back(v.get<T>());
+  }
+  return out;
+}
+
+}  // namespace
+
+// meta.json's "partition" (docs/formats.md): the method and P + 1 offsets, non-decreasing from
+// 0 (the node count is checked on load), and per part its edges and seeds.
+PartitionBook parse_partition_book(const nlohmann::json& book, const std::string& file) {
+  const std::string where = file + " (partition)";
+  if (!book.is_object()) fail(where, ": must be an object");
+  PartitionBook out;
+  out.method = json_field<std::string>(book, "method", where);
+  out.offsets = json_list<int64_t>(book, "offsets", where);
+  out.edges = json_list<int64_t>(book, "edges", where);
+  out.seeds = json_list<int64_t>(book, "seeds", where);
+  out.edge_cut = json_field<int64_t>(book, "edge_cut", where);
+  if (book.contains("features")) {
+    const std::string layout = json_field<std::string>(book, "features", where);
+    DGNN_CHECK(layout == "by_part" || layout == "whole", where,
+               ": features must be 'by_part' or "
+               "'whole', got '",
+               layout, "'");
+    out.features_by_part = layout == "by_part";
+  }
+  if (book.contains("structure")) {
+    const std::string layout = json_field<std::string>(book, "structure", where);
+    DGNN_CHECK(layout == "by_part" || layout == "whole", where,
+               ": structure must be 'by_part' or 'whole', got '", layout, "'");
+    out.structure_by_part = layout == "by_part";
+  }
+  if (book.contains("checked")) {
+    const nlohmann::json& list = book.at("checked");
+    DGNN_CHECK(list.is_array(), where, ": checked must be a list of {bytes, mtime_ns, inode}");
+    for (const nlohmann::json& c : list) {
+      DGNN_CHECK(c.is_object(), where, ": checked must be a list of {bytes, mtime_ns, inode}");
+      out.checked.push_back({json_field<int64_t>(c, "bytes", where),
+                             json_field<int64_t>(c, "mtime_ns", where),
+                             json_field<int64_t>(c, "inode", where)});
+    }
+  }
+  const size_t parts = out.offsets.empty() ? 0 : out.offsets.size() - 1;
+  DGNN_CHECK(parts >= 1 && out.offsets.front() == 0 &&
+                 std::is_sorted(out.offsets.begin(), out.offsets.end()),
+             where,
+             ": offsets must start at 0 and never decrease (part k owns the ids from "
+             "offsets[k] to offsets[k + 1])");
+  DGNN_CHECK(out.edges.size() == parts && out.seeds.size() == parts, where,
+             ": edges and seeds need one entry per part (", parts, ")");
+  return out;
+}
+
+nlohmann::json partition_book_json(const PartitionBook& book) {
+  std::vector<int64_t> nodes;
+  for (int64_t k = 0; k < book.parts(); ++k) nodes.push_back(book.offsets[k + 1] - book.offsets[k]);
+  nlohmann::json out = {{"method", book.method},
+                        {"parts", book.parts()},
+                        {"offsets", book.offsets},
+                        {"nodes", nodes},
+                        {"edges", book.edges},
+                        {"seeds", book.seeds},
+                        {"edge_cut", book.edge_cut},
+                        {"features", book.features_by_part ? "by_part" : "whole"},
+                        {"structure", book.structure_by_part ? "by_part" : "whole"}};
+  if (!book.checked.empty()) {
+    nlohmann::json checked = nlohmann::json::array();
+    for (const auto& c : book.checked) {
+      checked.push_back({{"bytes", c[0]}, {"mtime_ns", c[1]}, {"inode", c[2]}});
+    }
+    out["checked"] = checked;
+  }
+  return out;
+}
+
 std::string feature_part_file(int64_t part) {
   return "part-" + std::to_string(part) + "/features.npy";
 }
@@ -35,25 +121,19 @@ std::vector<std::array<int64_t, 3>> write_feature_parts(const std::string& dir,
   return stamps;
 }
 
-namespace {
-
-// Part k's table, mapped, its shape checked; `checked` says whether its stamp is the one
-// recorded when it was written.
-at::Tensor load_part(const Dataset& ds, const std::string& dir, int64_t k, int64_t feat_dim,
-                     bool& checked) {
+at::Tensor load_feature_part(const PartitionBook& book, const std::string& dir, int64_t k,
+                             int64_t feat_dim, bool& checked) {
   const std::string file = feature_part_file(k);
   at::Tensor t = load_required(dir, file);
-  const int64_t rows = ds.partition.offsets[k + 1] - ds.partition.offsets[k];
+  const int64_t rows = book.offsets[k + 1] - book.offsets[k];
   DGNN_CHECK(t.dim() == 2 && t.size(0) == rows && t.size(1) == feat_dim, dir, "/", file,
              ": has shape ", t.sizes(), " but part ", k, " of the partition owns ", rows,
              " nodes and meta.json feat_dim = ", feat_dim);
   const FileStamp stamp = file_stamp(dir + "/" + file);
-  const auto& c = ds.partition.checked;
+  const auto& c = book.checked;
   checked = static_cast<int64_t>(c.size()) > k && stamp == FileStamp{c[k][0], c[k][1], c[k][2]};
   return t;
 }
-
-}  // namespace
 
 void load_feature_parts(Dataset& ds, const std::string& dir, int64_t feat_dim,
                         const ImportOptions& options) {
@@ -61,7 +141,8 @@ void load_feature_parts(Dataset& ds, const std::string& dir, int64_t feat_dim,
   if (options.feature_part >= 0 && options.feature_parts == parts) {
     DGNN_CHECK(options.feature_part < parts, dir, ": has ", parts, " parts; there is no part ",
                options.feature_part);
-    ds.features = load_part(ds, dir, options.feature_part, feat_dim, ds.features_checked);
+    ds.features =
+        load_feature_part(ds.partition, dir, options.feature_part, feat_dim, ds.features_checked);
     ds.features_path = dir + "/" + feature_part_file(options.feature_part);
     ds.feature_part = options.feature_part;
     return;
@@ -70,7 +151,7 @@ void load_feature_parts(Dataset& ds, const std::string& dir, int64_t feat_dim,
   bool all_checked = true;
   for (int64_t k = 0; k < parts; ++k) {
     bool checked = false;
-    tables.push_back(load_part(ds, dir, k, feat_dim, checked));
+    tables.push_back(load_feature_part(ds.partition, dir, k, feat_dim, checked));
     all_checked = all_checked && checked;
   }
   // One process reads every part: the whole table, in memory (no one file to map or read

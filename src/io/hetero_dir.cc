@@ -87,6 +87,9 @@ HeteroMeta::Type parse_type(const Json& entry, size_t i, const std::string& wher
     t.checked = {json_field<int64_t>(c, "bytes", inner), json_field<int64_t>(c, "mtime_ns", inner),
                  json_field<int64_t>(c, "inode", inner)};
   }
+  if (entry.contains("partition")) t.partition = parse_partition_book(entry.at("partition"), what);
+  DGNN_CHECK(!t.partition.features_by_part || t.feat_dim > 0, what,
+             ": its partition stores features by part but feat_dim is 0");
   return t;
 }
 
@@ -147,24 +150,56 @@ void parse_target(HeteroMeta& out, const Json& meta, const std::string& where) {
   out.class_names = class_names_field(target, out.num_classes, what);
 }
 
-// One type's features.npy, checked against meta.json; scanned for NaN/inf unless meta.json's
-// stamp says this very file was checked when written.
-void load_type_features(NodeType& t, const HeteroMeta::Type& m, const std::string& dir) {
+// Type m's table: features.npy, or its parts' files (all joined in memory, or `part` alone),
+// mapped; `checked` says whether every file's stamp is the one recorded when it was written.
+at::Tensor map_type_table(const HeteroMeta::Type& m, const std::string& tdir, int64_t part,
+                          bool& checked) {
+  if (!m.partition.features_by_part) {
+    const std::string path = tdir + "/features.npy";
+    DGNN_CHECK(fs::exists(path), path, ": missing; meta.json gives node type '", m.name,
+               "' feat_dim = ", m.feat_dim, " (set feat_dim 0 for a type without features)");
+    checked = m.checked.bytes >= 0 && file_stamp(path) == m.checked;
+    return load_npy(path);
+  }
+  if (part >= 0) return load_feature_part(m.partition, tdir, part, m.feat_dim, checked);
+  std::vector<at::Tensor> tables;
+  checked = true;
+  for (int64_t k = 0; k < m.partition.parts(); ++k) {
+    bool part_checked = false;
+    tables.push_back(load_feature_part(m.partition, tdir, k, m.feat_dim, part_checked));
+    checked = checked && part_checked;
+  }
+  return tables.size() == 1 ? tables[0] : at::cat(tables);
+}
+
+// One type's table, checked against meta.json; scanned for NaN/inf unless meta.json's stamp
+// says this very file was checked when written. `part` >= 0 loads that part of a table stored
+// by part.
+void load_type_features(NodeType& t, const HeteroMeta::Type& m, const std::string& dir,
+                        int64_t part) {
   if (m.feat_dim == 0) return;
-  const std::string path = dir + "/nodes/" + m.name + "/features.npy";
-  DGNN_CHECK(fs::exists(path), path, ": missing; meta.json gives node type '", m.name,
-             "' feat_dim = ", m.feat_dim, " (set feat_dim 0 for a type without features)");
-  t.features = load_npy(path);
-  t.features_path = path;
-  DGNN_CHECK(
-      t.features.dim() == 2 && t.features.size(0) == m.count && t.features.size(1) == m.feat_dim,
-      path, ": has shape ", t.features.sizes(), " but meta.json gives node type '", m.name,
-      "' count = ", m.count, " and feat_dim = ", m.feat_dim, "; it must be [", m.count, ", ",
-      m.feat_dim, "]");
+  const std::string tdir = dir + "/nodes/" + m.name;
+  part = m.partition.features_by_part ? part : -1;
+  bool checked = false;
+  t.features = map_type_table(m, tdir, part, checked);
+  t.feature_part = part;
+  const bool joined = m.partition.features_by_part && part < 0 && m.partition.parts() > 1;
+  // A table joined from its parts lives in memory: there is no one file to read rows from.
+  t.features_path = !m.partition.features_by_part ? tdir + "/features.npy"
+                    : joined                      ? std::string()
+                             : tdir + "/" + feature_part_file(std::max<int64_t>(part, 0));
+  const std::string path = t.features_path.empty() ? tdir : t.features_path;
+  const int64_t rows = t.features.size(0);
+  DGNN_CHECK(t.features.dim() == 2 && t.features.size(1) == m.feat_dim, path, ": has shape ",
+             t.features.sizes(), " but meta.json gives node type '", m.name, "' count = ", m.count,
+             " and feat_dim = ", m.feat_dim, "; it must be [", m.count, ", ", m.feat_dim, "]");
+  DGNN_CHECK(part >= 0 || rows == m.count, path, ": has ", rows,
+             " rows but meta.json gives node type '", m.name, "' count = ", m.count,
+             "; it must be [", m.count, ", ", m.feat_dim, "]");
   const at::ScalarType want = m.feat_dtype == "float16" ? at::kHalf : at::kFloat;
   DGNN_CHECK(t.features.scalar_type() == want, path, ": has dtype ", t.features.scalar_type(),
              " but meta.json gives node type '", m.name, "' feat_dtype = ", m.feat_dtype);
-  if (!(m.checked.bytes >= 0 && file_stamp(path) == m.checked)) {
+  if (!checked) {
     advise_access(t.features, MapAccess::kSequential);
     check_features_finite(t.features, path);
   }
@@ -236,16 +271,37 @@ Json type_entry(const NodeType& t, const std::optional<FeatureStream>& table,
              "; they can be stored as float32 or float16");
   const std::string tdir = dir + "/nodes/" + t.name;
   fs::create_directories(tdir);
-  const FileStamp checked = write_checked_features(tdir + "/features.npy", *table);
   Json entry = {{"name", t.name},
                 {"count", t.count},
                 {"feat_dim", table->dim},
                 {"feat_dtype", table->dtype == at::kHalf ? "float16" : "float32"}};
+  if (t.partition.features_by_part) {
+    PartitionBook book = t.partition;
+    book.checked = write_feature_parts(tdir, book, *table);
+    entry["partition"] = partition_book_json(book);
+    return entry;
+  }
+  const FileStamp checked = write_checked_features(tdir + "/features.npy", *table);
   if (checked.bytes >= 0) {
     entry["features_checked"] = {
         {"bytes", checked.bytes}, {"mtime_ns", checked.mtime_ns}, {"inode", checked.inode}};
   }
   return entry;
+}
+
+// A partitioned dataset's type: its book (unless type_entry wrote it with the parts' stamps)
+// and its original ids.
+void save_type_partition(const NodeType& t, Json& entry, const std::string& dir,
+                         const std::string& out) {
+  if (t.partition.method.empty()) return;
+  DGNN_CHECK(t.node_ids.defined() && t.feature_part < 0, out, ": node type '", t.name,
+             "' is partitioned but ",
+             t.node_ids.defined() ? "holds one part's rows only; load the dataset whole to save it"
+                                  : "has no original ids");
+  if (!entry.contains("partition")) entry["partition"] = partition_book_json(t.partition);
+  const std::string tdir = dir + "/nodes/" + t.name;
+  fs::create_directories(tdir);
+  save_npy(tdir + "/node_ids.npy", t.node_ids.to(t.count <= INT32_MAX ? at::kInt : at::kLong));
 }
 
 Json save_relation(const Relation& r, const std::string& dir, const std::string& out) {
@@ -288,7 +344,7 @@ HeteroMeta parse_hetero_meta(std::string_view text, const std::string& where) {
   return out;
 }
 
-HeteroDataset load_hetero_dir(const std::string& dir) {
+HeteroDataset load_hetero_dir(const std::string& dir, int64_t feature_part, int64_t feature_parts) {
   const std::string text = read_text(dir + "/meta.json");
   if (text.empty())
     fail(dir, ": missing meta.json (is this a dataset directory? see docs/formats.md)");
@@ -296,11 +352,17 @@ HeteroDataset load_hetero_dir(const std::string& dir) {
   HeteroDataset ds;
   ds.source = dir;
   ds.name = meta.name.empty() ? fs::path(dir).filename().string() : meta.name;
+  const int64_t parts = meta.node_types.front().partition.parts();
+  const int64_t part = feature_part >= 0 && feature_parts == parts && parts > 0 ? feature_part : -1;
+  DGNN_CHECK(part < parts, dir, ": has ", parts, " parts; there is no part ", part);
   for (const HeteroMeta::Type& m : meta.node_types) {
     NodeType t;
     t.name = m.name;
     t.count = m.count;
-    load_type_features(t, m, dir);
+    t.partition = m.partition;
+    if (!m.partition.method.empty())
+      t.node_ids = load_required(dir + "/nodes/" + m.name, "node_ids.npy");
+    load_type_features(t, m, dir, part);
     ds.node_types.push_back(std::move(t));
   }
   for (const HeteroMeta::Rel& m : meta.relations) {
@@ -330,7 +392,9 @@ void save_hetero_dir(const HeteroDataset& ds, const std::string& out,
   for (const NodeType& t : ds.node_types) {
     const auto it = streamed.find(t.name);
     const FeatureStream* stream = it != streamed.end() ? &it->second : nullptr;
-    meta["node_types"].push_back(type_entry(t, table_to_write(t, stream, out), dir, out));
+    Json entry = type_entry(t, table_to_write(t, stream, out), dir, out);
+    save_type_partition(t, entry, dir, out);
+    meta["node_types"].push_back(std::move(entry));
   }
   meta["relations"] = Json::array();
   for (const Relation& r : ds.relations) meta["relations"].push_back(save_relation(r, dir, out));

@@ -7,10 +7,16 @@
 //                    "target": {"type", "num_classes", "class_names"?} (absent: no labels),
 //                    "num_splits"}
 //   nodes/T/features.npy                  [count, F] float32|float16, for types with features
+//   nodes/T/part-K/features.npy, nodes/T/node_ids.npy   a partitioned dataset's (see below)
 //   relations/S___R___D/indptr.npy        int64 [count of D + 1]
 //   relations/S___R___D/indices.npy       int32|int64: S's ids, by destination (as the
 //                                         homogeneous CSR: row v lists who v receives from)
 //   labels.npy, train_idx.npy, val_idx.npy, test_idx.npy (split_K/ for K >= 1): the target type
+//
+// A partitioned dataset (`directgnn partition`) gives each type a "partition" book in its
+// node_types entry (the homogeneous book's fields: offsets over the type's ids, per part its
+// in-edges and seeds), its original ids in node_ids.npy, and its table by part when the book says
+// "features": "by_part".
 //
 // Arrays are memory-mapped, not copied, and validated on load (validate_hetero). Importers turn
 // OGB's heterogeneous raw layout (ogbn-mag) and typed CSV edge lists into a HeteroDataset.
@@ -34,6 +40,7 @@ struct HeteroMeta {
     std::string name, feat_dtype = "float32";
     int64_t count = 0, feat_dim = 0;  // feat_dim 0: no features
     FileStamp checked;                // features.npy as checked finite when written
+    PartitionBook partition;          // a partitioned dataset's book for this type
   };
   struct Rel {
     std::string src, rel, dst;
@@ -52,7 +59,11 @@ HeteroMeta parse_hetero_meta(std::string_view text, const std::string& where);
 
 // True when `dir` holds a meta.json whose "kind" is "heterogeneous".
 bool is_hetero_dir(const std::string& dir);
-HeteroDataset load_hetero_dir(const std::string& dir);
+// `feature_part` >= 0 with `feature_parts` equal to a partitioned dataset's parts loads only
+// that part's rows of each table stored by part (NodeType::feature_part), as a rank of a run
+// that shards the tables does; otherwise every table is whole.
+HeteroDataset load_hetero_dir(const std::string& dir, int64_t feature_part = -1,
+                              int64_t feature_parts = 0);
 // Writes atomically (temporary directory, then rename); `out` must not exist or be empty.
 // `streamed` gives, by type name, feature tables written as they are made (the type itself has
 // no features in `dataset`): a table larger than memory never needs to be whole in it.

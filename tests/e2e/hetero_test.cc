@@ -224,6 +224,54 @@ TEST(HeteroTraining, Mag240mShapeTrainsFromDiskWithSampledEvaluation) {
       << link.output;
 }
 
+// `partition` on a heterogeneous directory: each type's parts are contiguous id ranges, shown
+// by info. The paper-only model draws the same batches of original nodes from the renumbered
+// split, so it ends with the same parameters, and embed writes its rows by original id.
+TEST(HeteroTraining, PartitionedDatasetTrainsTheSameMlpAndEmbedsByOriginalId) {
+  TempDirectory dir;
+  ASSERT_EQ(run("generate mag --scale 0.005 --out " + dir.file("mag")).status, 0);
+  const CommandResult p =
+      run("partition " + dir.file("mag") + " " + dir.file("parts") + " --parts 2 --method random");
+  ASSERT_EQ(p.status, 0) << p.output;
+  for (const char* needle : {"Partition:  2 parts by random", "part 1: paper ", "Imbalance:  edges",
+                             "features by part (nodes/TYPE/part-K/features.npy): paper"}) {
+    EXPECT_NE(p.output.find(needle), std::string::npos) << needle << "\n" << p.output;
+  }
+  const CommandResult i = run("info " + dir.file("parts"));
+  EXPECT_NE(i.output.find("Partition:  2 parts by random"), std::string::npos) << i.output;
+  const CommandResult m = run("partition " + dir.file("mag") + " " + dir.file("metis") +
+                              " --parts 2 --method metis --features whole");
+  if (m.status == 0) {
+    EXPECT_EQ(m.output.find("features by part"), std::string::npos) << m.output;
+  } else {
+    EXPECT_NE(m.output.find("libmetis-dev"), std::string::npos) << m.output;
+  }
+  std::string digest[2];
+  const char* names[2] = {"mag", "parts"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string ck = dir.file(std::string("ck-") + names[k]);
+    const std::string metrics = dir.file(std::string(names[k]) + ".jsonl");
+    const CommandResult t = run("train --dataset " + dir.file(names[k]) +
+                                " --model mlp --epochs 2 --hidden 16 --threads 2 --checkpoint " +
+                                ck + " --metrics " + metrics);
+    ASSERT_EQ(t.status, 0) << t.output;
+    digest[k] = final_record(metrics)["param_digest"].get<std::string>();
+    const CommandResult e = run("embed --checkpoint " + ck + " --type paper --out " +
+                                dir.file(std::string(names[k]) + ".npy"));
+    ASSERT_EQ(e.status, 0) << e.output;
+  }
+  EXPECT_EQ(digest[0], digest[1]);
+  EXPECT_TRUE(load_npy(dir.file("mag.npy")).equal(load_npy(dir.file("parts.npy"))));
+  const CommandResult whole =
+      run("partition " + dir.file("mag") + " " + dir.file("y") + " --structure by-part");
+  EXPECT_NE(whole.status, 0);
+  EXPECT_NE(whole.output.find("relations stay whole"), std::string::npos) << whole.output;
+  const CommandResult again = run("partition " + dir.file("parts") + " " + dir.file("x"));
+  EXPECT_NE(again.status, 0);
+  EXPECT_NE(again.output.find("is partitioned already (2 parts)"), std::string::npos)
+      << again.output;
+}
+
 TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
   const std::pair<std::string, std::string> cases[] = {
       {"--dataset mag:0.005 --features disk",
