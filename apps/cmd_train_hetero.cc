@@ -66,16 +66,18 @@ HeteroDataset as_featureless_hetero(const Dataset& homogeneous, int64_t split_in
 // `split_index` picks a homogeneous dataset's split (a heterogeneous one's is the trainer's);
 // `labels` false leaves a homogeneous dataset's labels and split out (link prediction);
 // `keep_self_loops` applies to an imported .npz (a heterogeneous dataset keeps its relations
-// as stored).
+// as stored); `part` of `parts` loads a partitioned directory's part of each table stored by
+// part (load_hetero_dir).
 HeteroDataset load_hetero(const std::string& dataset, int64_t split_index, uint64_t seed,
-                          bool labels = true, bool keep_self_loops = false) {
+                          bool labels = true, bool keep_self_loops = false, int64_t part = -1,
+                          int64_t parts = 0) {
   if (!is_hetero_dataset(dataset)) {
     return as_featureless_hetero(dataset_or_default(dataset, import_options(keep_self_loops)),
                                  split_index, seed, labels);
   }
   DGNN_CHECK(!keep_self_loops, "--keep-self-loops applies when importing an .npz file; ", dataset,
              " is a heterogeneous dataset, whose relations are used as stored; leave it out");
-  if (!is_mag_spec(dataset)) return load_hetero_dir(dataset);
+  if (!is_mag_spec(dataset)) return load_hetero_dir(dataset, part, parts);
   MagOptions mag;
   try {
     size_t used = 0;
@@ -175,8 +177,12 @@ bool is_hetero_dataset(const std::string& dataset) {
 void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions o) {
   const bool homogeneous = !is_hetero_dataset(target.dataset);
   o.run_info["homogeneous_split"] = homogeneous ? o.split : -1;
-  const HeteroDataset ds = load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero,
-                                       target.keep_self_loops);
+  // A rank of a run that may shard the tables loads its part's rows of those stored by part.
+  const bool part =
+      kind == RunKind::kHetero && o.group != nullptr && o.shard_features != FeatureSharding::kOff;
+  const HeteroDataset ds =
+      load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero, target.keep_self_loops,
+                  part ? o.group->rank() : -1, part ? o.group->size() : 0);
   if (homogeneous) o.split = 0;  // the split chosen above is the only one
   if (kind == RunKind::kHetero) {
     train_hetero(ds, o, std::cout);

@@ -103,7 +103,8 @@ constexpr RunFlag kRunFlags[] = {
     {"remote_cache_gib", false,
      "sharded features: GiB of the other ranks' rows each rank keeps a copy of, so batches never "
      "fetch them: those its first epoch, sampled ahead, reads most (--feature-cache-rank degree: "
-     "the highest in-degree nodes); 0: none"},
+     "the highest in-degree nodes; a heterogeneous dataset's: those of the highest in-degree "
+     "nodes over every type); 0: none"},
     {"seed_assignment", false,
      "sharded features: part (each rank trains on its part's seeds, or link prediction's "
      "positives whose source node it owns, the same number on every rank) or global (the "

@@ -102,6 +102,7 @@ set(DIRECTGNN_TRAINING_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/train/run_loop.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/node_task.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/sharding.cc
+  ${CMAKE_CURRENT_LIST_DIR}/train/hetero_sharding.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/fused_adam.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/checkpoint.cc
   ${CMAKE_CURRENT_LIST_DIR}/train/evaluate.cc

@@ -133,11 +133,31 @@ HeteroStores::HeteroStores(const HeteroDataset& dataset, const LoaderSettings& s
   }
 }
 
+void HeteroStores::use_exchanges(std::vector<std::shared_ptr<FeatureExchange>> exchanges) {
+  DGNN_CHECK(exchanges.size() == stores_.size(), "heterogeneous loader: ", exchanges.size(),
+             " exchanges for ", stores_.size(), " node types; give one per type (null: none)");
+  for (size_t t = 0; t < stores_.size(); ++t) {
+    if (exchanges[t] == nullptr) continue;
+    DGNN_CHECK(stores_[t] != nullptr && exchanges[t]->num_rows() == dataset_.node_types[t].count &&
+                   exchanges[t]->dim() == stores_[t]->dim(),
+               "heterogeneous loader: the exchange of node type '", type_name(t),
+               "' serves a table of ", exchanges[t]->num_rows(), " x ", exchanges[t]->dim(),
+               " rows, but the type has ", dataset_.node_types[t].count, " nodes",
+               stores_[t] != nullptr ? " of " + std::to_string(stores_[t]->dim()) + " values"
+                                     : " and no table");
+  }
+  exchanges_ = std::move(exchanges);
+}
+
 std::vector<at::Tensor> HeteroStores::gather(const std::vector<at::Tensor>& input_nodes) const {
   std::vector<at::Tensor> x;
   for (size_t t = 0; t < stores_.size(); ++t) {
     if (stores_[t] == nullptr) {
       x.emplace_back();
+    } else if (exchange(t) != nullptr) {
+      // Every rank takes part in every type's exchange, in type order, batch after batch.
+      at::Tensor rows = exchanges_[t]->gather(input_nodes[t].to(at::kCPU).to(at::kLong));
+      x.push_back(settings_.gpu() ? rows.to(settings_.device) : rows);
     } else if (settings_.gpu()) {
       GatherOptions g = settings_.gather;
       g.method = settings_.type_gather[t];

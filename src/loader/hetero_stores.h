@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dist/feature_exchange.h"
 #include "feature/feature_store.h"
 #include "graph/hetero_graph.h"
 #include "loader/feature_cache.h"
@@ -34,6 +35,14 @@ class HeteroStores {
   // featureless type). On a GPU, queued on the current stream.
   std::vector<at::Tensor> gather(const std::vector<at::Tensor>& input_nodes) const;
 
+  // Tables sharded over ranks: type t's rows come from `exchanges[t]` (a collective per gather,
+  // rows on the CPU, then to the settings' device) where it is set, from its store otherwise.
+  // One entry per type.
+  void use_exchanges(std::vector<std::shared_ptr<FeatureExchange>> exchanges);
+  const FeatureExchange* exchange(size_t t) const {
+    return t < exchanges_.size() ? exchanges_[t].get() : nullptr;
+  }
+
   size_t size() const { return stores_.size(); }
   // Type `t`'s store, or nullptr for a featureless type.
   const FeatureStore* store(size_t t) const { return stores_[t].get(); }
@@ -47,6 +56,7 @@ class HeteroStores {
   const HeteroDataset& dataset_;
   LoaderSettings settings_;
   std::vector<std::unique_ptr<FeatureStore>> stores_;
+  std::vector<std::shared_ptr<FeatureExchange>> exchanges_;  // empty: none
 };
 
 // Moves every relation's block tensors to `device` (nothing on the CPU).

@@ -77,7 +77,8 @@ HeteroTables::HeteroTables(const HeteroDataset& ds, const EmbeddingOptions& opti
   }
 }
 
-void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progress) {
+void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progress,
+                          ProcessGroup* group) {
   if (init_hops_ == 0 || smooth_seconds_ || !any()) return;
   const Clock::time_point start_time = Clock::now();
   std::vector<at::Tensor> tables(tables_.size());
@@ -97,7 +98,15 @@ void HeteroTables::smooth(const HeteroDataset& graph, uint64_t seed, bool progre
                  gib_text(available),
                  " is available; set it to 0 (the "
                  "tables keep their random start) or train on a machine with more memory");
-  smooth_rows_in_place(graph, tables, init_hops_, mix64(seed, 0x5e0f), progress);
+  SumOverRanks sum;
+  if (group != nullptr) {
+    sum = [group](at::Tensor& x) {
+      std::vector<at::Tensor> one{x};
+      group->all_reduce_sum(one);
+      if (!one[0].is_same(x)) x.copy_(one[0]);
+    };
+  }
+  smooth_rows_in_place(graph, tables, init_hops_, mix64(seed, 0x5e0f), progress, sum);
   // The allocator keeps freed memory for the next batch (core/threads.cc); the smoothing's
   // arrays are freed for good, so their pages go back to the system now.
   malloc_trim(0);

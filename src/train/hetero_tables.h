@@ -43,8 +43,10 @@ class HeteroTables {
   // (train/table_init.h): for node classification the dataset's graph, for link prediction
   // the training graph, which leaves the held-out edges out. Called once, before training (a
   // resumed run reads its tables from the training state instead); `progress` draws a progress
-  // line on a terminal.
-  void smooth(const HeteroDataset& graph, uint64_t seed, bool progress);
+  // line on a terminal. `group`: a sharded run's ranks, which sum the projections of the
+  // featured types they hold one part of (train/table_init.h); null otherwise.
+  void smooth(const HeteroDataset& graph, uint64_t seed, bool progress,
+              ProcessGroup* group = nullptr);
   // The seconds smooth() took; nullopt when it did not run.
   std::optional<double> smooth_seconds() const { return smooth_seconds_; }
 

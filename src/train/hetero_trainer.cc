@@ -12,7 +12,9 @@
 #include "core/threads.h"
 #include "directgnn/error.h"
 #include "loader/hetero_loader.h"
+#include "loader/loader.h"
 #include "train/checkpoint.h"
+#include "train/hetero_sharding.h"
 #include "train/metrics.h"
 #include "train/run_options.h"
 
@@ -28,6 +30,20 @@ Split pick_split(const HeteroDataset& ds, int64_t split) {
   return ds.splits[static_cast<size_t>(split)];
 }
 
+// The data path; a sharded run's batches are prepared by one worker, in step order, as every
+// gather is a collective.
+LoaderSettings node_settings(const TrainOptions& o, const HeteroDataset& ds) {
+  LoaderSettings s = resolve_hetero_loader(o.loader, ds, o.group, HeteroSampling{true});
+  if (shards_hetero_features(o, ds, s)) s = sharded_settings(s, o.loader.prefetch.has_value());
+  return s;
+}
+
+at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
+  at::Tensor out = ids.clone();
+  seeded_shuffle(out.data_ptr<int64_t>(), out.numel(), seed);
+  return out;
+}
+
 class HeteroNodeTask final : public HeteroTask<HeteroModel> {
  public:
   HeteroNodeTask(const HeteroDataset& ds, const TrainOptions& o, HeteroModelConfig config)
@@ -35,16 +51,28 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         ds_(ds),
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
-        loader_(ds, hetero_fanouts(ds, o),
-                resolve_hetero_loader(o.loader, ds, o.group, HeteroSampling{true})) {
+        loader_(ds, hetero_fanouts(ds, o), node_settings(o, ds)) {
     prepare_tables(ds, loader_.settings().device);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
-    // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
-    num_train_ = split_.train.numel() / ranks_;
-    DGNN_CHECK(num_train_ > 0, "the split has ", split_.train.numel(),
-               " training nodes, fewer than the ", ranks_, " ranks");
+    if (shards_hetero_features(o, ds, loader_.settings())) {
+      exchanges_ = make_hetero_exchanges(ds, o, loader_.stores());
+      loader_.mutable_stores().use_exchanges(exchanges_);
+    }
+    if (!exchanges_.empty() && o.seed_assignment == SeedAssignment::kPart) {
+      const PartShare share = hetero_part_share(ds, split_.train, rank_, ranks_);
+      part_seeds_ = split_.train.to(at::kLong).index_select(0, share.mine);
+      num_train_ = share.count;
+    } else {
+      // Each rank trains on its own equal shard of every epoch's shuffled training nodes.
+      num_train_ = split_.train.numel() / ranks_;
+      DGNN_CHECK(num_train_ > 0, "the split has ", split_.train.numel(),
+                 " training nodes, fewer than the ", ranks_, " ranks");
+    }
     steps_ = loader_.steps(num_train_);
+    if (!exchanges_.empty() && o.remote_cache_gib > 0) {
+      cache_text_ = fill_hetero_remote_cache(exchanges_, ds, o);
+    }
   }
 
   RunKind kind() const override { return RunKind::kHetero; }
@@ -62,11 +90,20 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   int64_t num_nodes() const override { return ds_.num_nodes(); }
   bool classifies() const override { return true; }
 
+  // Part seeds: the epoch's shuffle of this part's seeds, cut to the count every rank has;
+  // otherwise this rank's shard of the global shuffle.
   void start_epoch(int64_t epoch, int64_t first_step) override {
-    at::Tensor order = split_.train.clone();
-    seeded_shuffle(order.data_ptr<int64_t>(), order.numel(), mix64(o_.seed, 0x5eed, epoch));
-    batches_.emplace(loader_.epoch(order.narrow(0, rank_ * num_train_, num_train_),
+    const bool part = part_seeds_.defined();
+    const at::Tensor order =
+        shuffled(part ? part_seeds_ : split_.train, mix64(o_.seed, 0x5eed, epoch));
+    clear_hetero_exchange_counts(exchanges_);
+    batches_.emplace(loader_.epoch(order.narrow(0, part ? 0 : rank_ * num_train_, num_train_),
                                    node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
+  }
+
+  // A sharded table's exchanges this epoch, as this rank saw them.
+  void write_epoch(nlohmann::json& record, std::string& text) override {
+    if (!exchanges_.empty()) write_hetero_exchange_counts(exchanges_, ds_, record, text);
   }
 
   BatchTimes next_batch() override {
@@ -93,7 +130,9 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
 
   Evaluation evaluate(ProcessGroup*) override {
     double val = 0, test = 0;
-    if (o_.eval_sampled) {
+    // A sharded table is read through its exchanges: every rank samples every evaluation
+    // batch, so their collectives pair up (and every rank gets the same result).
+    if (o_.eval_sampled || !exchanges_.empty()) {
       val = sampled_accuracy(split_.val, 0x7a1);
       test = sampled_accuracy(split_.test, 0x7e57);
     } else {
@@ -152,7 +191,8 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         << hetero_fanout_text(ds_, hetero_fanouts(ds_, o_)) << ", batch "
         << loader_.settings().batch_size << "\n"
         << hetero_run_line(loader_.settings(), o_.group) << "\n"
-        << hetero_features_line(loader_.stores());
+        << hetero_features_line(loader_.stores())
+        << (exchanges_.empty() ? "" : hetero_sharding_header(ds_, o_, exchanges_, cache_text_));
   }
 
   std::string best_text(const RunReport& r) const override {
@@ -181,6 +221,9 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   Split split_;
   HeteroModelConfig config_;
   HeteroLoader loader_;
+  HeteroExchanges exchanges_;  // a sharded run's, per type (empty: not sharded)
+  at::Tensor part_seeds_;      // seeds by part: the training nodes this rank's part owns
+  std::string cache_text_;     // how the remote rows' copy was ranked
   int64_t num_train_ = 0, steps_ = 0;
   std::optional<HeteroLoader::Epoch> batches_;
   HeteroBatch batch_;

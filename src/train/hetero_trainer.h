@@ -103,7 +103,7 @@ class HeteroTask : public RunTask {
   // resumed one reads its tables from the training state; then their placement for a run on
   // `device`.
   void prepare_tables(const HeteroDataset& graph, const c10::Device& device) {
-    if (o_.resume_dir.empty()) tables_.smooth(graph, o_.seed, rank_ == 0 && !o_.quiet);
+    if (o_.resume_dir.empty()) tables_.smooth(graph, o_.seed, rank_ == 0 && !o_.quiet, o_.group);
     tables_.place(device);
   }
   // The model evaluation and checkpoints read: a GPU model's CPU copy, brought up to date.

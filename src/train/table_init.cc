@@ -105,8 +105,25 @@ at::Tensor next_rows(const HeteroDataset& graph, const std::vector<at::Tensor>& 
 
 }  // namespace
 
+namespace {
+
+// A featured type's fixed projection: its rows', or with one part's rows only, every rank's
+// part summed into one table.
+at::Tensor projection(const NodeType& type, int64_t dim, uint64_t seed, const SumOverRanks& sum) {
+  at::Tensor own = projected_features(type.features, dim, seed);
+  if (type.feature_part < 0) return own;
+  DGNN_CHECK(sum, "smooth_rows_in_place: node type '", type.name,
+             "' holds one part's rows only; give the sum over the ranks");
+  at::Tensor whole = at::zeros({type.count, dim}, at::kFloat);
+  whole.narrow(0, type.partition.offsets[type.feature_part], own.size(0)).copy_(own);
+  sum(whole);
+  return whole;
+}
+
+}  // namespace
+
 void smooth_rows_in_place(const HeteroDataset& graph, const std::vector<at::Tensor>& tables,
-                          int64_t hops, uint64_t seed, bool progress) {
+                          int64_t hops, uint64_t seed, bool progress, const SumOverRanks& sum) {
   const size_t types = graph.node_types.size();
   DGNN_CHECK(tables.size() == types, "smooth_rows_in_place: ", tables.size(), " tables for ", types,
              " node types");
@@ -126,7 +143,7 @@ void smooth_rows_in_place(const HeteroDataset& graph, const std::vector<at::Tens
   for (size_t t = 0; t < types; ++t) {
     const NodeType& type = graph.node_types[t];
     if (!tables[t].defined() && type.has_features() && dim > 0) {
-      x[t] = projected_features(type.features, dim, mix64(seed, 0x9d0f, t));
+      x[t] = projection(type, dim, mix64(seed, 0x9d0f, t), sum);
     }
   }
   Progress shown("smoothing the embedding tables (hops)", progress ? hops : -1);

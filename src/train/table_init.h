@@ -8,6 +8,7 @@
 #include <ATen/Tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "graph/hetero_graph.h"
@@ -22,8 +23,13 @@ namespace directgnn {
 // row without in-neighbours keeps its value. Besides the tables it holds one hop's new rows
 // (as much memory again as the tables) and the projections. The same result for any thread
 // count. `progress` draws a progress line of the hops on a terminal.
+// A featured type that holds one part's rows only (NodeType::feature_part, a rank of a sharded
+// run) projects those rows into its part's range of a zero table, and `sum_over_ranks` (a
+// collective, called for such types in type order) adds the other ranks' parts in place.
+using SumOverRanks = std::function<void(at::Tensor&)>;
 void smooth_rows_in_place(const HeteroDataset& graph, const std::vector<at::Tensor>& tables,
-                          int64_t hops, uint64_t seed, bool progress = false);
+                          int64_t hops, uint64_t seed, bool progress = false,
+                          const SumOverRanks& sum_over_ranks = {});
 
 // The same on copies of `start` (any float dtype): the smoothed rows of the types given a start,
 // undefined for the others.

@@ -328,6 +328,56 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
   EXPECT_NE(bad.output.find("needs a partitioned dataset"), std::string::npos) << bad.output;
 }
 
+// A heterogeneous dataset in two parts: each rank holds its part of the paper table and asks
+// the other for the rest, type by type. With the replicated run's seed assignment (and its
+// sampled evaluation) it ends with the replicated run's parameters, learnable tables included
+// (their start sums each part's projection over the ranks), whether the owners serve rows from
+// memory or from their part's file; with each part's own seeds it still learns.
+TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
+  TempDirectory dir;
+  ASSERT_EQ(run("generate mag --scale 0.005 --out " + dir.file("mag")).status, 0);
+  const CommandResult p =
+      run("partition " + dir.file("mag") + " " + dir.file("parts") + " --parts 2 --method random");
+  ASSERT_EQ(p.status, 0) << p.output;
+  const std::string args = "launch -n 2 -- train --dataset " + dir.file("parts") +
+                           " --threads 1 --seed 1 --epochs 2 --hidden 16 --node-embeddings 8 "
+                           "--metrics ";
+  const CommandResult sharded =
+      run(args + dir.file("s.jsonl") + " --seed-assignment global --remote-cache-gib 0.0005");
+  ASSERT_EQ(sharded.status, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("Sharded features: 2 parts (random) of paper, seeds by global, "
+                                "evaluation sampled on every rank; a copy of "),
+            std::string::npos)
+      << sharded.output;
+  const CommandResult replicated =
+      run(args + dir.file("r.jsonl") + " --shard-features off --eval-sampled");
+  ASSERT_EQ(replicated.status, 0) << replicated.output;
+  const nlohmann::json s = final_record(dir.file("s.jsonl"));
+  EXPECT_EQ(s["param_digest"], final_record(dir.file("r.jsonl"))["param_digest"]);
+  const nlohmann::json first = e2e::read_jsonl(dir.file("s.jsonl")).front();
+  EXPECT_GT(first["exchange_types"]["paper"]["cache_hits"].get<int64_t>(), 0) << first.dump();
+  EXPECT_EQ(first["exchange"]["bytes_received"],
+            first["exchange_types"]["paper"]["bytes_received"]);
+  const CommandResult disk =
+      run(args + dir.file("d.jsonl") + " --seed-assignment global --features disk --disk-io pread");
+  ASSERT_EQ(disk.status, 0) << disk.output;
+  EXPECT_NE(disk.output.find("part-0/features.npy"), std::string::npos) << disk.output;
+  EXPECT_EQ(final_record(dir.file("d.jsonl"))["param_digest"], s["param_digest"]);
+  const CommandResult own = run(args + dir.file("o.jsonl") + " --batch-size 128");
+  ASSERT_EQ(own.status, 0) << own.output;
+  const double remote =
+      e2e::read_jsonl(dir.file("o.jsonl")).front()["exchange"]["remote_row_fraction"].get<double>();
+  EXPECT_GT(remote, 0.3);
+  EXPECT_LT(remote, 0.7);
+  EXPECT_GE(final_record(dir.file("o.jsonl"))["test_acc"].get<double>(), 0.5) << own.output;
+  const CommandResult cached = run(args + dir.file("c.jsonl") +
+                                   " --features disk "
+                                   "--feature-cache-gib 0.001");
+  EXPECT_NE(cached.status, 0);
+  EXPECT_NE(cached.output.find("is read from disk with a cache"), std::string::npos)
+      << cached.output;
+}
+
 // Link prediction on the same parts: with the replicated run's seed assignment the sharded run
 // ends with its parameters; with each part's own positives (those whose source it owns) it
 // still learns, and one process scoring the saved model finds the metrics the ranks recorded.

@@ -292,6 +292,11 @@ TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
        "--embedding-placement: 'gpu': use auto"},
       {"--dataset mag:0.005 --gpu-memory-gib 4 --device cpu",
        "caps a GPU's memory, but this run trains on the CPU"},
+      {"--dataset mag:0.005 --task link --target-relation author,writes,paper "
+       "--shard-features on",
+       "link prediction on heterogeneous datasets does not shard its tables yet"},
+      {"--dataset mag:0.005 --shard-features on",
+       "needs a partitioned dataset (directgnn partition) with one part per rank"},
   };
   for (const auto& [args, needle] : cases) {
     const CommandResult r = run("train --epochs 1 " + args);
