@@ -14,6 +14,8 @@
 #   global      structure, with --seed-assignment global (the replicated run's batches)
 # METHOD (default random), SEED (default 0) and EPOCHS (default 3) as named. A partitioned
 # OUT/parts is reused. Summary: bench/dist/sharded_summary.py OUT/runs.
+# A heterogeneous DATASET keeps its relations whole (its modes: replicated, features, cached,
+# global; the replicated run evaluates sampled, as the sharded ones do).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [[ $# -ge 2 ]] || { sed -n 2,18p "$0"; exit 2; }
@@ -22,9 +24,13 @@ shift $(($# >= 3 ? 3 : 2))
 [[ ${1:-} == -- ]] && shift
 bin=${DIRECTGNN:-build/directgnn}
 mkdir -p "$out/runs"
+hetero=false
+grep -qs '"kind": "heterogeneous"' "$dataset/meta.json" && hetero=true
 if [[ ! -f $out/parts/meta.json ]]; then
+  structure=by-part
+  $hetero && structure=whole
   /usr/bin/time -v "$bin" partition "$dataset" "$out/parts" --parts "$parts" \
-    --method "${METHOD:-random}" --seed "${SEED:-0}" --structure by-part \
+    --method "${METHOD:-random}" --seed "${SEED:-0}" --structure "$structure" \
     > "$out/partition.log" 2>&1
 fi
 for mode in ${MODES:-replicated features structure}; do
@@ -36,6 +42,13 @@ for mode in ${MODES:-replicated features structure}; do
     global) flags=(--seed-assignment global) ;;
     *) echo "unknown mode $mode" >&2; exit 2 ;;
   esac
+  if $hetero; then
+    case $mode in
+      replicated) flags=(--shard-features off --eval-sampled) ;;
+      features) flags=() ;;
+      structure) echo "a heterogeneous dataset's relations stay whole: no mode $mode" >&2; exit 2 ;;
+    esac
+  fi
   name="$mode-s${SEED:-0}"
   echo "== $name"
   "$bin" launch -n "$parts" -- train --dataset "$out/parts" --threads 1 --seed "${SEED:-0}" \
