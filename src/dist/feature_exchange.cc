@@ -41,6 +41,16 @@ void FeatureExchange::check_shape() {
              local_->num_rows());
 }
 
+void FeatureExchange::serve(FeatureStore local) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  owned_.emplace(std::move(local));
+  local_ = &*owned_;
+  first_row_ = 0;
+  cache_ids_ = at::Tensor();
+  cache_rows_ = at::Tensor();
+  check_shape();
+}
+
 at::Tensor FeatureExchange::owners(const at::Tensor& ids) const { return offsets_.owners(ids); }
 
 at::Tensor FeatureExchange::gather(const at::Tensor& ids) {

@@ -46,6 +46,12 @@ class FeatureExchange {
   FeatureExchange(std::vector<int64_t> offsets, const FeatureStore& table, int64_t first_row,
                   std::unique_ptr<ProcessGroup> group);
 
+  // Serves this rank's rows from `local` (its part's rows only) from now on, in place of the
+  // table it served, which may have had another width; drops the cache of remote rows. Not a
+  // collective, but every rank swaps before the next gather (layer-wise inference serves each
+  // layer's outputs so).
+  void serve(FeatureStore local);
+
   // Rows of `ids` (int64, 1-D, CPU, each in [0, offsets[P])) as a dense [len(ids), F] CPU
   // tensor of the table's dtype, in request order. A collective (see above).
   at::Tensor gather(const at::Tensor& ids);

@@ -97,6 +97,16 @@ class GnnModel : public torch::nn::Module {
                          const at::Tensor& targets, int64_t chunk = 65536,
                          const InferHooks& hooks = {});
 
+  // Layer l's outputs for `block`'s destinations, as infer computes them (the caller sets eval
+  // mode and turns gradients off): `x_src` the rows block.indices index, `x_dst` the
+  // destinations' own rows, both float32. For inference whose layers span machines
+  // (train/evaluate.h, PartEvaluator).
+  at::Tensor infer_layer(size_t l, const Block& block, const at::Tensor& x_src,
+                         const at::Tensor& x_dst) {
+    return layer(l, block, x_src, x_dst);
+  }
+  size_t num_layers() const { return convs_.size(); }
+
   const ModelConfig& config() const { return config_; }
 
  private:

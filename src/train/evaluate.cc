@@ -81,38 +81,90 @@ EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
   return results_of(logits[0], dataset, split, targets);
 }
 
-EvalResult evaluate_sampled(GnnModel& model, const MinibatchLoader& loader, const Dataset& dataset,
-                            const Split& split, ProcessGroup* group, FeatureExchange* exchange,
-                            uint64_t seed) {
+PartEvaluator::PartEvaluator(const Dataset& ds, ProcessGroup& group, FeatureExchange* features,
+                             at::Tensor in_degree, int64_t chunk)
+    : ds_(ds),
+      group_(group),
+      features_(features),
+      degree_(in_degree.to(at::kFloat)),
+      chunk_(chunk) {
+  const std::vector<int64_t>& offsets = ds.partition.offsets;
+  DGNN_CHECK(ds.structure_part == group.rank() && ds.partition.parts() == group.size(),
+             "evaluation over parts: rank ", group.rank(), " of ", group.size(),
+             " must hold its own part's edges");
+  first_ = offsets[group.rank()];
+  rows_ = offsets[group.rank() + 1] - first_;
+  int64_t largest = 0;
+  for (size_t k = 0; k + 1 < offsets.size(); ++k) {
+    largest = std::max(largest, offsets[k + 1] - offsets[k]);
+  }
+  steps_ = (largest + chunk_ - 1) / chunk_;
+}
+
+PartEvaluator::~PartEvaluator() = default;
+
+at::Tensor PartEvaluator::inputs(size_t l, const at::Tensor& ids) {
+  if (l > 0) return layers_->gather(ids);
+  if (features_ != nullptr) return features_->gather(ids);
+  return ds_.features.index_select(0, ids);
+}
+
+at::Tensor PartEvaluator::layer(GnnModel& model, size_t l) {
+  const bool last = l + 1 == model.num_layers();
+  const int64_t dim = last ? model.config().num_classes : model.config().hidden_width();
+  at::Tensor out = at::empty({rows_, dim}, at::kFloat);
+  const CsrGraph& g = ds_.graph;
+  const int64_t* indptr = g.indptr.data_ptr<int64_t>();
+  for (int64_t step = 0; step < steps_; ++step) {
+    const int64_t lo = std::min(step * chunk_, rows_), hi = std::min(lo + chunk_, rows_);
+    const int64_t begin = first_ + lo, end = first_ + hi;
+    const at::Tensor nodes = at::arange(begin, end, at::kLong);
+    const at::Tensor neighbours =
+        g.indices.narrow(0, indptr[begin], indptr[end] - indptr[begin]).to(at::kLong);
+    // The sources and the chunk's own nodes, each once, in id order: one fetch a chunk.
+    const at::Tensor ids = std::get<0>(at::_unique(at::cat({neighbours, nodes}), /*sorted=*/true));
+    const at::Tensor x = inputs(l, ids).to(at::kFloat);
+    if (hi == lo) continue;  // this part has no more nodes; the others' fetches needed it
+    Block block;
+    block.num_dst = hi - lo;
+    block.num_src = ids.numel();
+    block.indptr = g.indptr.narrow(0, begin, hi - lo + 1) - indptr[begin];
+    block.indices = at::searchsorted(ids, neighbours);
+    block.src_degree = degree_.index_select(0, ids);
+    block.dst_degree = degree_.narrow(0, begin, hi - lo);
+    const at::Tensor x_dst = x.index_select(0, at::searchsorted(ids, nodes));
+    out.narrow(0, lo, hi - lo).copy_(model.infer_layer(l, block, x, x_dst));
+  }
+  return out;
+}
+
+void PartEvaluator::serve(const at::Tensor& outputs) {
+  if (layers_ == nullptr) {
+    layers_ = std::make_unique<FeatureExchange>(ds_.partition.offsets, FeatureStore(outputs),
+                                                group_.subgroup("layers", true));
+  } else {
+    layers_->serve(FeatureStore(outputs));
+  }
+}
+
+EvalResult PartEvaluator::evaluate(GnnModel& model, const Split& split) {
   torch::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
-  const Targets t = targets_of(split, group);
-  const int64_t n = t.ids.numel(), ranks = group != nullptr ? group->size() : 1;
-  // This rank's nodes, each once (a batch's seeds must be distinct), in batches; every rank
-  // takes the batches of the largest share, the smaller ones ending with empty ones.
-  const at::Tensor mine = t.ids.narrow(0, t.lo, t.hi - t.lo);
-  const at::Tensor unique = std::get<0>(at::_unique(mine));
-  const int64_t batch = loader.settings().batch_size;
-  const int64_t steps = loader.steps((n + ranks - 1) / ranks);
-  at::Tensor out = at::empty({unique.numel(), dataset.num_classes}, at::kFloat);
-  for (int64_t step = 0; step < steps; ++step) {
-    const int64_t start = std::min(step * batch, unique.numel());
-    const int64_t len = std::min(batch, unique.numel() - start);
-    const MiniBatch b = loader.sample(unique.narrow(0, start, len), mix64(seed, step));
-    const at::Tensor ids = b.input_nodes.to(at::kCPU).to(at::kLong);
-    const at::Tensor x = exchange != nullptr ? exchange->gather(ids) : loader.store().gather(ids);
-    if (len > 0) out.narrow(0, start, len).copy_(model.forward(b.blocks, x, at::Tensor()));
+  at::Tensor h;
+  for (size_t l = 0; l < model.num_layers(); ++l) {
+    h = layer(model, l);
+    if (l + 1 < model.num_layers()) serve(h);
   }
-  std::vector<at::Tensor> logits{at::zeros({n, dataset.num_classes}, at::kFloat)};
-  if (mine.numel() > 0) {
-    logits[0]
-        .narrow(0, t.lo, mine.numel())
-        .copy_(out.index_select(0, at::searchsorted(unique, mine)));
-  }
-  if (group != nullptr) group->all_reduce_sum(logits);
   model.train(was_training);
-  return results_of(logits[0], dataset, split, t.ids);
+  // Each rank places the logits of the targets it owns; the sum over the ranks has them all.
+  const at::Tensor targets = at::cat({split.val, split.test}).to(at::kLong);
+  const at::Tensor mine =
+      at::nonzero(targets.ge(first_).logical_and(targets.lt(first_ + rows_))).squeeze(1);
+  std::vector<at::Tensor> logits{at::zeros({targets.numel(), ds_.num_classes}, at::kFloat)};
+  logits[0].index_copy_(0, mine, h.index_select(0, targets.index_select(0, mine) - first_));
+  group_.all_reduce_sum(logits);
+  return results_of(logits[0], ds_, split, targets);
 }
 
 }  // namespace directgnn

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "dist/feature_exchange.h"
@@ -29,13 +30,41 @@ struct EvalResult {
 EvalResult evaluate(GnnModel& model, const Dataset& dataset, const Split& split,
                     ProcessGroup* group = nullptr, FeatureExchange* exchange = nullptr);
 
-// The same by sampled neighbourhoods, for a partitioned structure (whose full neighbourhoods
-// no rank holds): each rank's share of the nodes in batches of the loader's size, drawn by its
-// sampler with its fan-outs (streams from `seed`), their rows from `exchange` or the loader's
-// table, on the CPU. Every rank takes the same number of batches, since its hops and
-// exchanges are collectives. An estimate: the neighbourhoods are sampled, not whole.
-EvalResult evaluate_sampled(GnnModel& model, const MinibatchLoader& loader, const Dataset& dataset,
-                            const Split& split, ProcessGroup* group, FeatureExchange* exchange,
-                            uint64_t seed);
+// Exact layer-wise evaluation over a partitioned structure, whose full neighbourhoods no rank
+// holds (DistDGL's layer-wise inference): each layer, every rank computes its own part's nodes
+// from their in-edges, which it holds, in chunks; the rows of the previous layer it needs come
+// from their owners through an exchange (layer 0's from the feature exchange, or the whole
+// table when the rank holds it), the outputs it computes serving the next layer. Every rank
+// takes the same number of chunks (those of the largest part), since every fetch is a
+// collective. The logits of the validation and test nodes are summed into place over the ranks,
+// so every rank returns the same result; with the same model it equals evaluate()'s on the
+// whole graph up to the order of floating-point sums.
+class PartEvaluator {
+ public:
+  // `ds` holds its part's edges (Dataset::structure_part); `in_degree` is the whole graph's
+  // (train/sharding.h, whole_in_degrees); `features` is the run's feature exchange, or null when
+  // every rank holds the whole table. `group` makes the layers' exchange (a subgroup of its
+  // own). All outlive the evaluator.
+  PartEvaluator(const Dataset& ds, ProcessGroup& group, FeatureExchange* features,
+                at::Tensor in_degree, int64_t chunk = 65536);
+  ~PartEvaluator();
+  EvalResult evaluate(GnnModel& model, const Split& split);
+
+ private:
+  // Layer l's input rows of the sorted global `ids` (a collective unless layer 0 reads a whole
+  // table here).
+  at::Tensor inputs(size_t l, const at::Tensor& ids);
+  // Layer l's outputs for this part's nodes.
+  at::Tensor layer(GnnModel& model, size_t l);
+  // The outputs of a layer, served to the others for the next.
+  void serve(const at::Tensor& outputs);
+
+  const Dataset& ds_;
+  ProcessGroup& group_;
+  FeatureExchange* features_;
+  at::Tensor degree_;  // float32, the whole graph's in-degrees
+  int64_t chunk_, first_ = 0, rows_ = 0, steps_ = 0;
+  std::unique_ptr<FeatureExchange> layers_;
+};
 
 }  // namespace directgnn

@@ -1,7 +1,7 @@
 // Node classification on a homogeneous graph as a kind of run (train/run_loop.h): each epoch
 // shuffles the training nodes (each rank takes its equal shard), samples blocks, gathers the
 // input features and takes a step on the seeds' cross-entropy; evaluation runs full
-// neighbourhoods layer by layer (a partitioned structure's: sampled), on a CPU copy of a GPU
+// neighbourhoods layer by layer (over a partitioned structure's parts), on a CPU copy of a GPU
 // model.
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -146,11 +146,14 @@ class NodeTask final : public RunTask {
   Evaluation evaluate(ProcessGroup* group) override {
     if (cpu_model_ != nullptr) copy_parameters(*model_, *cpu_model_);
     GnnModel& model = cpu_model_ != nullptr ? *cpu_model_ : *model_;
-    // A partitioned structure's neighbourhoods are sampled, as training samples them.
+    // A rank holding its part's edges only computes its part's nodes layer by layer, asking the
+    // others for their rows of each layer.
+    if (ds_.structure_part >= 0 && parts_ == nullptr) {
+      parts_ = std::make_unique<PartEvaluator>(ds_, *group, exchange_.get(), in_degree_);
+    }
     const EvalResult r =
-        hops_ != nullptr ? evaluate_sampled(model, loader_, ds_, chosen_.split, group,
-                                            exchange_.get(), mix64(o_.seed, 0xe7a1e))
-                         : directgnn::evaluate(model, ds_, chosen_.split, group, exchange_.get());
+        parts_ != nullptr ? parts_->evaluate(model, chosen_.split)
+                          : directgnn::evaluate(model, ds_, chosen_.split, group, exchange_.get());
     Evaluation e;
     e.value = r.val_acc;
     e.metrics = {{"val", {{"acc", r.val_acc}, {"roc_auc", number_or_null(r.val_roc_auc)}}},
@@ -194,9 +197,10 @@ class NodeTask final : public RunTask {
         << "Split: " << chosen_.description << "\n"
         << (exchange_ == nullptr ? std::string()
                                  : sharding_header(ds_, o_, *exchange_, cache_ranking_))
-        << (hops_ == nullptr ? ""
-                             : "Sharded structure: each rank draws its part's neighbourhoods and "
-                               "asks the others for theirs; evaluation samples them too\n")
+        << (hops_ == nullptr
+                ? ""
+                : "Sharded structure: each rank draws its part's neighbourhoods and "
+                  "asks the others for theirs; evaluation runs layer by layer over the parts\n")
         << "Model: " << model_kind_name(config_.kind) << ", " << config_.layers
         << " layers, hidden " << config_.hidden
         << (config_.has_heads() ? " x " + std::to_string(config_.heads) + " heads" : "")
@@ -323,6 +327,7 @@ class NodeTask final : public RunTask {
   at::Tensor part_seeds_;                      // seed_assignment part: this part's training nodes
   std::string cache_ranking_;                  // how the remote rows copied here were ranked
   at::Tensor in_degree_;  // the whole graph's, on a rank holding its part's edges (else undefined)
+  std::unique_ptr<PartEvaluator> parts_;  // such a rank's evaluation, made at the first
   std::optional<MinibatchLoader::Epoch> batches_;
   Minibatch batch_;
 };

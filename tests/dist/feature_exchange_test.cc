@@ -123,5 +123,25 @@ TEST(FeatureExchange, OwnersServeFromADiskTableOrTheirPartAlone) {
   });
 }
 
+// Layer-wise inference over parts serves each layer's outputs in turn: after serve(), the
+// exchange hands out the new table's rows, whatever its width, and drops its cached copies.
+TEST(FeatureExchange, ServingANewTableReplacesTheRowsAndTheCache) {
+  const at::Tensor first = at::randn({10, 4}), second = at::randn({10, 7});
+  const std::vector<int64_t> offsets{0, 6, 10};
+  std::vector<at::Tensor> got(2);
+  std::vector<int64_t> cached(2);
+  on_two_ranks([&](int r, ProcessGroup& group) {
+    FeatureExchange ex = exchange_of(first, offsets, group);
+    ex.cache_remote_rows(at::arange(10, at::kLong), 2);
+    ex.serve(FeatureStore(second.narrow(0, offsets[r], offsets[r + 1] - offsets[r]).contiguous()));
+    cached[r] = ex.cached_rows();
+    got[r] = ex.gather(at::tensor({9, 0, 5, 6}, at::kLong));
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(got[r].equal(second.index_select(0, at::tensor({9, 0, 5, 6}, at::kLong)))) << r;
+    EXPECT_EQ(cached[r], 0) << r;
+  }
+}
+
 }  // namespace
 }  // namespace directgnn

@@ -420,8 +420,8 @@ TEST(Distributed, ShardedFeaturesTrainLinksAsTheReplicatedRunDoes) {
 
 // Cora with its structure stored by part too: each rank holds its part's in-edges and asks the
 // other rank for the neighbours of its nodes. The owners' keyed draws are the replicated run's,
-// so with the global seed assignment the parameters end the same; with each part's seeds it
-// learns, its evaluation sampling the neighbourhoods.
+// so with the global seed assignment the parameters end the same, and its evaluation, layer by
+// layer over the parts, finds the same accuracies; with each part's seeds it learns.
 TEST(Distributed, ShardedStructureSamplesWhatTheReplicatedRunSamples) {
   REQUIRE_DATASET(cora, "cora.npz");
   TempDirectory dir;
@@ -443,6 +443,18 @@ TEST(Distributed, ShardedStructureSamplesWhatTheReplicatedRunSamples) {
   EXPECT_EQ(replicated.output.find("Sharded"), std::string::npos) << replicated.output;
   EXPECT_EQ(final_record(dir.file("s.jsonl"))["param_digest"],
             final_record(dir.file("r.jsonl"))["param_digest"]);
+  // Evaluation layer by layer over the parts is exact: the replicated run's accuracies, epoch
+  // by epoch (the same model; sums in another order at most).
+  const std::vector<nlohmann::json> s_epochs = e2e::read_jsonl(dir.file("s.jsonl"));
+  const std::vector<nlohmann::json> r_epochs = e2e::read_jsonl(dir.file("r.jsonl"));
+  ASSERT_EQ(s_epochs.size(), r_epochs.size());
+  for (size_t e = 0; e < s_epochs.size(); ++e) {
+    for (const char* key : {"val_acc", "test_acc"}) {
+      if (!r_epochs[e].contains(key)) continue;
+      EXPECT_NEAR(s_epochs[e][key].get<double>(), r_epochs[e][key].get<double>(), 1e-9)
+          << key << " of record " << e;
+    }
+  }
   const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 10");
   ASSERT_EQ(own.status, 0) << own.output;
   std::ifstream lines(dir.file("o.jsonl"));
