@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -168,6 +169,21 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
   loader_ = std::make_unique<MinibatchLoader>(dataset_, settings);
 }
 
+void check_equal_steps(ProcessGroup& group, int64_t steps, const char* who) {
+  // The sums of the step counts and of their squares are `size` times one count's only when
+  // every count is the same.
+  const int size = group.size();
+  std::vector<at::Tensor> sums{
+      at::tensor({static_cast<double>(steps), static_cast<double>(steps) * steps}, at::kDouble)};
+  group.all_reduce_sum(sums);
+  const double mean = sums[0][0].item<double>() / size;
+  DGNN_CHECK(mean == static_cast<double>(steps) &&
+                 sums[0][1].item<double>() == static_cast<double>(size) * steps * steps,
+             who, ": rank ", group.rank(), " takes ", steps,
+             " minibatches per pass and the ranks' mean is ", mean,
+             "; give every rank the same seeds and batch_size");
+}
+
 void LoaderHolder::shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
                          int64_t steps) {
   DGNN_CHECK(!dataset_.partition.offsets.empty() && exchange_ == nullptr,
@@ -180,30 +196,16 @@ void LoaderHolder::shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, in
   DGNN_CHECK_ARG(dataset_.feature_part < 0 || dataset_.feature_part == rank, "data", "holds part ",
                  dataset_.feature_part, "'s rows, but this is rank ", rank,
                  "; load it with shard=True on every rank");
-  auto exchange_group = ProcessGroup::over_store(rank, size, group->getStore(), "loader",
-                                                 std::chrono::seconds(timeout_s));
-  // Every rank must take as many minibatches per pass, or the exchanges would not pair up:
-  // the sums of the step counts and of their squares are `size` times one count's only when
-  // every count is the same.
-  std::vector<at::Tensor> sums{
-      at::tensor({static_cast<double>(steps), static_cast<double>(steps) * steps}, at::kDouble)};
-  exchange_group->all_reduce_sum(sums);
-  const double mean = sums[0][0].item<double>() / size;
-  DGNN_CHECK(mean == static_cast<double>(steps) &&
-                 sums[0][1].item<double>() == static_cast<double>(size) * steps * steps,
-             "directgnn.Loader: rank ", rank, " takes ", steps,
-             " minibatches per pass and the ranks' mean is ", mean,
-             "; give every rank the same seeds and batch_size");
+  auto exchange_group = ProcessGroup::over_store(
+      rank, size, group->getStore(), loader_group_tag("loader"), std::chrono::seconds(timeout_s));
+  check_equal_steps(*exchange_group, steps, "directgnn.Loader");
   shard_rank_ = rank;
   exchange_ = part_exchange(dataset_, rank, loader_->store(), std::move(exchange_group));
   loader_->use_exchange(exchange_);
 }
 
-c10::Dict<std::string, double> LoaderHolder::exchange_counts() {
+c10::Dict<std::string, double> counts_dict(const ExchangeCounts& c) {
   c10::Dict<std::string, double> out;
-  if (exchange_ == nullptr) return out;
-  const ExchangeCounts c = exchange_->counts();
-  exchange_->clear_counts();
   out.insert("gathers", static_cast<double>(c.gathers));
   out.insert("rows", static_cast<double>(c.rows));
   out.insert("remote_rows", static_cast<double>(c.remote_rows));
@@ -212,6 +214,20 @@ c10::Dict<std::string, double> LoaderHolder::exchange_counts() {
   out.insert("bytes_received", static_cast<double>(c.bytes_received));
   out.insert("seconds", c.seconds);
   return out;
+}
+
+std::string loader_group_tag(const std::string& kind) {
+  // Each sharded loader of a process gets groups of its own; every rank makes its loaders in
+  // the same order, so their numbers agree.
+  static std::atomic<int> made{0};
+  return kind + "-" + std::to_string(made++);
+}
+
+c10::Dict<std::string, double> LoaderHolder::exchange_counts() {
+  if (exchange_ == nullptr) return c10::Dict<std::string, double>();
+  const ExchangeCounts c = exchange_->counts();
+  exchange_->clear_counts();
+  return counts_dict(c);
 }
 
 std::string LoaderHolder::fill_cache(const at::Tensor& seeds, int64_t seed, bool show_progress) {

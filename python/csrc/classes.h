@@ -80,6 +80,15 @@ struct LoaderNumbers {
 LoaderOptions loader_options_arg(const c10::Dict<std::string, std::string>& choices,
                                  const LoaderNumbers& numbers, RunKind kind = RunKind::kNode);
 
+// Every rank of a sharded loader must take as many minibatches per pass, or the exchanges
+// would not pair up: throws, naming `who`, unless `steps` is the same on every rank of `group`
+// (a collective).
+void check_equal_steps(ProcessGroup& group, int64_t steps, const char* who);
+// An exchange's counts as Python's exchange_stats() gives them.
+c10::Dict<std::string, double> counts_dict(const ExchangeCounts& counts);
+// A tag for the groups of the next sharded loader this process makes ("loader-3").
+std::string loader_group_tag(const std::string& kind);
+
 // Loader over a graph, features and labels: MinibatchLoader (loader/loader.h) with its
 // options resolved by resolve_loader, as the command's are. `features_path` is the
 // features' .npy of a dataset directory (features="disk" reads rows from it), or empty.

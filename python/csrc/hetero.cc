@@ -4,8 +4,11 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "classes.h"
@@ -72,13 +75,14 @@ void add_relations(HeteroDataset& ds, const std::vector<std::string>& keys,
   }
 }
 
-HeteroFields load(c10::string_view path_in, bool add_inverse_edges) {
+HeteroFields load(c10::string_view path_in, bool add_inverse_edges, int64_t feature_part,
+                  int64_t feature_parts) {
   const std::string path(path_in);
   HeteroImportOptions options;
   options.add_inverse_edges = add_inverse_edges;
   HeteroDataset ds;
   if (is_hetero_dir(path)) {
-    ds = load_hetero_dir(path);
+    ds = load_hetero_dir(path, feature_part, feature_parts);
     if (add_inverse_edges) add_reverse_relations(ds);
   } else if (looks_like_ogb_hetero(path)) {
     ds = import_ogb_hetero(path, options);
@@ -238,12 +242,92 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
   void finish(int64_t pass) { passes_.finish(pass); }
   int64_t steps(int64_t num_seeds) const { return loader_->steps(num_seeds); }
 
+  // Shards the featured types' tables over `group`'s ranks (a partitioned dataset, one part per
+  // rank): each type's rows come over an exchange of its own, on a Gloo group made over
+  // `group`'s store; `steps`, this rank's minibatches per pass, must be every rank's.
+  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
+             int64_t steps) {
+    const HeteroDataset& ds = graph_->dataset();
+    DGNN_CHECK(ds.parts() > 0 && exchanges_.empty(),
+               "directgnn.HeteroLoader: shard() is for a sharded loader, once");
+    const int rank = group->getRank(), size = group->getSize();
+    DGNN_CHECK_ARG(ds.parts() == size, "data", "the dataset has ", ds.parts(),
+                   " parts and the process group ", size,
+                   " ranks; partition it with one part per rank");
+    for (const NodeType& t : ds.node_types) {
+      DGNN_CHECK_ARG(t.feature_part < 0 || t.feature_part == rank, "data", "holds part ",
+                     t.feature_part, "'s rows of node type '", t.name, "', but this is rank ", rank,
+                     "; load it with shard=True on every rank");
+    }
+    const auto timeout = std::chrono::seconds(timeout_s);
+    const std::string tag = loader_group_tag("hetero-loader");
+    check_equal_steps(*ProcessGroup::over_store(rank, size, group->getStore(), tag, timeout), steps,
+                      "directgnn.HeteroLoader");
+    exchanges_ = hetero_part_exchanges(ds, rank, loader_->stores(), [&](const std::string& type) {
+      return ProcessGroup::over_store(rank, size, group->getStore(), tag + "-" + type, timeout);
+    });
+    loader_->mutable_stores().use_exchanges(exchanges_);
+  }
+
+  // What the exchanges moved since the last call, every type's summed.
+  c10::Dict<std::string, double> exchange_counts() {
+    ExchangeCounts total;
+    for (const auto& e : exchanges_) {
+      if (e == nullptr) continue;
+      const ExchangeCounts c = e->counts();
+      e->clear_counts();
+      total.gathers = std::max(total.gathers, c.gathers);
+      total.rows += c.rows;
+      total.remote_rows += c.remote_rows;
+      total.cache_hits += c.cache_hits;
+      total.bytes_sent += c.bytes_sent;
+      total.bytes_received += c.bytes_received;
+      total.seconds += c.seconds;
+    }
+    return exchanges_.empty() ? c10::Dict<std::string, double>() : counts_dict(total);
+  }
+
  private:
   c10::intrusive_ptr<HeteroGraphHolder> graph_;
   std::unique_ptr<HeteroLoader> loader_;
+  std::vector<std::shared_ptr<FeatureExchange>> exchanges_;  // sharded: per type
   Passes<HeteroLoader::Epoch> passes_;
   std::string note_;
 };
+
+}  // namespace
+
+namespace {
+
+std::string partition_text(const HeteroDataset& ds) {
+  if (ds.parts() == 0) return "";
+  nlohmann::json offsets = nlohmann::json::object();
+  for (const NodeType& t : ds.node_types) offsets[t.name] = t.partition.offsets;
+  int64_t held = -1;  // the part whose rows the tables stored by part hold
+  for (const NodeType& t : ds.node_types) held = std::max(held, t.feature_part);
+  return nlohmann::json{{"method", ds.node_types[0].partition.method},
+                        {"parts", ds.parts()},
+                        {"offsets", offsets},
+                        {"feature_part", held}}
+      .dump();
+}
+
+// A partition's JSON (partition_text) set on `ds`'s types, checked as meta.json's books are.
+void set_partition(HeteroDataset& ds, const std::string& text, const std::string& where) {
+  if (text.empty()) return;
+  const nlohmann::json book = nlohmann::json::parse(text, nullptr, false);
+  DGNN_CHECK_ARG(book.is_object() && book.contains("offsets") && book["offsets"].is_object(),
+                 "partition", where, ": must be a JSON object with offsets per node type");
+  const int64_t part = book.value("feature_part", int64_t{-1});
+  for (NodeType& t : ds.node_types) {
+    DGNN_CHECK_ARG(book["offsets"].contains(t.name), "partition", where,
+                   ": gives no offsets for node type '", t.name, "'");
+    t.partition.method = book.value("method", std::string("random"));
+    t.partition.offsets = book["offsets"][t.name].get<std::vector<int64_t>>();
+    // A type's table holds its part's rows only when the dataset was loaded so.
+    t.feature_part = t.has_features() && t.features.size(0) != t.count ? part : -1;
+  }
+}
 
 }  // namespace
 
@@ -253,11 +337,12 @@ HeteroGraphHolder::HeteroGraphHolder(
     std::vector<at::Tensor> indptrs, std::vector<at::Tensor> indices, std::string target,
     std::optional<at::Tensor> labels, int64_t num_classes, std::vector<std::string> class_names,
     std::vector<at::Tensor> train, std::vector<at::Tensor> val, std::vector<at::Tensor> test,
-    std::vector<std::string> feature_files, bool features_checked) {
+    std::vector<std::string> feature_files, bool features_checked, const std::string& partition) {
   const std::string where = "directgnn.HeteroDataset '" + name + "'";
   dataset_.name = std::move(name);
   dataset_.source = where;
   add_types(dataset_, types, counts, features);
+  set_partition(dataset_, partition, where);
   DGNN_CHECK_ARG(feature_files.empty() || feature_files.size() == types.size(), "features_path",
                  "needs a file name (or \"\") per node type; got ", feature_files.size(), " for ",
                  types.size(), " types");
@@ -285,7 +370,7 @@ void HeteroGraphHolder::save(const std::string& out) const { save_hetero_dir(dat
 HeteroFields as_fields(const HeteroDataset& ds) {
   HeteroFields f;
   auto& [name, types, counts, features, relations, indptrs, indices, target, labels, num_classes,
-         class_names, train, val, test, files, node_ids] = f;
+         class_names, train, val, test, files, node_ids, partition] = f;
   name = ds.name;
   for (const NodeType& t : ds.node_types) {
     types.push_back(t.name);
@@ -310,6 +395,7 @@ HeteroFields as_fields(const HeteroDataset& ds) {
     files.push_back(t.features_path);
     node_ids.push_back(t.node_ids.defined() ? std::optional<at::Tensor>(t.node_ids) : std::nullopt);
   }
+  partition = partition_text(ds);
   return f;
 }
 
@@ -371,8 +457,12 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
   using namespace directgnn::ops;  // NOLINT: registration reads as a table
   const std::string fields =
       " -> (str, str[], int[], Tensor?[], str[], Tensor[], Tensor[], str, Tensor?, int, str[], "
-      "Tensor[], Tensor[], Tensor[], str[], Tensor?[])";
-  m.def(("load_hetero(str path, bool add_inverse_edges=False)" + fields).c_str(), guarded<&load>);
+      "Tensor[], Tensor[], Tensor[], str[], Tensor?[], str)";
+  m.def(("load_hetero(str path, bool add_inverse_edges=False, int feature_part=-1, "
+         "int feature_parts=0)" +
+         fields)
+            .c_str(),
+        guarded<&load>);
   m.def("is_hetero(str path) -> bool", guarded<&is_hetero>);
   m.def(("mag_dataset(float scale, int seed, int feat_dim, int num_classes, str shape)" + fields)
             .c_str(),
@@ -383,7 +473,7 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
                         std::vector<std::string>, std::vector<at::Tensor>, std::vector<at::Tensor>,
                         std::string, std::optional<at::Tensor>, int64_t, std::vector<std::string>,
                         std::vector<at::Tensor>, std::vector<at::Tensor>, std::vector<at::Tensor>,
-                        std::vector<std::string>, bool>())
+                        std::vector<std::string>, bool, std::string>())
       .def("save", [](const c10::intrusive_ptr<HeteroGraphHolder>& self, std::string out) {
         translating([&] { self->save(out); });
       });
@@ -409,6 +499,8 @@ TORCH_LIBRARY_FRAGMENT(directgnn, m) {
       .def("has_next", guarded<&HeteroLoaderHolder::has_next>)
       .def("next", guarded<&HeteroLoaderHolder::next>)
       .def("finish", guarded<&HeteroLoaderHolder::finish>)
-      .def("steps", guarded<&HeteroLoaderHolder::steps>);
+      .def("steps", guarded<&HeteroLoaderHolder::steps>)
+      .def("shard", guarded<&HeteroLoaderHolder::shard>)
+      .def("exchange_counts", guarded<&HeteroLoaderHolder::exchange_counts>);
   define_hetero_pyg(m);
 }

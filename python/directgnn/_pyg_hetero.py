@@ -120,7 +120,7 @@ class HeteroDraw:
         node_types, counts, edge_types, indptrs, indices, fanouts = self._args
         graph = classes.HeteroGraph("pyg", node_types, counts, [None] * len(node_types),
                                     [",".join(et) for et in edge_types], indptrs, indices, "",
-                                    None, 0, [], [], [], [], [], True)
+                                    None, 0, [], [], [], [], [], True, "")
         hops = len(fanouts[0]) if fanouts else 0
         self._sampler = classes.HeteroPygSampler(graph, fanouts) if hops else None
 

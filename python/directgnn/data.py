@@ -274,18 +274,23 @@ def load(path: Union[str, os.PathLike], *, keep_self_loops: bool = False,
     ``torchrun``): ``path`` is a partitioned dataset (``directgnn partition``) with one part
     per rank, and this rank loads only its part's feature rows when the table is stored by
     part (``feature_part``; the graph and labels are whole). A :class:`directgnn.Loader` over
-    it fetches the other rows from their owners (docs/distributed.md, "From Python").
+    it fetches the other rows from their owners (docs/distributed.md, "From Python"); a
+    heterogeneous one loads its part of every featured type's table, for a
+    :class:`directgnn.HeteroLoader`.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"directgnn.load: {path} does not exist")
     from .hetero import is_hetero, load_hetero
-    if is_hetero(path):
-        return load_hetero(path, add_inverse_edges=add_inverse_edges)
     rank, ranks = _shard_rank(path) if shard else (-1, 0)
     if shard:
         # Checked before loading: with other parts, the load would join every part's rows.
         _check_parts(path, ranks, _book_parts(path))
+    if is_hetero(path):
+        data = load_hetero(path, add_inverse_edges=add_inverse_edges, _part=rank, _parts=ranks)
+        if shard:
+            data.shard_rank = rank
+        return data
     with os_errors():
         data = _from_tuple(ops.load_dataset(path, keep_self_loops, add_inverse_edges,
                                             _skip_link_split_files, rank, ranks))
@@ -300,7 +305,10 @@ def _book_parts(path):
     meta.json cannot be read here (the load then says why)."""
     try:
         with open(os.path.join(path, "meta.json")) as f:
-            return (json.load(f).get("partition") or {}).get("parts")
+            meta = json.load(f)
+        if meta.get("kind") == "heterogeneous":  # a book per type, every one with the parts
+            return ((meta.get("node_types") or [{}])[0].get("partition") or {}).get("parts")
+        return (meta.get("partition") or {}).get("parts")
     except FileNotFoundError:
         return None
     except (OSError, ValueError, AttributeError):

@@ -14,6 +14,7 @@ target type::
 """
 
 import dataclasses
+import json
 import os
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -102,6 +103,13 @@ class HeteroDataset:
         node_ids: node type -> int64 original id of each stored node, for a dataset that
             ``directgnn partition`` renumbered (empty otherwise): ``node_ids[t][v]`` is the id
             stored node ``v`` had in the dataset it was made from.
+        partition: a partitioned dataset's books: ``{"method", "parts", "offsets": {node
+            type: [P + 1 ids]}, "feature_part"}`` (part k owns each type's ids
+            ``offsets[t][k]`` to ``offsets[t][k + 1] - 1``; ``feature_part`` >= 0: the tables
+            hold that part's rows only, as ``directgnn.load(DIR, shard=True)`` loads them),
+            or None.
+        shard_rank: the torch.distributed rank this dataset was loaded for
+            (``directgnn.load(DIR, shard=True)``), or None.
     """
 
     name: str
@@ -117,6 +125,8 @@ class HeteroDataset:
     features_path: Dict[str, str] = dataclasses.field(default_factory=dict)
     _features_checked: bool = dataclasses.field(default=False, repr=False, compare=False)
     node_ids: Dict[str, torch.Tensor] = dataclasses.field(default_factory=dict)
+    partition: Optional[dict] = None
+    shard_rank: Optional[int] = None
 
     @property
     def node_types(self) -> List[str]:
@@ -170,7 +180,8 @@ class HeteroDataset:
             [s["val"] for s in self.splits], [s["test"] for s in self.splits],
             [self.features_path.get(t, "") if with_features and t in self.x else ""
              for t in self.node_types],
-            self._features_checked or not with_features)
+            self._features_checked or not with_features,
+            json.dumps(self.partition) if self.partition and with_features else "")
 
     def random_link_split(self, relation, seed: int = 0, val: float = 0.05, test: float = 0.1,
                           neg_per_source: int = 0) -> Tuple["HeteroDataset", Dict[str, object]]:
@@ -292,7 +303,7 @@ def _labels(store, target):
 
 def _from_fields(fields, checked=True) -> HeteroDataset:
     (name, types, counts, features, keys, indptrs, indices, target, labels, num_classes,
-     class_names, train, val, test, files, node_ids) = fields
+     class_names, train, val, test, files, node_ids, partition) = fields
     edge_types = [_edge_type(k) for k in keys]
     return HeteroDataset(
         name, dict(zip(types, counts)), {t: x for t, x in zip(types, features) if x is not None},
@@ -300,16 +311,18 @@ def _from_fields(fields, checked=True) -> HeteroDataset:
         int(num_classes), list(class_names),
         [{"train": a, "val": b, "test": c} for a, b, c in zip(train, val, test)],
         {t: f for t, f in zip(types, files) if f}, checked,
-        node_ids={t: i for t, i in zip(types, node_ids) if i is not None})
+        node_ids={t: i for t, i in zip(types, node_ids) if i is not None},
+        partition=json.loads(partition) if partition else None)
 
 
-def load_hetero(path: Union[str, os.PathLike], *, add_inverse_edges: bool = False
-                ) -> HeteroDataset:
+def load_hetero(path: Union[str, os.PathLike], *, add_inverse_edges: bool = False,
+                _part: int = -1, _parts: int = 0) -> HeteroDataset:
     """Reads a heterogeneous dataset directory (memory-mapped), OGB's heterogeneous raw layout
     (ogbn-mag) or a directory of typed CSV edge lists; ``add_inverse_edges`` adds reverse
     relations as PyG's ``ToUndirected``. ``directgnn.load`` calls this for such paths."""
     with os_errors():
-        return _from_fields(ops.load_hetero(os.fspath(path), bool(add_inverse_edges)))
+        return _from_fields(ops.load_hetero(os.fspath(path), bool(add_inverse_edges), int(_part),
+                                            int(_parts)))
 
 
 def is_hetero(path: Union[str, os.PathLike]) -> bool:
@@ -482,6 +495,12 @@ class HeteroLoader(NativeLoader):
         disk_io, disk_direct: how rows on disk are read ("auto", "io_uring", "pread"; O_DIRECT).
         feature_cache_gib: one RAM cache of this many GiB shared by the types on disk, filled
             here by ``feature_cache_rank`` ("presample": a pass over ``seeds``; "degree").
+        sharded, seed_assignment, group, dist_timeout: as :class:`directgnn.Loader`'s: over a
+            partitioned dataset loaded with ``directgnn.load(DIR, shard=True)`` in a script
+            with a torch.distributed process group, each featured type's rows come from their
+            owners through an exchange of its own (docs/distributed.md, "From Python"); the
+            seeds this rank takes are the target type's its part owns ("part") or its shard of
+            every rank's shuffle ("global").
     """
 
     def __init__(self, data, seeds, *, fanouts, batch_size: int = 1024, shuffle: bool = True,
@@ -489,7 +508,10 @@ class HeteroLoader(NativeLoader):
                  target: Optional[str] = None, device: Union[str, torch.device] = "cpu",
                  features: str = "auto", features_per_type: Optional[Mapping[str, str]] = None,
                  gather: str = "auto", disk_io: str = "auto", disk_direct: bool = False,
-                 feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample"):
+                 feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample",
+                 sharded: Union[str, bool] = "auto", seed_assignment: str = "part", group=None,
+                 dist_timeout: float = 300.0):
+        from .loader import _Shard
         if not isinstance(data, HeteroDataset):
             data = HeteroDataset.from_pyg(data, target=target)
         if data.target is None:
@@ -505,10 +527,18 @@ class HeteroLoader(NativeLoader):
                    "disk_io": disk_io, "feature_cache_rank": feature_cache_rank,
                    "features_per_type": per_type}
         depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
+        self._shard = _Shard.of(data, sharded, seed_assignment, group, self.seeds,
+                                "directgnn.HeteroLoader", data.target)
+        if self._shard and feature_cache_gib > 0:
+            raise ValueError("directgnn.HeteroLoader: feature_cache_gib with a sharded table: an "
+                             "owner's disk cache is not yet ranked over its part; give 0 or place "
+                             "the tables in memory")
         with os_errors():
             self._loader = classes.HeteroLoader(data._graph(), self.fanouts, self.batch_size,
                                                 depth, int(workers), choices, bool(disk_direct),
                                                 float(feature_cache_gib))
+            if self._shard:
+                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self))
             # A progress line on a terminal (stderr), nothing otherwise.
             self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
@@ -520,17 +550,32 @@ class HeteroLoader(NativeLoader):
         return self._loader.placements()
 
     def __len__(self) -> int:
-        return self._loader.steps(self.seeds.numel())
+        count = self._shard.count if self._shard else self.seeds.numel()
+        return self._loader.steps(count)
+
+    @property
+    def rank(self) -> Optional[int]:
+        """This process's rank when the tables are sharded, else None."""
+        return self._shard.rank if self._shard else None
+
+    def exchange_stats(self) -> dict:
+        """What the sharded tables' exchanges moved since the last call, every type's summed
+        (as :meth:`directgnn.Loader.exchange_stats`); empty when they are not sharded."""
+        out = dict(self._loader.exchange_counts())
+        return {k: (v if k == "seconds" else int(v)) for k, v in out.items()}
 
     def __repr__(self):
         return (f"HeteroLoader(target={self.target!r}, seeds={self.seeds.numel()}, "
                 f"batch_size={self.batch_size}, batches={len(self)})")
 
     def __iter__(self) -> Iterator[HeteroBatch]:
-        order = self.seeds
-        if self.shuffle:
-            g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
-            order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)
+        if self._shard:
+            order = self._shard.pass_seeds(self.seeds, self.shuffle, g)
+        else:
+            order = self.seeds
+            if self.shuffle:
+                order = self.seeds[torch.randperm(self.seeds.numel(), generator=g)]
         pass_id = self._loader.start(order, self.seed * 1_000_003 + self._epoch)
         self._epoch += 1
         types, edge_types = self.data.node_types, self.data.edge_types

@@ -255,63 +255,69 @@ class Loader(NativeLoader):
 
 
 class _Shard:
-    """A Loader's sharded table: the group, this rank, the book's offsets, and which seeds
-    this rank takes each pass."""
+    """A sharded loader's table: the group, this rank, the book's offsets over the seeds' node
+    type, and which seeds this rank takes each pass. ``who`` names the loader in errors."""
 
-    def __init__(self, data, group, rank, ranks, assignment, seeds):
+    def __init__(self, offsets, group, rank, ranks, assignment, seeds, who):
         self.group, self.rank, self.ranks = group, rank, ranks
-        self.offsets = list(data.partition["offsets"])
+        self.offsets = list(offsets)
         self.assignment = assignment
         if assignment == "part":
-            owner = data.owners(seeds)
+            starts = torch.tensor(self.offsets[1:-1], dtype=torch.long)
+            owner = torch.searchsorted(starts, seeds, right=True)
             counts = torch.bincount(owner, minlength=ranks)
             self.mine = seeds[owner == rank]
             self.count = int(counts.min())
             if self.count == 0:
                 empty = int(torch.argmin(counts))
-                raise ValueError(f"directgnn.Loader: seed_assignment='part': part {empty} owns "
+                raise ValueError(f"{who}: seed_assignment='part': part {empty} owns "
                                  "none of the seeds, so no rank could take a minibatch; use "
                                  "seed_assignment='global' or partition again")
         else:
             self.count = seeds.numel() // ranks
             if self.count == 0:
-                raise ValueError(f"directgnn.Loader: {seeds.numel()} seeds for {ranks} ranks; "
+                raise ValueError(f"{who}: {seeds.numel()} seeds for {ranks} ranks; "
                                  "every rank needs one")
 
     @classmethod
-    def of(cls, data, sharded, assignment, group, seeds):
+    def of(cls, data, sharded, assignment, group, seeds, who="directgnn.Loader",
+           seed_type=None):
+        """The shard of a loader over ``data`` (``seed_type``: a heterogeneous dataset's type
+        of the seeds), or None when the table is whole."""
         if sharded not in ("auto", True, False):
-            raise ValueError(f"directgnn.Loader: sharded={sharded!r}: use 'auto', True or False")
+            raise ValueError(f"{who}: sharded={sharded!r}: use 'auto', True or False")
         if assignment not in ("part", "global"):
-            raise ValueError(f"directgnn.Loader: seed_assignment={assignment!r}: use 'part' or "
+            raise ValueError(f"{who}: seed_assignment={assignment!r}: use 'part' or "
                              "'global'")
         loaded_for = getattr(data, "shard_rank", None)
         if sharded == "auto":
             sharded = loaded_for is not None
         if not sharded:
             if loaded_for is not None and getattr(data, "feature_part", None) is not None:
-                raise ValueError("directgnn.Loader: the data holds one part's feature rows "
+                raise ValueError(f"{who}: the data holds one part's feature rows "
                                  "(directgnn.load(shard=True)); sharded=False needs the whole "
                                  "table")
             return None
-        if not isinstance(data, Dataset) or data.partition is None:
-            raise ValueError("directgnn.Loader: sharded=True needs a partitioned dataset "
+        book = getattr(data, "partition", None)
+        if book is None:
+            raise ValueError(f"{who}: sharded=True needs a partitioned dataset "
                              "(directgnn.load of a `directgnn partition` directory)")
         import torch.distributed as dist
         if not (dist.is_available() and dist.is_initialized()):
-            raise RuntimeError("directgnn.Loader: sharded=True needs a torch.distributed "
+            raise RuntimeError(f"{who}: sharded=True needs a torch.distributed "
                                "process group; call torch.distributed.init_process_group() "
                                "first (torchrun sets the environment it reads)")
         group = group if group is not None else dist.group.WORLD
         rank, ranks = dist.get_rank(group), dist.get_world_size(group)
-        if data.partition["parts"] != ranks:
-            raise ValueError(f"directgnn.Loader: the dataset has {data.partition['parts']} "
+        if book["parts"] != ranks:
+            raise ValueError(f"{who}: the dataset has {book['parts']} "
                              f"parts and the process group {ranks} ranks; partition it with "
                              f"--parts {ranks}")
         if loaded_for is not None and loaded_for != rank:
-            raise ValueError(f"directgnn.Loader: the data was loaded for rank {loaded_for}, "
+            raise ValueError(f"{who}: the data was loaded for rank {loaded_for}, "
                              f"this is rank {rank}")
-        return cls(data, group, rank, ranks, assignment, seeds)
+        offsets = book["offsets"][seed_type] if seed_type is not None else book["offsets"]
+        return cls(offsets, group, rank, ranks, assignment, seeds, who)
 
     def pass_seeds(self, seeds, shuffle, generator):
         """This rank's seeds of one pass, in order."""

@@ -149,6 +149,21 @@ void HeteroStores::use_exchanges(std::vector<std::shared_ptr<FeatureExchange>> e
   exchanges_ = std::move(exchanges);
 }
 
+std::vector<std::shared_ptr<FeatureExchange>> hetero_part_exchanges(
+    const HeteroDataset& ds, int rank, const HeteroStores& stores,
+    const std::function<std::unique_ptr<ProcessGroup>(const std::string& type)>& group_for) {
+  std::vector<std::shared_ptr<FeatureExchange>> out(ds.node_types.size());
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    const NodeType& type = ds.node_types[t];
+    if (stores.store(t) == nullptr) continue;
+    const std::vector<int64_t>& offsets = type.partition.offsets;
+    const int64_t first_row = type.feature_part >= 0 ? 0 : offsets[rank];
+    out[t] = std::make_shared<FeatureExchange>(offsets, *stores.store(t), first_row,
+                                               group_for(type.name));
+  }
+  return out;
+}
+
 std::vector<at::Tensor> HeteroStores::gather(const std::vector<at::Tensor>& input_nodes) const {
   std::vector<at::Tensor> x;
   for (size_t t = 0; t < stores_.size(); ++t) {

@@ -59,6 +59,14 @@ class HeteroStores {
   std::vector<std::shared_ptr<FeatureExchange>> exchanges_;  // empty: none
 };
 
+// One exchange per featured type of a partitioned dataset (null for a featureless type),
+// serving rank `rank`'s rows of each from its store in `stores` (the type's whole table, or its
+// part's rows when it holds only those); `group_for(type name)` gives each a group of its own.
+// What a sharded run and Python's sharded HeteroLoader share.
+std::vector<std::shared_ptr<FeatureExchange>> hetero_part_exchanges(
+    const HeteroDataset& ds, int rank, const HeteroStores& stores,
+    const std::function<std::unique_ptr<ProcessGroup>(const std::string& type)>& group_for);
+
 // Moves every relation's block tensors to `device` (nothing on the CPU).
 void hetero_blocks_to(std::vector<HeteroBlock>& blocks, const c10::Device& device);
 // The blocks' tensors and the defined inputs: what a GPU batch's consumer must hold on to.

@@ -67,17 +67,9 @@ HeteroExchanges make_hetero_exchanges(const HeteroDataset& ds, const TrainOption
                                       const HeteroStores& stores) {
   DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
                  o.remote_cache_gib);
-  const int rank = o.group->rank();
-  HeteroExchanges out(ds.node_types.size());
-  for (size_t t = 0; t < ds.node_types.size(); ++t) {
-    const NodeType& type = ds.node_types[t];
-    if (stores.store(t) == nullptr) continue;
-    const std::vector<int64_t>& offsets = type.partition.offsets;
-    const int64_t first_row = type.feature_part >= 0 ? 0 : offsets[rank];
-    out[t] = std::make_shared<FeatureExchange>(offsets, *stores.store(t), first_row,
-                                               o.group->subgroup("features-" + type.name, true));
-  }
-  return out;
+  return hetero_part_exchanges(ds, o.group->rank(), stores, [&o](const std::string& type) {
+    return o.group->subgroup("features-" + type, true);
+  });
 }
 
 std::string fill_hetero_remote_cache(const HeteroExchanges& exchanges, const HeteroDataset& ds,
