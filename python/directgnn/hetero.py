@@ -529,10 +529,6 @@ class HeteroLoader(NativeLoader):
         depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
         self._shard = _Shard.of(data, sharded, seed_assignment, group, self.seeds,
                                 "directgnn.HeteroLoader", data.target)
-        if self._shard and feature_cache_gib > 0:
-            raise ValueError("directgnn.HeteroLoader: feature_cache_gib with a sharded table: an "
-                             "owner's disk cache is not yet ranked over its part; give 0 or place "
-                             "the tables in memory")
         with os_errors():
             self._loader = classes.HeteroLoader(data._graph(), self.fanouts, self.batch_size,
                                                 depth, int(workers), choices, bool(disk_direct),

@@ -13,16 +13,17 @@ import torch.distributed as dist
 import directgnn
 
 
-def main(path, out, assignment):
+def main(path, out, assignment, features):
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.set_num_threads(1)
     data = directgnn.load(path, shard=True)
     whole = directgnn.load(path)
     loader = directgnn.HeteroLoader(data, data.splits[0]["train"], fanouts=[4, 4],
-                                    batch_size=64, seed_assignment=assignment)
+                                    batch_size=64, seed_assignment=assignment, features=features,
+                                    feature_cache_gib=0.0005 if features == "disk" else 0.0)
     offsets = data.partition["offsets"][data.target]
-    report = {"rank": loader.rank, "steps": len(loader), "batches": 0, "rows_match": True,
+    report = {"rank": loader.rank, "cache": loader.feature_cache, "steps": len(loader), "batches": 0, "rows_match": True,
               "own_seeds": True, "x_rows": {t: int(x.shape[0]) for t, x in data.x.items()},
               "labels_match": True}
     for _ in range(2):
@@ -41,4 +42,4 @@ def main(path, out, assignment):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3])
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])

@@ -91,11 +91,13 @@ HETERO_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                              "_sharded_hetero_worker.py")
 
 
-@pytest.mark.parametrize("assignment", ["part", "global"])
-def test_two_ranks_load_a_heterogeneous_dataset_by_part(tmp_path, assignment):
+@pytest.mark.parametrize("assignment,features",
+                         [("part", "auto"), ("global", "auto"), ("part", "disk")])
+def test_two_ranks_load_a_heterogeneous_dataset_by_part(tmp_path, assignment, features):
     """A partitioned heterogeneous dataset under torchrun: each rank holds its part of the paper
-    table, and the HeteroLoader's batches carry the whole table's rows, each type's fetched
-    through its own exchange."""
+    table (in memory, or read from its part's file through a cache of the rows of its part that
+    every rank reads most), and the HeteroLoader's batches carry the whole table's rows, each
+    type's fetched through its own exchange."""
     cli = os.environ.get("DIRECTGNN_CLI")
     if not cli:
         pytest.skip("DIRECTGNN_CLI (the directgnn binary) is not set")
@@ -109,7 +111,7 @@ def test_two_ranks_load_a_heterogeneous_dataset_by_part(tmp_path, assignment):
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         HETERO_WORKER, str(parts), str(tmp_path), assignment],
+         HETERO_WORKER, str(parts), str(tmp_path), assignment, features],
         env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     reports = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
@@ -121,5 +123,6 @@ def test_two_ranks_load_a_heterogeneous_dataset_by_part(tmp_path, assignment):
         ex = report["exchange"]
         assert ex["gathers"] == report["batches"]
         assert 0 < ex["remote_rows"] < ex["rows"]
+        assert ("of this rank's part" in report["cache"]) == (features == "disk")
     assert reports[0]["steps"] == reports[1]["steps"]
     assert reports[0]["exchange"]["bytes_sent"] == reports[1]["exchange"]["bytes_received"]

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "dist/part_offsets.h"
@@ -69,6 +70,11 @@ class FeatureExchange {
   // The store this rank's rows are served from, and where its part begins there.
   const FeatureStore& local() const { return *local_; }
   int64_t first_row() const { return first_row_; }
+  // The global ids this rank owns: [first, end).
+  std::pair<int64_t, int64_t> own_range() const {
+    const auto r = static_cast<size_t>(group_->rank());
+    return {offsets_[r], offsets_[r + 1]};
+  }
   ExchangeCounts counts() const;
   void clear_counts();
 

@@ -38,10 +38,20 @@ void count_type_ids(const at::Tensor& ids, at::Tensor& counts) {
 }
 
 // Per disk-backed type (undefined for the others): its in-degrees, and the ranking's counts,
-// pre-sampled minibatch counts or the in-degrees themselves.
+// pre-sampled minibatch counts or the in-degrees themselves, over the ids its cache may hold:
+// every id, or a sharded table's owner's part, [begin, begin + len), held at the store's rows
+// from `first` on.
 struct CacheCounts {
   std::vector<at::Tensor> degrees, counts;
+  std::vector<int64_t> begin, first;
 };
+
+// Counts `ids` (global) that fall in [begin, begin + counts.numel()) into `counts`.
+void count_in_range(const at::Tensor& ids, int64_t begin, at::Tensor& counts) {
+  const at::Tensor all = ids.cpu().to(at::kLong);
+  const at::Tensor in = all.ge(begin).logical_and_(all.lt(begin + counts.numel()));
+  count_type_ids(all.masked_select(in) - begin, counts);
+}
 
 CacheCounts cache_counts(const HeteroStores& stores, const HeteroDataset& graph,
                          const HeteroPresample& presample, const disk::CacheOptions& options,
@@ -49,19 +59,28 @@ CacheCounts cache_counts(const HeteroStores& stores, const HeteroDataset& graph,
   CacheCounts c;
   c.degrees.resize(stores.size());
   c.counts.resize(stores.size());
+  c.begin.assign(stores.size(), 0);
+  c.first.assign(stores.size(), 0);
   const bool by_degree = options.ranking == disk::CacheRanking::kDegree;
   for (size_t t = 0; t < stores.size(); ++t) {
     const FeatureStore* s = stores.store(t);
     if (s == nullptr || s->placement() != Placement::kDisk) continue;
-    c.degrees[t] = hetero_in_degrees(graph, static_cast<int>(t));
-    c.counts[t] = by_degree ? c.degrees[t] : at::zeros({s->num_rows()}, at::kLong);
+    // An owner's cache serves every rank's requests for its part, and only those.
+    int64_t end = graph.node_types[t].count;
+    if (const FeatureExchange* e = stores.exchange(t)) {
+      std::tie(c.begin[t], end) = e->own_range();
+      c.first[t] = e->first_row();
+    }
+    c.degrees[t] =
+        hetero_in_degrees(graph, static_cast<int>(t)).narrow(0, c.begin[t], end - c.begin[t]);
+    c.counts[t] = by_degree ? c.degrees[t] : at::zeros({end - c.begin[t]}, at::kLong);
   }
   if (by_degree) return c;
   Progress bar("Pre-sampling for the feature cache", show_progress ? presample.steps : -1);
   for (int64_t step = 0; step < presample.steps; ++step) {
     const std::vector<at::Tensor> inputs = presample.inputs_of(step);
     for (size_t t = 0; t < c.counts.size(); ++t) {
-      if (c.counts[t].defined()) count_type_ids(inputs[t].cpu(), c.counts[t]);
+      if (c.counts[t].defined()) count_in_range(inputs[t], c.begin[t], c.counts[t]);
     }
     bar.update(step + 1);
   }
@@ -255,8 +274,7 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
   double table_bytes = 0;
   for (size_t t = 0; t < counts.size(); ++t) {
     if (counts[t].defined())
-      table_bytes +=
-          static_cast<double>(stores.store(t)->num_rows() * stores.store(t)->row_bytes());
+      table_bytes += static_cast<double>(counts[t].numel() * stores.store(t)->row_bytes());
   }
   // At most every disk-backed row (a larger budget, even inf, caches them all).
   const auto budget = static_cast<int64_t>(
@@ -275,16 +293,18 @@ std::string fill_hetero_feature_cache(HeteroStores& stores, const HeteroDataset&
     if (!counts[t].defined()) continue;
     FeatureStore& store = *stores.mutable_store(t);
     const int64_t bytes = shares[t].rows * store.row_bytes();
+    // Positions in the counted ids are the store's rows from first[t] on.
     store.cache_hot_rows(
-        shares[t].ranked, bytes, [&](int64_t done, int64_t) { bar.update(filled + done); },
-        options.policy);
+        shares[t].ranked + counted.first[t], bytes,
+        [&](int64_t done, int64_t) { bar.update(filled + done); }, options.policy);
     filled += shares[t].rows;
     cached_bytes += bytes;
     char part[160];
-    std::snprintf(part, sizeof(part), "%s (%s, %.1f%% of its rows)", stores.type_name(t).c_str(),
+    std::snprintf(part, sizeof(part), "%s (%s, %.1f%% of %s)", stores.type_name(t).c_str(),
                   size_text(bytes).c_str(),
                   100.0 * static_cast<double>(shares[t].rows) /
-                      static_cast<double>(std::max<int64_t>(1, store.num_rows())));
+                      static_cast<double>(std::max<int64_t>(1, counts[t].numel())),
+                  stores.exchange(t) != nullptr ? "this rank's part" : "its rows");
     parts += (parts.empty() ? "" : ", ") + std::string(part);
   }
   bar.finish();

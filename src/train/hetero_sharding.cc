@@ -25,7 +25,8 @@ void check_one_part_per_rank(const TrainOptions& o, const HeteroDataset& ds) {
                  ds.name, " has ", ds.parts(), " part(s), the run ", ranks, " rank(s)");
 }
 
-// "" when every featured type's table can be served by its owner, else why not.
+// "" when every featured type's table can be served by its owner, else why not. An owner's
+// disk cache ranks the rows of its part that every rank's batches read (hetero_stores.h).
 std::string unsupported_placement(const HeteroDataset& ds, const LoaderSettings& s) {
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     if (!ds.node_types[t].has_features()) continue;
@@ -34,11 +35,6 @@ std::string unsupported_placement(const HeteroDataset& ds, const LoaderSettings&
       return "node type '" + ds.node_types[t].name +
              "' has features device; a sharded table is served from host, pinned or disk "
              "placement";
-    }
-    if (p == Placement::kDisk && s.cache.gib > 0) {
-      return "node type '" + ds.node_types[t].name +
-             "' is read from disk with a cache, whose rows are not yet ranked over an owner's "
-             "part; give feature_cache_gib 0 or place it in host memory";
     }
   }
   return {};
@@ -60,6 +56,9 @@ bool shards_hetero_features(const TrainOptions& o, const HeteroDataset& ds,
                            "stores them by part), but "
                          : "on, but ",
                  why, partial ? "; or partition with whole features" : "");
+  DGNN_CHECK_ARG(s.cache.policy != disk::CachePolicy::kLookahead, "feature_cache_policy",
+                 "lookahead plans a loader's own batches, but a sharded table's owner serves "
+                 "every rank's; use sieve or static");
   return true;
 }
 

@@ -24,7 +24,7 @@ namespace directgnn {
 using HeteroExchanges = std::vector<std::shared_ptr<FeatureExchange>>;  // per type; null: none
 
 // Whether the run shards: a partitioned dataset with one part per rank, every featured type's
-// owner serving its rows from host or pinned memory, or from disk without a cache. Throws
+// owner serving its rows from host or pinned memory, or from disk with its cache. Throws
 // naming the option when sharding is asked for (or forced, by a rank that loaded its parts'
 // rows only) and the run cannot.
 bool shards_hetero_features(const TrainOptions& o, const HeteroDataset& ds,

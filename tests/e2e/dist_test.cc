@@ -332,7 +332,7 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
 // the other for the rest, type by type. With the replicated run's seed assignment (and its
 // sampled evaluation) it ends with the replicated run's parameters, learnable tables included
 // (their start sums each part's projection over the ranks), whether the owners serve rows from
-// memory or from their part's file; with each part's own seeds it still learns.
+// memory or from their part's file through a cache; with each part's own seeds it still learns.
 TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
   TempDirectory dir;
   ASSERT_EQ(run("generate mag --scale 0.005 --out " + dir.file("mag")).status, 0);
@@ -358,11 +358,19 @@ TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
   EXPECT_GT(first["exchange_types"]["paper"]["cache_hits"].get<int64_t>(), 0) << first.dump();
   EXPECT_EQ(first["exchange"]["bytes_received"],
             first["exchange_types"]["paper"]["bytes_received"]);
-  const CommandResult disk =
-      run(args + dir.file("d.jsonl") + " --seed-assignment global --features disk --disk-io pread");
+  // Owners reading their part's file, through a cache of the rows of their part that every
+  // rank's batches read most.
+  const CommandResult disk = run(args + dir.file("d.jsonl") +
+                                 " --seed-assignment global --features disk --disk-io pread "
+                                 "--feature-cache-gib 0.001");
   ASSERT_EQ(disk.status, 0) << disk.output;
   EXPECT_NE(disk.output.find("part-0/features.npy"), std::string::npos) << disk.output;
+  EXPECT_NE(disk.output.find("of this rank's part)"), std::string::npos) << disk.output;
   EXPECT_EQ(final_record(dir.file("d.jsonl"))["param_digest"], s["param_digest"]);
+  EXPECT_GT(e2e::read_jsonl(dir.file("d.jsonl"))
+                .front()["disk_types"]["paper"]["disk_cache_hit_rate"]
+                .get<double>(),
+            0.0);
   const CommandResult own = run(args + dir.file("o.jsonl") + " --batch-size 128");
   ASSERT_EQ(own.status, 0) << own.output;
   const double remote =
@@ -370,12 +378,12 @@ TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
   EXPECT_GT(remote, 0.3);
   EXPECT_LT(remote, 0.7);
   EXPECT_GE(final_record(dir.file("o.jsonl"))["test_acc"].get<double>(), 0.5) << own.output;
-  const CommandResult cached = run(args + dir.file("c.jsonl") +
-                                   " --features disk "
-                                   "--feature-cache-gib 0.001");
-  EXPECT_NE(cached.status, 0);
-  EXPECT_NE(cached.output.find("is read from disk with a cache"), std::string::npos)
-      << cached.output;
+  const CommandResult ahead = run(args + dir.file("c.jsonl") +
+                                  " --features disk --feature-cache-gib 0.001 "
+                                  "--feature-cache-policy lookahead");
+  EXPECT_NE(ahead.status, 0);
+  EXPECT_NE(ahead.output.find("lookahead plans a loader's own batches"), std::string::npos)
+      << ahead.output;
 }
 
 // Link prediction on the same parts: with the replicated run's seed assignment the sharded run
