@@ -135,22 +135,7 @@ LoaderHolder::LoaderHolder(at::Tensor indptr, at::Tensor indices, at::Tensor fea
                   "directgnn.Loader: the graph (indptr, indices) must be CPU tensors");
   validate_csr(dataset_.graph, "directgnn.Loader");
   const int64_t n = dataset_.num_nodes();
-  if (!offsets.empty()) {
-    const PartOffsets book(offsets, static_cast<int>(offsets.size()) - 1, "the partition book");
-    DGNN_CHECK_ARG(book[0] == 0 && book.back() == n, "data",
-                   "the partition book's offsets run from ", book[0], " to ", book.back(),
-                   "; they must cover the graph's ", n, " nodes");
-    DGNN_CHECK_ARG(feature_part < static_cast<int64_t>(offsets.size()) - 1, "data", "part ",
-                   feature_part, " of ", offsets.size() - 1, " parts");
-    dataset_.partition.offsets = offsets;
-    dataset_.feature_part = feature_part;
-  }
-  const int64_t rows = feature_part >= 0 ? offsets[feature_part + 1] - offsets[feature_part] : n;
-  DGNN_CHECK_ARG(features.dim() == 2 && features.size(0) == rows, "x", "features must be [", rows,
-                 ", F] (",
-                 feature_part >= 0 ? "the rows of part " + std::to_string(feature_part)
-                                   : std::string("one row per node"),
-                 "), got ", features.sizes());
+  set_partition_arg(dataset_, offsets, feature_part, features);
   DGNN_CHECK_TYPE(labels.is_cpu(),
                   "directgnn.Loader: labels must be a CPU tensor (they are sent to "
                   "the loader's device with each minibatch)");
@@ -188,20 +173,49 @@ void LoaderHolder::shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, in
                          int64_t steps) {
   DGNN_CHECK(!dataset_.partition.offsets.empty() && exchange_ == nullptr,
              "directgnn.Loader: shard() is for a sharded loader, once");
+  exchange_ =
+      python_exchange(dataset_, loader_->store(), group, timeout_s, steps, "directgnn.Loader");
+  shard_rank_ = group->getRank();
+  loader_->use_exchange(exchange_);
+}
+
+void set_partition_arg(Dataset& ds, const std::vector<int64_t>& offsets, int64_t feature_part,
+                       const at::Tensor& features) {
+  const int64_t n = ds.num_nodes();
+  if (!offsets.empty()) {
+    const PartOffsets book(offsets, static_cast<int>(offsets.size()) - 1, "the partition book");
+    DGNN_CHECK_ARG(book[0] == 0 && book.back() == n, "data",
+                   "the partition book's offsets run from ", book[0], " to ", book.back(),
+                   "; they must cover the graph's ", n, " nodes");
+    DGNN_CHECK_ARG(feature_part < static_cast<int64_t>(offsets.size()) - 1, "data", "part ",
+                   feature_part, " of ", offsets.size() - 1, " parts");
+    ds.partition.offsets = offsets;
+    ds.feature_part = feature_part;
+  }
+  const int64_t rows = feature_part >= 0 ? offsets[feature_part + 1] - offsets[feature_part] : n;
+  DGNN_CHECK_ARG(features.dim() == 2 && features.size(0) == rows, "x", "features must be [", rows,
+                 ", F] (",
+                 feature_part >= 0 ? "the rows of part " + std::to_string(feature_part)
+                                   : std::string("one row per node"),
+                 "), got ", features.sizes());
+}
+
+std::shared_ptr<FeatureExchange> python_exchange(
+    const Dataset& ds, const FeatureStore& store,
+    const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
+    const char* who) {
   const int rank = group->getRank(), size = group->getSize();
-  const std::vector<int64_t>& offsets = dataset_.partition.offsets;
+  const std::vector<int64_t>& offsets = ds.partition.offsets;
   DGNN_CHECK_ARG(static_cast<int64_t>(offsets.size()) - 1 == size, "data", "the dataset has ",
                  offsets.size() - 1, " parts and the process group ", size,
                  " ranks; partition it with one part per rank");
-  DGNN_CHECK_ARG(dataset_.feature_part < 0 || dataset_.feature_part == rank, "data", "holds part ",
-                 dataset_.feature_part, "'s rows, but this is rank ", rank,
+  DGNN_CHECK_ARG(ds.feature_part < 0 || ds.feature_part == rank, "data", "holds part ",
+                 ds.feature_part, "'s rows, but this is rank ", rank,
                  "; load it with shard=True on every rank");
   auto exchange_group = ProcessGroup::over_store(
       rank, size, group->getStore(), loader_group_tag("loader"), std::chrono::seconds(timeout_s));
-  check_equal_steps(*exchange_group, steps, "directgnn.Loader");
-  shard_rank_ = rank;
-  exchange_ = part_exchange(dataset_, rank, loader_->store(), std::move(exchange_group));
-  loader_->use_exchange(exchange_);
+  check_equal_steps(*exchange_group, steps, who);
+  return part_exchange(ds, rank, store, std::move(exchange_group));
 }
 
 c10::Dict<std::string, double> counts_dict(const ExchangeCounts& c) {

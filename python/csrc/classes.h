@@ -88,6 +88,17 @@ void check_equal_steps(ProcessGroup& group, int64_t steps, const char* who);
 c10::Dict<std::string, double> counts_dict(const ExchangeCounts& counts);
 // A tag for the groups of the next sharded loader this process makes ("loader-3").
 std::string loader_group_tag(const std::string& kind);
+// A partition book given from Python (`offsets`, empty: none; `feature_part` >= 0: `features`
+// holds that part's rows only) set on `ds`, whose graph is set; the features' rows checked.
+void set_partition_arg(Dataset& ds, const std::vector<int64_t>& offsets, int64_t feature_part,
+                       const at::Tensor& features);
+// The exchange of a sharded Python loader (`who`) over `ds`, serving this rank's rows from
+// `store`, on a Gloo group made over `group`'s store: the parts checked against the group and
+// `steps`, this rank's minibatches per pass, against every rank's (collectives).
+std::shared_ptr<FeatureExchange> python_exchange(
+    const Dataset& ds, const FeatureStore& store,
+    const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
+    const char* who);
 
 // Loader over a graph, features and labels: MinibatchLoader (loader/loader.h) with its
 // options resolved by resolve_loader, as the command's are. `features_path` is the

@@ -53,14 +53,12 @@ class LinkLoaderHolder : public torch::CustomClassHolder {
                    std::string features_path, bool directed,
                    c10::Dict<std::string, std::string> choices, std::vector<int64_t> fanouts,
                    int64_t batch_size, int64_t prefetch, int64_t workers, bool disk_direct,
-                   int64_t neg_ratio) {
+                   int64_t neg_ratio, std::vector<int64_t> offsets, int64_t feature_part) {
     dataset_.name = "python";
     dataset_.source = "the data given to directgnn.LinkLoader";
     dataset_.graph = CsrGraph{indptr.cpu().contiguous(), indices.cpu().contiguous(), {}};
     validate_csr(dataset_.graph, "directgnn.LinkLoader");
-    const int64_t n = dataset_.num_nodes();
-    DGNN_CHECK_ARG(features.dim() == 2 && features.size(0) == n, "x", "features must be [", n,
-                   ", F] (one row per node), got ", features.sizes());
+    set_partition_arg(dataset_, offsets, feature_part, features);
     dataset_.features = std::move(features);
     dataset_.features_path = std::move(features_path);
     dataset_.directed = directed;
@@ -69,9 +67,27 @@ class LinkLoaderHolder : public torch::CustomClassHolder {
     LoaderOptions o = loader_options_arg(
         choices, LoaderNumbers{std::move(fanouts), batch_size, prefetch, workers, disk_direct, 0});
     check_fanouts(o.fanouts, static_cast<int64_t>(o.fanouts.size()));
-    const LoaderSettings settings = resolve_loader(o, dataset_);
+    LoaderSettings settings = resolve_loader(o, dataset_);
+    if (!offsets.empty()) settings = sharded_settings(std::move(settings), prefetch >= 0);
     note_ = settings.note;
     loader_ = std::make_unique<LinkLoader>(dataset_, graph_, settings, link);
+  }
+
+  // Shards the feature table over `group`'s ranks, as Loader's shard().
+  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
+             int64_t steps) {
+    DGNN_CHECK(!dataset_.partition.offsets.empty() && exchange_ == nullptr,
+               "directgnn.LinkLoader: shard() is for a sharded loader, once");
+    exchange_ = python_exchange(dataset_, loader_->store(), group, timeout_s, steps,
+                                "directgnn.LinkLoader");
+    loader_->use_exchange(exchange_);
+  }
+
+  c10::Dict<std::string, double> exchange_counts() {
+    if (exchange_ == nullptr) return c10::Dict<std::string, double>();
+    const ExchangeCounts c = exchange_->counts();
+    exchange_->clear_counts();
+    return counts_dict(c);
   }
 
   // Starts a pass over `positives` ([E, 2], in this order); batch i draws with a seed mixed
@@ -114,6 +130,7 @@ class LinkLoaderHolder : public torch::CustomClassHolder {
   Dataset dataset_;
   CsrGraph graph_;  // the message-passing graph
   std::unique_ptr<LinkLoader> loader_;
+  std::shared_ptr<FeatureExchange> exchange_;  // a sharded table's
   Passes<LinkLoader::Epoch> passes_;
   std::string note_;
 };
@@ -124,7 +141,9 @@ void define_link(torch::Library& m) {
   m.class_<LinkLoaderHolder>("LinkLoader")
       .def(guarded_init<LinkLoaderHolder, at::Tensor, at::Tensor, at::Tensor, std::string, bool,
                         c10::Dict<std::string, std::string>, std::vector<int64_t>, int64_t, int64_t,
-                        int64_t, bool, int64_t>())
+                        int64_t, bool, int64_t, std::vector<int64_t>, int64_t>())
+      .def("shard", guarded<&LinkLoaderHolder::shard>)
+      .def("exchange_counts", guarded<&LinkLoaderHolder::exchange_counts>)
       .def("start", guarded<&LinkLoaderHolder::start>)
       .def("has_next", guarded<&LinkLoaderHolder::has_next>)
       .def("next", guarded<&LinkLoaderHolder::next>)

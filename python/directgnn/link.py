@@ -91,6 +91,10 @@ class LinkLoader(NativeLoader):
             features="disk", else 0, as ``directgnn train``), or 0..64.
         workers: threads preparing them.
         disk_io, disk_direct: with features="disk", as :class:`Loader`.
+        sharded, seed_assignment, group, dist_timeout: as :class:`Loader`'s, over a partitioned
+            dataset loaded with ``directgnn.load(DIR, shard=True)``: the other ranks' rows come
+            from their owners; "part" takes the positives whose source node this rank's part
+            owns, "global" this rank's shard of every pass's shuffle.
 
     Each ``iter(loader)`` is a pass of its own, with its own workers; a pass left unfinished
     stops when its iterator is closed or collected. As :class:`Loader`, the first loader of a
@@ -106,7 +110,10 @@ class LinkLoader(NativeLoader):
                  device: Union[str, torch.device] = "auto", features: str = "auto",
                  gather: str = "auto", sampler: str = "auto", graph: str = "pinned",
                  prefetch: Union[str, int] = "auto", workers: int = 1,
-                 disk_io: str = "auto", disk_direct: bool = False):
+                 disk_io: str = "auto", disk_direct: bool = False,
+                 sharded: Union[str, bool] = "auto", seed_assignment: str = "part", group=None,
+                 dist_timeout: float = 300.0):
+        from .loader import _Shard
         features_path = ""
         if isinstance(data, Dataset):
             indptr, indices, x = data.indptr, data.indices, data.x
@@ -132,11 +139,19 @@ class LinkLoader(NativeLoader):
                    "exact_negatives": "true" if exact_negatives else "false",
                    "exclude_seed_edges": "true" if exclude_seed_edges else "false"}
         depth = -1 if prefetch == "auto" else int(prefetch)  # -1: auto
+        # A sharded table: positives by their source node's part ("part") or a shard of every
+        # rank's shuffle ("global"), as `directgnn train --task link` assigns them.
+        self._shard = _Shard.of(data, sharded, seed_assignment, group, self.edges,
+                                "directgnn.LinkLoader", owner_ids=self.edges[:, 0])
+        offsets = self._shard.offsets if self._shard else []
+        part = data.feature_part if self._shard and data.feature_part is not None else -1
         with os_errors():
             self._loader = classes.LinkLoader(
                 indptr, indices, x, features_path, bool(directed), choices,
                 [int(f) for f in fanouts], self.batch_size, depth, int(workers),
-                bool(disk_direct), int(neg_ratio))
+                bool(disk_direct), int(neg_ratio), offsets, part)
+            if self._shard:
+                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self))
         self._warn_note()
 
     @property
@@ -150,13 +165,27 @@ class LinkLoader(NativeLoader):
                 f"device={self.device}, mode={self._loader.mode()!r})")
 
     def __len__(self) -> int:
-        return self._loader.steps(self.edges.shape[0])
+        count = self._shard.count if self._shard else self.edges.shape[0]
+        return self._loader.steps(count)
+
+    @property
+    def rank(self) -> Optional[int]:
+        """This process's rank when the table is sharded, else None."""
+        return self._shard.rank if self._shard else None
+
+    def exchange_stats(self) -> dict:
+        """What the sharded table's exchanges moved since the last call, as
+        :meth:`directgnn.Loader.exchange_stats`; empty when the table is not sharded."""
+        out = dict(self._loader.exchange_counts())
+        return {k: (v if k == "seconds" else int(v)) for k, v in out.items()}
 
     def __iter__(self) -> Iterator[LinkBatch]:
         order = self.edges
         base = self.seed * 1_000_003 + self._epoch
-        if self.shuffle:
-            g = torch.Generator().manual_seed(base)
+        g = torch.Generator().manual_seed(base)
+        if self._shard:
+            order = self._shard.pass_seeds(self.edges, self.shuffle, g)
+        elif self.shuffle:
             order = self.edges[torch.randperm(self.edges.shape[0], generator=g)]
         self._epoch += 1
         with os_errors():

@@ -258,13 +258,14 @@ class _Shard:
     """A sharded loader's table: the group, this rank, the book's offsets over the seeds' node
     type, and which seeds this rank takes each pass. ``who`` names the loader in errors."""
 
-    def __init__(self, offsets, group, rank, ranks, assignment, seeds, who):
+    def __init__(self, offsets, group, rank, ranks, assignment, seeds, who, owner_ids=None):
         self.group, self.rank, self.ranks = group, rank, ranks
         self.offsets = list(offsets)
         self.assignment = assignment
         if assignment == "part":
             starts = torch.tensor(self.offsets[1:-1], dtype=torch.long)
-            owner = torch.searchsorted(starts, seeds, right=True)
+            keys = seeds if owner_ids is None else owner_ids
+            owner = torch.searchsorted(starts, keys.contiguous(), right=True)
             counts = torch.bincount(owner, minlength=ranks)
             self.mine = seeds[owner == rank]
             self.count = int(counts.min())
@@ -274,16 +275,17 @@ class _Shard:
                                  "none of the seeds, so no rank could take a minibatch; use "
                                  "seed_assignment='global' or partition again")
         else:
-            self.count = seeds.numel() // ranks
+            self.count = seeds.shape[0] // ranks
             if self.count == 0:
-                raise ValueError(f"{who}: {seeds.numel()} seeds for {ranks} ranks; "
+                raise ValueError(f"{who}: {seeds.shape[0]} seeds for {ranks} ranks; "
                                  "every rank needs one")
 
     @classmethod
     def of(cls, data, sharded, assignment, group, seeds, who="directgnn.Loader",
-           seed_type=None):
+           seed_type=None, owner_ids=None):
         """The shard of a loader over ``data`` (``seed_type``: a heterogeneous dataset's type
-        of the seeds), or None when the table is whole."""
+        of the seeds; ``owner_ids``: the node of each seed its part goes by, when the seeds are
+        not nodes, as a positive edge's source), or None when the table is whole."""
         if sharded not in ("auto", True, False):
             raise ValueError(f"{who}: sharded={sharded!r}: use 'auto', True or False")
         if assignment not in ("part", "global"):
@@ -317,17 +319,18 @@ class _Shard:
             raise ValueError(f"{who}: the data was loaded for rank {loaded_for}, "
                              f"this is rank {rank}")
         offsets = book["offsets"][seed_type] if seed_type is not None else book["offsets"]
-        return cls(offsets, group, rank, ranks, assignment, seeds, who)
+        return cls(offsets, group, rank, ranks, assignment, seeds, who, owner_ids)
 
     def pass_seeds(self, seeds, shuffle, generator):
-        """This rank's seeds of one pass, in order."""
+        """This rank's seeds of one pass, in order (seeds may be rows, as positive edges)."""
         if self.assignment == "part":
             mine = self.mine
             if shuffle:
-                mine = mine[torch.randperm(mine.numel(), generator=generator)]
+                mine = mine[torch.randperm(mine.shape[0], generator=generator)]
             return mine[:self.count]
-        order = seeds[torch.randperm(seeds.numel(), generator=generator)] if shuffle else seeds
-        return order[self.rank * self.count:(self.rank + 1) * self.count]
+        if shuffle:
+            seeds = seeds[torch.randperm(seeds.shape[0], generator=generator)]
+        return seeds[self.rank * self.count:(self.rank + 1) * self.count]
 
 
 def _is_pyg_data(data):

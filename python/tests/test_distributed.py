@@ -126,3 +126,32 @@ def test_two_ranks_load_a_heterogeneous_dataset_by_part(tmp_path, assignment, fe
         assert ("of this rank's part" in report["cache"]) == (features == "disk")
     assert reports[0]["steps"] == reports[1]["steps"]
     assert reports[0]["exchange"]["bytes_sent"] == reports[1]["exchange"]["bytes_received"]
+
+
+LINK_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_sharded_link_worker.py")
+
+
+@pytest.mark.parametrize("assignment", ["part", "global"])
+def test_two_ranks_iterate_links_over_a_sharded_table(parts_path, tmp_path, assignment):
+    """directgnn.LinkLoader over a sharded table: every batch's rows are the whole table's, and
+    with part seeds each rank takes the positives whose source its part owns."""
+    whole = directgnn.load(parts_path)
+    offsets = whole.partition["offsets"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         LINK_WORKER, parts_path, str(tmp_path), assignment],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
+    for r, report in enumerate(reports):
+        assert report["rank"] == r
+        assert report["x_rows"] == offsets[r + 1] - offsets[r]
+        assert report["rows_match"] and report["own_edges"]
+        assert report["batches"] == 2 * report["steps"] > 0
+        ex = report["exchange"]
+        assert ex["gathers"] == report["batches"]
+        assert 0 < ex["remote_rows"] < ex["rows"]
+    assert reports[0]["steps"] == reports[1]["steps"]
+    assert reports[0]["exchange"]["bytes_sent"] == reports[1]["exchange"]["bytes_received"]
