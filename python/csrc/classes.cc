@@ -276,7 +276,50 @@ LoaderBatch LoaderHolder::next(int64_t id) {
   return {b.seeds, b.x, b.labels, as_result(b.batch)};
 }
 
+namespace {
+
+// torch.classes.directgnn.ShardedTable(part, offsets, group, timeout): this rank's part of a
+// table sharded over a torch.distributed group's ranks (directgnn.pyg's stores over a dataset
+// loaded with shard=True): gather(ids) returns the rows of any global ids, the other ranks'
+// fetched from their owners; a collective, which every rank calls as often.
+class ShardedTableHolder : public torch::CustomClassHolder {
+ public:
+  ShardedTableHolder(at::Tensor part, std::vector<int64_t> offsets,
+                     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s) {
+    const int rank = group->getRank(), size = group->getSize();
+    DGNN_CHECK_ARG(static_cast<int64_t>(offsets.size()) - 1 == size, "data", "the dataset has ",
+                   offsets.size() - 1, " parts and the process group ", size,
+                   " ranks; partition it with one part per rank");
+    DGNN_CHECK_TYPE(part.dim() == 2 && part.is_cpu(),
+                    "directgnn.pyg: a sharded table is a [rows, F] CPU tensor, got ", part.sizes());
+    exchange_ = std::make_unique<FeatureExchange>(
+        std::move(offsets), FeatureStore(part.contiguous()),
+        ProcessGroup::over_store(rank, size, group->getStore(), loader_group_tag("pyg"),
+                                 std::chrono::seconds(timeout_s)));
+  }
+  at::Tensor gather(const at::Tensor& ids) {
+    return exchange_->gather(ids.to(at::kCPU).to(at::kLong).contiguous());
+  }
+  int64_t num_rows() const { return exchange_->num_rows(); }
+  c10::Dict<std::string, double> exchange_counts() {
+    const ExchangeCounts c = exchange_->counts();
+    exchange_->clear_counts();
+    return counts_dict(c);
+  }
+
+ private:
+  std::unique_ptr<FeatureExchange> exchange_;
+};
+
+}  // namespace
+
 void define_classes(torch::Library& m) {
+  m.class_<ShardedTableHolder>("ShardedTable")
+      .def(guarded_init<ShardedTableHolder, at::Tensor, std::vector<int64_t>,
+                        c10::intrusive_ptr<c10d::ProcessGroup>, int64_t>())
+      .def("gather", guarded<&ShardedTableHolder::gather>)
+      .def("num_rows", guarded<&ShardedTableHolder::num_rows>)
+      .def("exchange_counts", guarded<&ShardedTableHolder::exchange_counts>);
   m.class_<FeatureStoreHolder>("FeatureStore")
       .def(guarded_init<FeatureStoreHolder, at::Tensor, std::string, int64_t, std::string,
                         std::string, bool>())

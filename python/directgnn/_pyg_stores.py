@@ -14,7 +14,7 @@ from torch_geometric.data.graph_store import EdgeLayout
 
 from .data import Dataset
 from .hetero import HeteroDataset, check_edge_index, npy_file
-from ._ops import classes
+from ._ops import classes, os_errors
 from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor, _ids
 
 HETERO = ("directgnn.pyg: this graph store holds typed edges (a heterogeneous graph), which "
@@ -106,6 +106,7 @@ class FeatureStore(_FeatureStore):
         self._pins = {}  # the same keys -> UnifiedTensor keeping a CPU tensor pinned
         self._disk = {}  # the same keys -> the C++ store reading a table's rows from its file
         self._files = {}  # the same keys -> the .npy a table put maps
+        self._sharded = {}  # the same keys -> ShardedTable: a table this rank holds a part of
 
     @staticmethod
     def _key(attr):
@@ -139,6 +140,36 @@ class FeatureStore(_FeatureStore):
             elif placement in ("auto", "pinned"):
                 self._pins[key] = UnifiedTensor(rows)
         self._tables[key] = tensor
+
+    def put_sharded(self, part, offsets, attr_name="x", group_name=None, *, group=None,
+                    dist_timeout=300.0):
+        """Puts ``attr_name`` as a table sharded over the ranks of a torch.distributed process
+        group (``group``, default the script's): this rank holds ``part``, the rows
+        ``offsets[rank]`` to ``offsets[rank + 1] - 1`` of ``offsets[-1]``, and a gather of any
+        rows fetches the others from their owners (two all-to-alls; docs/distributed.md). Every
+        gather is a collective: each rank's loader must ask for rows as many times (the same
+        number of batches on every rank), in a process of its own (``num_workers=0``)."""
+        import torch.distributed as dist
+        group = group if group is not None else dist.group.WORLD
+        key = (group_name, attr_name)
+        part = contiguous_rows(_as_tensor(part), f"tensor {attr_name!r}")
+        with os_errors():
+            self._sharded[key] = classes.ShardedTable(part.view(part.size(0), -1),
+                                                      [int(o) for o in offsets], group.boxed(),
+                                                      int(dist_timeout))
+        self._pins.pop(key, None)
+        self._disk.pop(key, None)
+        self._tables[key] = part
+
+    def exchange_stats(self) -> dict:
+        """What the sharded tables' exchanges moved since the last call, summed (as
+        :meth:`directgnn.Loader.exchange_stats`); empty when no table is sharded."""
+        total = {}
+        for table in self._sharded.values():
+            for k, v in dict(table.exchange_counts()).items():
+                # Each table gathers once a batch: the batches are the most any table counted.
+                total[k] = max(total.get(k, 0), v) if k == "gathers" else total.get(k, 0) + v
+        return {k: (v if k == "seconds" else int(v)) for k, v in total.items()}
 
     def check_placements(self):
         """Raises when a group placed on disk has no table read from a file."""
@@ -189,11 +220,32 @@ class FeatureStore(_FeatureStore):
         table = self._table(attr)
         if _whole(attr.index):
             return table
+        if self._key(attr) in self._sharded and not isinstance(attr.index, torch.Tensor):
+            attr.index = torch.arange(self._sharded[self._key(attr)].num_rows())[attr.index]
         if isinstance(attr.index, (slice, int)):
             return table[attr.index].to(self.device or table.device)
         return self._gather([table], attr.index)[0]
 
+    def _gather_sharded(self, tables, index):
+        """Rows of tables this rank holds a part of: each fetched through its exchange."""
+        sharded = {id(self._tables[k]): t for k, t in self._sharded.items()}
+        out = []
+        for table in tables:
+            exchange = sharded.get(id(table))
+            if exchange is None:
+                raise ValueError("directgnn.pyg.FeatureStore: a sharded table and a whole one "
+                                 "of as many rows were asked for together; give them other "
+                                 "row counts")
+            ids = _ids(index, exchange.num_rows(), "directgnn.pyg.FeatureStore")
+            rows = exchange.gather(ids.cpu().long())
+            rows = rows.view(rows.size(0), *table.shape[1:])
+            out.append(rows.to(self.device) if self.device is not None else rows)
+        return out
+
     def _gather(self, tables, index):
+        if self._sharded and any(id(t) == id(self._tables[k]) for k in self._sharded
+                                 for t in tables):
+            return self._gather_sharded(tables, index)
         # The overload itself, and only the options that differ from the defaults: each saves
         # microseconds a call (docs/benchmarks.md).
         options = {}
@@ -235,6 +287,7 @@ class FeatureStore(_FeatureStore):
 
     def _remove_tensor(self, attr):
         key = self._key(attr)
+        self._sharded.pop(key, None)
         self._pins.pop(key, None)  # unpinned once nothing else holds the pinning
         self._disk.pop(key, None)
         return self._tables.pop(key, None) is not None
@@ -243,6 +296,9 @@ class FeatureStore(_FeatureStore):
         table = self._tables.get(self._key(attr))
         if table is None:
             return None
+        sharded = self._sharded.get(self._key(attr))
+        if sharded is not None and _whole(attr.index):
+            return (sharded.num_rows(), *table.shape[1:])  # the whole table's, not this part's
         return tuple(table.shape) if _whole(attr.index) else tuple(self._get_tensor(attr).shape)
 
     def is_pinned(self, attr_name, group_name=None):
@@ -355,6 +411,15 @@ def node_features(data):
     return out
 
 
+def _shard_part(data):
+    """This rank's rows of a dataset loaded with shard=True (its part's file, or its range of a
+    whole table)."""
+    if data.feature_part is not None:
+        return data.x
+    offsets, rank = data.partition["offsets"], data.shard_rank
+    return data.x[offsets[rank]:offsets[rank + 1]]
+
+
 def stores(data, device=None, *, method="auto", max_threads=0, **placements):
     """The ``(FeatureStore, GraphStore)`` pair over a PyG ``Data`` or ``HeteroData``, or a
     directgnn :class:`~directgnn.Dataset` or :class:`~directgnn.HeteroDataset`.
@@ -381,7 +446,11 @@ def stores(data, device=None, *, method="auto", max_threads=0, **placements):
     if isinstance(data, Dataset):
         n = data.num_nodes
         feature_store._files[(None, "x")] = data.features_path or ""
-        feature_store.put_tensor(data.x, group_name=None, attr_name="x", index=None)
+        if getattr(data, "shard_rank", None) is not None:
+            # directgnn.load(DIR, shard=True): this rank's part, the others' rows fetched.
+            feature_store.put_sharded(_shard_part(data), data.partition["offsets"], "x")
+        else:
+            feature_store.put_tensor(data.x, group_name=None, attr_name="x", index=None)
         feature_store.put_tensor(data.y, group_name=None, attr_name="y", index=None)
         colptr, row = data.indptr, data.indices
     elif isinstance(data, Data):

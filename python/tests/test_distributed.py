@@ -155,3 +155,32 @@ def test_two_ranks_iterate_links_over_a_sharded_table(parts_path, tmp_path, assi
         assert 0 < ex["remote_rows"] < ex["rows"]
     assert reports[0]["steps"] == reports[1]["steps"]
     assert reports[0]["exchange"]["bytes_sent"] == reports[1]["exchange"]["bytes_received"]
+
+
+PYG_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_sharded_pyg_worker.py")
+
+
+def test_two_ranks_read_a_sharded_table_through_pyg_stores(parts_path, tmp_path):
+    """directgnn.pyg's stores over a dataset loaded with shard=True: PyG's loader asks the
+    feature store for each batch's rows in the script's own process, every rank as often, so
+    each request's exchange pairs up; the rows are the whole table's."""
+    pytest.importorskip("torch_geometric")
+    whole = directgnn.load(parts_path)
+    offsets = whole.partition["offsets"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         PYG_WORKER, parts_path, str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
+    for r, report in enumerate(reports):
+        assert report["x_rows"] == offsets[r + 1] - offsets[r]
+        assert report["size"] == list(whole.x.shape)  # the whole table's, as PyG asks it
+        assert report["rows_match"] and report["labels_match"]
+        assert report["batches"] == 2 * -(-240 // 32)  # two passes of ceil(240 / 32)
+        ex = report["exchange"]
+        assert ex["gathers"] == report["batches"]
+        assert 0 < ex["remote_rows"] < ex["rows"]
+    assert reports[0]["exchange"]["bytes_sent"] == reports[1]["exchange"]["bytes_received"]
