@@ -9,7 +9,7 @@
 namespace directgnn {
 namespace {
 
-int parts_of(const std::unique_ptr<ProcessGroup>& group) {
+int hop_group_size(const std::unique_ptr<ProcessGroup>& group) {
   DGNN_CHECK(group != nullptr, "hop exchange: no process group");
   return group->size();
 }
@@ -51,7 +51,7 @@ CsrGraph partitioned_rows(const CsrGraph& graph, int64_t begin, int64_t end) {
 
 HopExchange::HopExchange(std::vector<int64_t> offsets, const CsrGraph& graph, bool weighted,
                          std::unique_ptr<ProcessGroup> group)
-    : offsets_(std::move(offsets), parts_of(group), "hop exchange"),
+    : offsets_(std::move(offsets), hop_group_size(group), "hop exchange"),
       graph_(graph),
       weighted_(weighted),
       group_(std::move(group)) {

@@ -35,14 +35,14 @@ std::vector<int64_t> per_part(const at::Tensor& owner, const at::Tensor& weights
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + parts);
 }
 
-double imbalance(const std::vector<int64_t>& counts) {
+double largest_over_mean(const std::vector<int64_t>& counts) {
   const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t{0});
   if (total == 0) return 1.0;
   const double mean = static_cast<double>(total) / static_cast<double>(counts.size());
   return static_cast<double>(*std::max_element(counts.begin(), counts.end())) / mean;
 }
 
-at::Tensor map_ids(const at::Tensor& ids, const at::Tensor& inverse) {
+at::Tensor mapped_ids(const at::Tensor& ids, const at::Tensor& inverse) {
   if (!ids.defined()) return ids;
   return inverse.index_select(0, ids.to(at::kLong)).to(ids.scalar_type());
 }
@@ -115,7 +115,7 @@ HeteroPartitionReport partition_hetero(HeteroDataset& ds, PartitionOptions optio
     for (int64_t k = 0; k < options.parts; ++k) {
       nodes.push_back(type.partition.offsets[k + 1] - type.partition.offsets[k]);
     }
-    report.type_node_imbalance.push_back(imbalance(nodes));
+    report.type_node_imbalance.push_back(largest_over_mean(nodes));
     report.orders.push_back(order.order);
     inverse.push_back(inverse_order(order.order));
     type.node_ids =
@@ -128,9 +128,9 @@ HeteroPartitionReport partition_hetero(HeteroDataset& ds, PartitionOptions optio
     const auto t = static_cast<size_t>(ds.target_type);
     ds.labels = ds.labels.index_select(0, report.orders[t]);
     for (Split& s : ds.splits) {
-      s.train = map_ids(s.train, inverse[t]);
-      s.val = map_ids(s.val, inverse[t]);
-      s.test = map_ids(s.test, inverse[t]);
+      s.train = mapped_ids(s.train, inverse[t]);
+      s.val = mapped_ids(s.val, inverse[t]);
+      s.test = mapped_ids(s.test, inverse[t]);
     }
   }
   return report;

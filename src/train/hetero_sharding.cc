@@ -18,7 +18,7 @@ bool holds_one_part(const HeteroDataset& ds) {
 }
 
 // Throws naming shard_features unless the run has one rank per part of a partitioned dataset.
-void check_one_part_per_rank(const TrainOptions& o, const HeteroDataset& ds) {
+void check_part_per_rank(const TrainOptions& o, const HeteroDataset& ds) {
   const int ranks = o.group != nullptr ? o.group->size() : 1;
   DGNN_CHECK_ARG(ranks > 1 && ds.parts() == ranks, "shard_features",
                  "needs a partitioned dataset (directgnn partition) with one part per rank: ",
@@ -50,7 +50,7 @@ bool shards_hetero_features(const TrainOptions& o, const HeteroDataset& ds,
   const std::string why = unsupported_placement(ds, s);
   const bool partial = holds_one_part(ds);
   if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && why.empty();
-  check_one_part_per_rank(o, ds);
+  check_part_per_rank(o, ds);
   DGNN_CHECK_ARG(why.empty(), "shard_features",
                  partial ? "auto: this rank holds only its part's feature rows (the dataset "
                            "stores them by part), but "

@@ -38,7 +38,7 @@ LoaderSettings node_settings(const TrainOptions& o, const HeteroDataset& ds) {
   return s;
 }
 
-at::Tensor shuffled(const at::Tensor& ids, uint64_t seed) {
+at::Tensor shuffled_ids(const at::Tensor& ids, uint64_t seed) {
   at::Tensor out = ids.clone();
   seeded_shuffle(out.data_ptr<int64_t>(), out.numel(), seed);
   return out;
@@ -95,7 +95,7 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
   void start_epoch(int64_t epoch, int64_t first_step) override {
     const bool part = part_seeds_.defined();
     const at::Tensor order =
-        shuffled(part ? part_seeds_ : split_.train, mix64(o_.seed, 0x5eed, epoch));
+        shuffled_ids(part ? part_seeds_ : split_.train, mix64(o_.seed, 0x5eed, epoch));
     clear_hetero_exchange_counts(exchanges_);
     batches_.emplace(loader_.epoch(order.narrow(0, part ? 0 : rank_ * num_train_, num_train_),
                                    node_step_streams(o_.seed, epoch, rank_, ranks_), first_step));
