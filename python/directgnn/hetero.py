@@ -168,8 +168,10 @@ class HeteroDataset:
     def test_idx(self) -> torch.Tensor:
         return self.split(0)["test"]
 
-    def _graph(self, with_features: bool = True):
-        """The C++ graph over these arrays (torch.classes.directgnn.HeteroGraph), validated."""
+    def _graph(self, with_features: bool = True, with_partition: bool = True):
+        """The C++ graph over these arrays (torch.classes.directgnn.HeteroGraph), validated;
+        with the partition's books (which a rank holding its parts' rows needs) unless
+        ``with_partition`` is False."""
         keys = [",".join(et) for et in self.edge_types]
         features = [self.x.get(t) if with_features else None for t in self.node_types]
         return classes.HeteroGraph(
@@ -181,7 +183,8 @@ class HeteroDataset:
             [self.features_path.get(t, "") if with_features and t in self.x else ""
              for t in self.node_types],
             self._features_checked or not with_features,
-            json.dumps(self.partition) if self.partition and with_features else "")
+            json.dumps(self.partition) if self.partition and with_features and with_partition
+            else "")
 
     def random_link_split(self, relation, seed: int = 0, val: float = 0.05, test: float = 0.1,
                           neg_per_source: int = 0) -> Tuple["HeteroDataset", Dict[str, object]]:
@@ -206,9 +209,10 @@ class HeteroDataset:
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes a heterogeneous dataset directory (``path`` must not exist; written under a
-        temporary name, then renamed), checked as the reader checks it."""
+        temporary name, then renamed), checked as the reader checks it. A partitioned dataset is
+        written in its stored ids as a plain one (``directgnn partition`` writes the books)."""
         with os_errors():
-            self._graph().save(os.fspath(path))
+            self._graph(with_partition=False).save(os.fspath(path))
 
     def to_pyg(self):
         """A PyG ``HeteroData``: ``x`` and ``num_nodes`` per type, ``edge_index`` per edge

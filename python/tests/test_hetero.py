@@ -390,3 +390,7 @@ def test_a_partitioned_directory_gives_each_types_original_ids(mag, tmp_path):
         return sorted(zip(src.tolist(), dst.tolist()))
     assert edges(parts, parts.node_ids) == edges(mag)
     assert mag.node_ids == {}
+    # Written back from Python, it is a plain dataset in the stored ids.
+    parts.save(tmp_path / "again")
+    again = directgnn.load(tmp_path / "again")
+    assert again.partition is None and torch.equal(again.x[PAPER], parts.x[PAPER])
