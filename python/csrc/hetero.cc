@@ -276,13 +276,7 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
       if (e == nullptr) continue;
       const ExchangeCounts c = e->counts();
       e->clear_counts();
-      total.gathers = std::max(total.gathers, c.gathers);
-      total.rows += c.rows;
-      total.remote_rows += c.remote_rows;
-      total.cache_hits += c.cache_hits;
-      total.bytes_sent += c.bytes_sent;
-      total.bytes_received += c.bytes_received;
-      total.seconds += c.seconds;
+      total.add_table(c);
     }
     return exchanges_.empty() ? c10::Dict<std::string, double>() : counts_dict(total);
   }

@@ -48,6 +48,25 @@ class NativeLoader:
         """Where batches are delivered."""
         return torch.device(self._loader.device())
 
+    @property
+    def rank(self):
+        """This process's rank when the loader's table is sharded over ranks, else None."""
+        shard = getattr(self, "_shard", None)
+        return shard.rank if shard else None
+
+    def exchange_stats(self) -> dict:
+        """What the sharded table's exchanges moved since the last call (a heterogeneous
+        loader's: every type's summed): "gathers", "rows" (rows asked for), "remote_rows" (of
+        those, rows other ranks own), "cache_hits", "bytes_sent", "bytes_received" (ids and
+        rows, this rank's side) and "seconds" (in the exchanges, waiting for peers included);
+        empty when the table is not sharded."""
+        return exchange_stats_of(self._loader.exchange_counts())
+
+
+def exchange_stats_of(counts) -> dict:
+    """An exchange's counts from C++ as Python gives them: integers but the seconds."""
+    return {k: (v if k == "seconds" else int(v)) for k, v in dict(counts).items()}
+
 
 @torch.library.register_fake("directgnn::gather")
 def _gather_fake(table, ids, *, method="auto", sort_ids=False, max_threads=0):

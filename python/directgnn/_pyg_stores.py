@@ -14,7 +14,7 @@ from torch_geometric.data.graph_store import EdgeLayout
 
 from .data import Dataset
 from .hetero import HeteroDataset, check_edge_index, npy_file
-from ._ops import classes, os_errors
+from ._ops import classes, exchange_stats_of, os_errors
 from .tensor import GATHER_METHODS, UnifiedTensor, _as_tensor, _ids
 
 HETERO = ("directgnn.pyg: this graph store holds typed edges (a heterogeneous graph), which "
@@ -169,7 +169,7 @@ class FeatureStore(_FeatureStore):
             for k, v in dict(table.exchange_counts()).items():
                 # Each table gathers once a batch: the batches are the most any table counted.
                 total[k] = max(total.get(k, 0), v) if k == "gathers" else total.get(k, 0) + v
-        return {k: (v if k == "seconds" else int(v)) for k, v in total.items()}
+        return exchange_stats_of(total)
 
     def check_placements(self):
         """Raises when a group placed on disk has no table read from a file."""

@@ -553,16 +553,6 @@ class HeteroLoader(NativeLoader):
         count = self._shard.count if self._shard else self.seeds.numel()
         return self._loader.steps(count)
 
-    @property
-    def rank(self) -> Optional[int]:
-        """This process's rank when the tables are sharded, else None."""
-        return self._shard.rank if self._shard else None
-
-    def exchange_stats(self) -> dict:
-        """What the sharded tables' exchanges moved since the last call, every type's summed
-        (as :meth:`directgnn.Loader.exchange_stats`); empty when they are not sharded."""
-        out = dict(self._loader.exchange_counts())
-        return {k: (v if k == "seconds" else int(v)) for k, v in out.items()}
 
     def __repr__(self):
         return (f"HeteroLoader(target={self.target!r}, seeds={self.seeds.numel()}, "

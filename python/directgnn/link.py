@@ -168,16 +168,6 @@ class LinkLoader(NativeLoader):
         count = self._shard.count if self._shard else self.edges.shape[0]
         return self._loader.steps(count)
 
-    @property
-    def rank(self) -> Optional[int]:
-        """This process's rank when the table is sharded, else None."""
-        return self._shard.rank if self._shard else None
-
-    def exchange_stats(self) -> dict:
-        """What the sharded table's exchanges moved since the last call, as
-        :meth:`directgnn.Loader.exchange_stats`; empty when the table is not sharded."""
-        out = dict(self._loader.exchange_counts())
-        return {k: (v if k == "seconds" else int(v)) for k, v in out.items()}
 
     def __iter__(self) -> Iterator[LinkBatch]:
         order = self.edges

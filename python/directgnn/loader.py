@@ -221,18 +221,6 @@ class Loader(NativeLoader):
         count = self._shard.count if self._shard else self.seeds.numel()
         return self._loader.steps(count)
 
-    @property
-    def rank(self) -> Optional[int]:
-        """This process's rank when the table is sharded, else None."""
-        return self._shard.rank if self._shard else None
-
-    def exchange_stats(self) -> dict:
-        """What the sharded table's exchanges moved since the last call: "gathers", "rows"
-        (rows asked for), "remote_rows" (of those, rows other ranks own), "bytes_sent",
-        "bytes_received" (ids and rows, this rank's side) and "seconds" (in the exchanges,
-        waiting for peers included); empty when the table is not sharded."""
-        out = dict(self._loader.exchange_counts())
-        return {k: (v if k == "seconds" else int(v)) for k, v in out.items()}
 
     def __iter__(self) -> Iterator[Batch]:
         g = torch.Generator().manual_seed(self.seed * 1_000_003 + self._epoch)

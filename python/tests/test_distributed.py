@@ -26,15 +26,20 @@ def parts_path(cora_path, tmp_path):
     return str(out)
 
 
-def run_ranks(path, out, assignment, epochs, features):
+def run_workers(worker, out, *args):
+    """Runs `worker` on two ranks under torch.distributed.run; returns each rank's report."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     done = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         WORKER, path, str(out), assignment, str(epochs), features],
+         worker, *[str(a) for a in args]],
         env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     return [json.loads((out / f"rank-{r}.json").read_text()) for r in range(2)]
+
+
+def run_ranks(path, out, assignment, epochs, features):
+    return run_workers(WORKER, out, path, out, assignment, epochs, features)
 
 
 # Owners serve from memory, or from their part's file on disk through a RAM cache.
@@ -107,14 +112,7 @@ def test_two_ranks_load_a_heterogeneous_dataset_by_part(tmp_path, assignment, fe
                     "--method", "random"], check=True, capture_output=True)
     whole = directgnn.load(parts)
     offsets = whole.partition["offsets"]["paper"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         HETERO_WORKER, str(parts), str(tmp_path), assignment, features],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    reports = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
+    reports = run_workers(HETERO_WORKER, tmp_path, parts, tmp_path, assignment, features)
     for r, report in enumerate(reports):
         assert report["rank"] == r
         assert report["x_rows"] == {"paper": offsets[r + 1] - offsets[r]}
@@ -137,14 +135,7 @@ def test_two_ranks_iterate_links_over_a_sharded_table(parts_path, tmp_path, assi
     with part seeds each rank takes the positives whose source its part owns."""
     whole = directgnn.load(parts_path)
     offsets = whole.partition["offsets"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         LINK_WORKER, parts_path, str(tmp_path), assignment],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    reports = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
+    reports = run_workers(LINK_WORKER, tmp_path, parts_path, tmp_path, assignment)
     for r, report in enumerate(reports):
         assert report["rank"] == r
         assert report["x_rows"] == offsets[r + 1] - offsets[r]
@@ -167,14 +158,7 @@ def test_two_ranks_read_a_sharded_table_through_pyg_stores(parts_path, tmp_path)
     pytest.importorskip("torch_geometric")
     whole = directgnn.load(parts_path)
     offsets = whole.partition["offsets"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    done = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         PYG_WORKER, parts_path, str(tmp_path)],
-        env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    reports = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
+    reports = run_workers(PYG_WORKER, tmp_path, parts_path, tmp_path)
     for r, report in enumerate(reports):
         assert report["x_rows"] == offsets[r + 1] - offsets[r]
         assert report["size"] == list(whole.x.shape)  # the whole table's, as PyG asks it

@@ -11,6 +11,7 @@
 
 #include <ATen/Tensor.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,18 @@ struct ExchangeCounts {
   int64_t cache_hits = 0;                      // of those, rows served from the replicated cache
   int64_t bytes_sent = 0, bytes_received = 0;  // ids and rows, this rank's side
   double seconds = 0;                          // in the exchanges (waiting for peers included)
+
+  // Adds another table's counts over the same batches (a heterogeneous graph's types): rows,
+  // bytes and seconds add up; the gathers are the batches, the most either counted.
+  void add_table(const ExchangeCounts& o) {
+    gathers = std::max(gathers, o.gathers);
+    rows += o.rows;
+    remote_rows += o.remote_rows;
+    cache_hits += o.cache_hits;
+    bytes_sent += o.bytes_sent;
+    bytes_received += o.bytes_received;
+    seconds += o.seconds;
+  }
 };
 
 class FeatureExchange {

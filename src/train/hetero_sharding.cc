@@ -127,13 +127,7 @@ void write_hetero_exchange_counts(const HeteroExchanges& exchanges, const Hetero
     std::string unused;
     write_exchange_counts(c, one, unused);
     types[ds.node_types[t].name] = one["exchange"];
-    total.gathers = std::max(total.gathers, c.gathers);  // one per type per batch
-    total.rows += c.rows;
-    total.remote_rows += c.remote_rows;
-    total.cache_hits += c.cache_hits;
-    total.bytes_sent += c.bytes_sent;
-    total.bytes_received += c.bytes_received;
-    total.seconds += c.seconds;
+    total.add_table(c);
   }
   write_exchange_counts(total, record, text);
   record["exchange_types"] = types;
