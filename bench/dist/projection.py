@@ -1,5 +1,5 @@
 """Projects the network time of a sharded epoch on a larger graph over M machines from a
-measured run's feature exchange (issue 45 part 5; docs/benchmarks.md, "Projection").
+measured run's feature exchange (issue 45 part 5; docs/distributed.md, "Projection").
 
     python3 bench/dist/projection.py METRICS.jsonl [--seeds 1207179] [--batch 1024]
         [--row-bytes 512] [--rows N ...] [--machines 4 8 16] [--gbits 25 100]
