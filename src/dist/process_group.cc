@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -79,6 +80,16 @@ ProcessGroup::~ProcessGroup() {
 
 namespace {
 
+// torch's flight recorder (one per process, made at its first use) records every collective
+// with a traceback, and registers each group's status in a map it writes before taking its
+// lock: two groups whose first collectives run at once on two threads (a loader's exchange
+// beside the training step, or ranks on threads of one process as the unit tests run them)
+// can corrupt that map and crash. Off unless the user sets TORCH_FR_BUFFER_SIZE.
+void keep_flight_recorder_off() {
+  static std::once_flag once;
+  std::call_once(once, [] { setenv("TORCH_FR_BUFFER_SIZE", "0", /*overwrite=*/0); });
+}
+
 c10::intrusive_ptr<c10d::Backend> make_gloo_backend(const DistEnv& env,
                                                     const c10::intrusive_ptr<c10d::Store>& store,
                                                     std::chrono::seconds timeout) {
@@ -145,6 +156,7 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env, const Dis
                             std::to_string(env.world_size) + " joining " + env.master_addr + ":" +
                             std::to_string(env.master_port);
   const std::string hint = " (are all ranks started, and MASTER_ADDR/MASTER_PORT reachable?)";
+  keep_flight_recorder_off();
   try {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
