@@ -28,8 +28,8 @@ struct NodeType {
   // node v (int64 [count], a permutation; undefined: ids as given), and `partition` the type's
   // book: part k owns its ids offsets[k] .. offsets[k+1]-1, its in-edges over every relation
   // into the type (`edges`), its training seeds, and whether its table is stored by part.
-  at::Tensor node_ids;
-  PartitionBook partition;
+  at::Tensor node_ids{};
+  PartitionBook partition{};
   // >= 0: `features` holds only this part's rows (partition.offsets[k] onwards); -1: all.
   int64_t feature_part = -1;
 
