@@ -105,6 +105,11 @@ constexpr RunFlag kRunFlags[] = {
      "fetch them: those its first epoch, sampled ahead, reads most (--feature-cache-rank degree: "
      "the highest in-degree nodes; a heterogeneous dataset's: those of the highest in-degree "
      "nodes over every type); 0: none"},
+    {"exchange_device", false,
+     "sharded features on GPU ranks: where the rows cross between ranks: gpu (each owner's GPU "
+     "gathers its rows, pinned or in GPU memory, and they travel GPU to GPU, over NCCL with a "
+     "GPU per rank), cpu (over Gloo on the CPU, then copied to the GPU); auto: gpu when every "
+     "rank has a GPU of its own"},
     {"seed_assignment", false,
      "sharded features: part (each rank trains on its part's seeds, or link prediction's "
      "positives whose source node it owns, the same number on every rank) or global (the "

@@ -27,9 +27,10 @@ declare -A call_stages=(
   [F]="hetero"
   [G]="tables"
   [H]="disk"
+  [I]="sharded"
 )
-declare -A call_budget=([A]=435 [B]=235 [C]=585 [D]=585 [E]=585 [F]=585 [G]=585 [H]=585)
-all_stages="smoke gather gather-capped train gpu-tests memcheck unit-rest nccl e2e python link pyg hetero scale tables disk"
+declare -A call_budget=([A]=435 [B]=235 [C]=585 [D]=585 [E]=585 [F]=585 [G]=585 [H]=585 [I]=585)
+all_stages="smoke gather gather-capped train gpu-tests memcheck unit-rest nccl e2e python link pyg hetero scale tables disk sharded"
 
 stages=()
 default_budget=560
@@ -41,11 +42,11 @@ for arg in "$@"; do
   elif [[ " $all_stages " == *" $arg "* ]]; then
     stages+=("$arg")
   else
-    echo "usage: bench/gpu/run.sh A|B|C|D|E|F|G|H, or STAGE... ($all_stages)" >&2
+    echo "usage: bench/gpu/run.sh A|B|C|D|E|F|G|H|I, or STAGE... ($all_stages)" >&2
     exit 2
   fi
 done
-((${#stages[@]} > 0)) || { echo "usage: bench/gpu/run.sh A|B|C|D|E|F|G|H, or STAGE... ($all_stages)" >&2; exit 2; }
+((${#stages[@]} > 0)) || { echo "usage: bench/gpu/run.sh A|B|C|D|E|F|G|H|I, or STAGE... ($all_stages)" >&2; exit 2; }
 budget=${BUDGET_S:-$default_budget}
 
 . bench/gpu/lib.sh

@@ -19,6 +19,7 @@ gpu_test_patterns=(
   "GpuTables.* 1"
   "GpuHeteroSampler.MatchesTheCpuSamplerExactly 1"
   "DistBackends.* 5"
+  "GpuExchange.* 2"
 )
 
 # The kernels under memcheck, the gather's first: the oracle test runs its reduced grid there

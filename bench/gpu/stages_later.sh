@@ -206,3 +206,34 @@ stage_disk() {
   done
   grep -E "^(Feature cache|Epoch|Average|error)" "$logs/disk.log" | tee -a "$summary"
 }
+
+# sharded: (issue 45, part 2) a sharded table on GPU ranks. Two ranks share the GPU (Gloo: NCCL
+# takes a GPU per rank, so the NCCL path runs in GpuExchange's group of one) on an R-MAT graph
+# of SHARD_SCALE (22) with 5% training nodes in 2 random parts, 3 epochs each (the first pays
+# the GPU's start-up; compare the later ones in the metrics): replicated (each rank's whole table pinned); sharded with the rows exchanged on the
+# CPU, then copied (auto under Gloo); exchanged on the GPU, each owner's part pinned (its GPU
+# reads the rows by the aligned gather); and in GPU memory. R-MAT's labels are noise: the epoch
+# times, the bytes a step and the loader's mode are what count.
+stage_sharded() {
+  local dir=$root/build-gpu/shard-rmat mode flags
+  if [ ! -d "$dir" ]; then
+    step "generate r-mat for sharding" shard-gen.log 120 "$dgnn" generate rmat \
+      --scale "${SHARD_SCALE:-22}" --edge-factor 8 --feat-dim 128 --train 0.05 \
+      --out "$dir.src" &&
+      step "partition it in 2" shard-gen.log 120 "$dgnn" partition "$dir.src" "$dir" \
+        --parts 2 --method random || { failed=1; return; }
+  fi
+  for mode in replicated cpu gpu device; do
+    case $mode in
+      replicated) flags=(--shard-features off) ;;
+      cpu) flags=(--exchange-device cpu) ;;
+      gpu) flags=(--exchange-device gpu) ;;
+      device) flags=(--exchange-device gpu --features device) ;;
+    esac
+    say "sharded: $mode"
+    step "sharded $mode" sharded.log 120 "$dgnn" launch -n 2 -- train --dataset "$dir" \
+      --device cuda --epochs 3 --no-eval --prefetch 2 \
+      --metrics "$logs/sharded-$mode.jsonl" "${flags[@]}" || failed=1
+  done
+  grep -E "^(Device|Epoch 00003|error)" "$logs/sharded.log" | tee -a "$summary"
+}

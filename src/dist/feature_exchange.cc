@@ -4,6 +4,8 @@
 
 #include "core/clock.h"
 #include "directgnn/error.h"
+#include "gpu/placement.h"
+#include "gpu/runtime.h"
 
 namespace directgnn {
 namespace {
@@ -51,9 +53,20 @@ void FeatureExchange::serve(FeatureStore local) {
   check_shape();
 }
 
+void FeatureExchange::on_device(const c10::Device& device, const GatherOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DGNN_CHECK(device.is_cpu() || (device.is_cuda() && device.has_index()),
+             "feature exchange: cannot exchange on ", device.str(), " (a GPU needs its index)");
+  DGNN_CHECK(device.is_cuda() || group_->backend() != DistBackend::kNccl,
+             "feature exchange: an NCCL group exchanges GPU tensors; give a CUDA device");
+  DGNN_CHECK(cached_rows() == 0, "feature exchange: choose the device before caching remote rows");
+  wire_ = device;
+  serve_options_ = options;
+}
+
 at::Tensor FeatureExchange::owners(const at::Tensor& ids) const { return offsets_.owners(ids); }
 
-at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
+at::Tensor FeatureExchange::gather(const at::Tensor& ids, const c10::Device& device) {
   DGNN_CHECK(ids.dim() == 1 && ids.scalar_type() == at::kLong && ids.device().is_cpu(),
              "feature exchange: ids must be a 1-D int64 CPU tensor");
   check_ids_in_range(ids, num_rows());
@@ -72,8 +85,9 @@ at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
     hits = hit_at.numel();
     const at::Tensor fetched = exchange(ids.index_select(0, miss_at), remote);
     rows = at::empty({ids.numel(), dim()}, fetched.options());
-    rows.index_copy_(0, miss_at, fetched);
-    rows.index_copy_(0, hit_at, cache_rows_.index_select(0, pos.index_select(0, hit_at)));
+    rows.index_copy_(0, miss_at.to(wire_), fetched);
+    rows.index_copy_(0, hit_at.to(wire_),
+                     cache_rows_.index_select(0, pos.index_select(0, hit_at).to(wire_)));
   }
   std::lock_guard<std::mutex> count_lock(counts_mutex_);
   counts_.gathers += 1;
@@ -81,31 +95,33 @@ at::Tensor FeatureExchange::gather(const at::Tensor& ids) {
   counts_.remote_rows += remote + hits;
   counts_.cache_hits += hits;
   counts_.seconds += seconds_since(start);
-  return rows;
+  return rows.to(device);
 }
 
 at::Tensor FeatureExchange::exchange(const at::Tensor& ids, int64_t& remote) {
   const int parts = group_->size(), r = group_->rank();
   const std::vector<int64_t> ones(static_cast<size_t>(parts), 1);
+  const at::TensorOptions on_wire = at::TensorOptions().device(wire_);
   // The ids grouped by owner (a stable sort keeps each owner's in request order).
   const at::Tensor owner = owners(ids);
   const at::Tensor order = std::get<1>(at::sort(owner, /*stable=*/true, 0, false));
-  const at::Tensor asked = ids.index_select(0, order);
+  const at::Tensor asked = ids.index_select(0, order).to(wire_);
   const at::Tensor send_counts = at::bincount(owner, {}, parts).to(at::kLong);
-  at::Tensor recv_counts = at::empty({parts}, at::kLong);
-  group_->all_to_all(recv_counts, send_counts, ones, ones);
+  at::Tensor recv_counts = at::empty({parts}, on_wire.dtype(at::kLong));
+  group_->all_to_all(recv_counts, send_counts.to(wire_), ones, ones);
   const std::vector<int64_t> sent = to_vector(send_counts), received = to_vector(recv_counts);
   int64_t total = 0;
   for (int64_t c : received) total += c;
-  at::Tensor wanted = at::empty({total}, at::kLong);
+  at::Tensor wanted = at::empty({total}, on_wire.dtype(at::kLong));
   group_->all_to_all(wanted, asked, received, sent);
-  // Serve the rows asked of this rank, then send each asker its rows back.
-  const at::Tensor served = local_->gather(wanted - (offsets_[r] - first_row_)).contiguous();
+  // Serve the rows asked of this rank onto the wire, then send each asker its rows back.
+  const at::Tensor served =
+      local_->gather(wanted - (offsets_[r] - first_row_), wire_, serve_options_).contiguous();
   const int64_t row_bytes = local_->row_bytes();
-  at::Tensor back = at::empty({ids.numel(), row_bytes}, at::kByte);
+  at::Tensor back = at::empty({ids.numel(), row_bytes}, on_wire.dtype(at::kByte));
   group_->all_to_all(back, served.view(at::kByte), sent, received);
   at::Tensor rows = at::empty({ids.numel(), dim()}, served.options());
-  rows.index_copy_(0, order, back.view(served.scalar_type()));
+  rows.index_copy_(0, order.to(wire_), back.view(served.scalar_type()));
   const int64_t remote_out = ids.numel() - sent[static_cast<size_t>(r)];
   const int64_t remote_in = total - received[static_cast<size_t>(r)];
   remote = remote_out;
@@ -124,7 +140,14 @@ void FeatureExchange::cache_remote_rows(const at::Tensor& ranked, int64_t max_ro
       remote.narrow(0, 0, std::min<int64_t>(std::max<int64_t>(max_rows, 0), remote.numel()))));
   cache_ids_ = at::Tensor();
   cache_rows_ = at::Tensor();
-  at::Tensor rows = gather(ids);  // a collective: every rank fills its cache at once
+  if (wire_.is_cuda()) {
+    gpu::check_fits_on_device(ids.numel() * local_->row_bytes(), wire_.index(), "remote_cache_gib",
+                              "the copy of " + std::to_string(ids.numel()) + " remote rows",
+                              "give less, or exchange on the CPU (exchange_device cpu)");
+  }
+  at::Tensor rows = gather(ids, wire_);  // a collective: every rank fills its cache at once
+  // The loader's worker reads the copy on its own stream: let the fill finish first.
+  if (wire_.is_cuda()) gpu::synchronize_current_stream(wire_.index());
   if (ids.numel() > 0) {
     cache_rows_ = std::move(rows);
     cache_ids_ = ids;

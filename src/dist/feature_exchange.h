@@ -7,9 +7,16 @@
 // order (an empty request still takes part). One thread at a time per exchange; the exchange
 // runs on a group of its own (ProcessGroup::subgroup), so it never meets the training step's
 // collectives.
+//
+// Where the ids and rows cross (on_device): on the CPU by default, the group Gloo's; or on a
+// GPU rank's device, where each owner gathers its rows straight into GPU memory (for a pinned
+// table the aligned zero-copy kernel reads them from host memory; a device table is read in
+// place) and the rows travel GPU to GPU over NCCL when the group is NCCL's (Gloo copies CUDA
+// tensors through host memory itself).
 #pragma once
 
 #include <ATen/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -66,13 +73,20 @@ class FeatureExchange {
   // layer's outputs so).
   void serve(FeatureStore local);
 
-  // Rows of `ids` (int64, 1-D, CPU, each in [0, offsets[P])) as a dense [len(ids), F] CPU
-  // tensor of the table's dtype, in request order. A collective (see above).
-  at::Tensor gather(const at::Tensor& ids);
+  // Ids and rows cross on `device` from now on (see the top of this file), each owner
+  // gathering its rows onto it by `options`' method (auto: aligned for a pinned or device
+  // table, a CPU gather and one copy for a host or disk one). The group must take tensors of
+  // that device (an NCCL group a CUDA one). Call on every rank alike, before the first gather.
+  void on_device(const c10::Device& device, const GatherOptions& options = {});
+  const c10::Device& device() const { return wire_; }
+
+  // Rows of `ids` (int64, 1-D, CPU, each in [0, offsets[P])) as a dense [len(ids), F] tensor
+  // of the table's dtype on `device`, in request order. A collective (see above).
+  at::Tensor gather(const at::Tensor& ids, const c10::Device& device = c10::Device(c10::kCPU));
 
   // Keeps a copy of the first `max_rows` rows of `ranked` (global ids, hottest first, e.g. by
-  // degree) that other ranks own; later gathers serve those here, never asking their owner.
-  // A collective (one gather fetches them). Replaces an earlier cache.
+  // degree) that other ranks own, on the exchange's device; later gathers serve those here,
+  // never asking their owner. A collective (one gather fetches them). Replaces an earlier cache.
   void cache_remote_rows(const at::Tensor& ranked, int64_t max_rows);
   int64_t cached_rows() const { return cache_ids_.defined() ? cache_ids_.numel() : 0; }
 
@@ -100,9 +114,12 @@ class FeatureExchange {
   std::optional<FeatureStore> owned_;  // the first constructor's store
   const FeatureStore* local_ = nullptr;
   int64_t first_row_ = 0;
+  c10::Device wire_{c10::kCPU};  // where ids and rows cross (on_device)
+  GatherOptions serve_options_;  // how the owner gathers its rows onto wire_
   std::unique_ptr<ProcessGroup> group_;
-  at::Tensor cache_ids_, cache_rows_;  // sorted remote ids and their rows (cache_remote_rows)
-  std::mutex mutex_;                   // one gather at a time
+  // Sorted remote ids (CPU) and their rows (on wire_), from cache_remote_rows.
+  at::Tensor cache_ids_, cache_rows_;
+  std::mutex mutex_;  // one gather at a time
   mutable std::mutex counts_mutex_;
   ExchangeCounts counts_;
 };

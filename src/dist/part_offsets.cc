@@ -21,7 +21,7 @@ at::Tensor PartOffsets::owners(const at::Tensor& ids) const {
 }
 
 std::vector<int64_t> to_vector(const at::Tensor& counts) {
-  const at::Tensor c = counts.contiguous();
+  const at::Tensor c = counts.to(at::kCPU).contiguous();
   return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
 }
 

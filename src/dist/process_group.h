@@ -94,7 +94,8 @@ class ProcessGroup {
   void barrier();
   // Rows of `in` (split along dim 0: in_splits[k] rows go to rank k) are exchanged so that
   // `out` receives out_splits[k] rows from rank k, in rank order: c10d's all_to_all_single.
-  // `in` and `out` are contiguous, of one dtype, on the CPU (Gloo) or the rank's GPU (NCCL).
+  // `in` and `out` are contiguous, of one dtype, on the CPU (Gloo) or the rank's GPU (NCCL;
+  // Gloo takes GPU tensors too, through host memory).
   void all_to_all(at::Tensor& out, const at::Tensor& in, std::vector<int64_t> out_splits,
                   std::vector<int64_t> in_splits);
   // A second group of the same ranks, over this group's store under `tag`: its collectives

@@ -190,8 +190,9 @@ std::vector<at::Tensor> HeteroStores::gather(const std::vector<at::Tensor>& inpu
       x.emplace_back();
     } else if (exchange(t) != nullptr) {
       // Every rank takes part in every type's exchange, in type order, batch after batch.
-      at::Tensor rows = exchanges_[t]->gather(input_nodes[t].to(at::kCPU).to(at::kLong));
-      x.push_back(settings_.gpu() ? rows.to(settings_.device) : rows);
+      x.push_back(
+          exchanges_[t]->gather(input_nodes[t].to(at::kCPU).to(at::kLong),
+                                settings_.gpu() ? settings_.device : c10::Device(c10::kCPU)));
     } else if (settings_.gpu()) {
       GatherOptions g = settings_.gather;
       g.method = settings_.type_gather[t];

@@ -36,14 +36,15 @@ class HeteroStores {
   std::vector<at::Tensor> gather(const std::vector<at::Tensor>& input_nodes) const;
 
   // Tables sharded over ranks: type t's rows come from `exchanges[t]` (a collective per gather,
-  // rows on the CPU, then to the settings' device) where it is set, from its store otherwise.
-  // One entry per type.
+  // rows on the exchange's device, then to the settings' device) where it is set, from its
+  // store otherwise. One entry per type.
   void use_exchanges(std::vector<std::shared_ptr<FeatureExchange>> exchanges);
   const FeatureExchange* exchange(size_t t) const {
     return t < exchanges_.size() ? exchanges_[t].get() : nullptr;
   }
 
   size_t size() const { return stores_.size(); }
+  const LoaderSettings& settings() const { return settings_; }
   // Type `t`'s store, or nullptr for a featureless type.
   const FeatureStore* store(size_t t) const { return stores_[t].get(); }
   FeatureStore* mutable_store(size_t t) { return stores_[t].get(); }

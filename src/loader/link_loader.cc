@@ -71,7 +71,8 @@ int64_t LinkLoader::steps(int64_t num_positives) const {
 }
 
 std::string LinkLoader::mode() const {
-  return exchange_ == nullptr ? loader_mode(settings_, store_) : sharded_loader_mode(settings_);
+  return exchange_ == nullptr ? loader_mode(settings_, store_)
+                              : sharded_loader_mode(settings_, *exchange_);
 }
 
 void LinkLoader::use_exchange(std::shared_ptr<FeatureExchange> exchange) {
@@ -104,10 +105,10 @@ LinkMinibatch LinkLoader::prepare(const at::Tensor& positives, uint64_t sample_s
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);
     t = Clock::now();
-    // A sharded table's rows come over the CPU exchange, then to the device.
+    // A sharded table's rows come over the exchange, on its device, then to this one.
     m.x = exchange_ != nullptr
-              ? exchange_->gather(m.batch.sample.input_nodes.to(at::kCPU).to(at::kLong))
-                    .to(settings_.device, /*non_blocking=*/false)
+              ? exchange_->gather(m.batch.sample.input_nodes.to(at::kCPU).to(at::kLong),
+                                  settings_.device)
               : store_.gather(m.batch.sample.input_nodes, settings_.device, settings_.gather);
     gpu::synchronize_current_stream(index);
     m.gather_s = seconds_since(t);

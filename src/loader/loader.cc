@@ -136,9 +136,11 @@ std::string loader_mode(const LoaderSettings& settings, const FeatureStore& stor
          "/" + (settings.gpu_sampler ? "gpu" : "cpu");
 }
 
-std::string sharded_loader_mode(const LoaderSettings& settings) {
-  return std::string("sharded/") + (settings.gpu() ? "exchange+copy" : "cpu") + "/" +
-         (settings.gpu_sampler ? "gpu" : "cpu");
+std::string sharded_loader_mode(const LoaderSettings& settings, const FeatureExchange& exchange) {
+  const char* how = !settings.gpu()               ? "cpu"
+                    : exchange.device().is_cuda() ? "exchange-gpu"
+                                                  : "exchange+copy";
+  return std::string("sharded/") + how + "/" + (settings.gpu_sampler ? "gpu" : "cpu");
 }
 
 void check_exchange(const LoaderSettings& settings, const FeatureStore& store, int64_t num_rows,
@@ -168,7 +170,8 @@ std::shared_ptr<FeatureExchange> part_exchange(const Dataset& ds, int rank,
 }
 
 std::string MinibatchLoader::mode() const {
-  return exchange_ == nullptr ? loader_mode(settings_, store_) : sharded_loader_mode(settings_);
+  return exchange_ == nullptr ? loader_mode(settings_, store_)
+                              : sharded_loader_mode(settings_, *exchange_);
 }
 
 void MinibatchLoader::use_exchange(std::shared_ptr<FeatureExchange> exchange) {
@@ -241,10 +244,10 @@ Minibatch MinibatchLoader::prepare_on_gpu(const at::Tensor& seeds, uint64_t samp
     gpu::synchronize_current_stream(index);
     m.sample_s = seconds_since(t);
     t = Clock::now();
-    // A sharded table's rows come over the CPU exchange, then to the device.
-    m.x = exchange_ != nullptr ? exchange_->gather(m.batch.input_nodes.to(at::kCPU).to(at::kLong))
-                                     .to(device, /*non_blocking=*/false)
-                               : store_.gather(m.batch.input_nodes, device, settings_.gather);
+    // A sharded table's rows come over the exchange, on its device, then to this one.
+    m.x = exchange_ != nullptr
+              ? exchange_->gather(m.batch.input_nodes.to(at::kCPU).to(at::kLong), device)
+              : store_.gather(m.batch.input_nodes, device, settings_.gather);
     m.labels = labels_.index_select(0, seeds.to(device));
     gpu::synchronize_current_stream(index);
     m.gather_s = seconds_since(t);

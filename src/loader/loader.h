@@ -96,8 +96,8 @@ class MinibatchLoader {
   std::string mode() const;
   // A feature table sharded over ranks: every batch's rows come from `exchange` (a collective
   // per batch, so batches are prepared by one worker, in order, and an early stop finishes the
-  // batches already begun). The rows come to the CPU, then to a GPU loader's device; set
-  // before the first epoch.
+  // batches already begun). The rows come on the exchange's device (the CPU, or a GPU rank's
+  // own), then to the loader's; set before the first epoch.
   void use_exchange(std::shared_ptr<FeatureExchange> exchange);
 
  private:
@@ -135,8 +135,9 @@ FeatureStore make_feature_store(const Dataset& dataset, const LoaderSettings& se
 void blocks_to(MiniBatch& batch, c10::Device device, SampleMode mode);
 // features/gather/sampler as a loader with these settings and store runs them.
 std::string loader_mode(const LoaderSettings& settings, const FeatureStore& store);
-// The same for a sharded table's exchange: "sharded/cpu/cpu" or "sharded/exchange+copy/gpu".
-std::string sharded_loader_mode(const LoaderSettings& settings);
+// The same for a sharded table's exchange: "sharded/cpu/cpu", "sharded/exchange+copy/gpu"
+// (rows exchanged on the CPU, then copied) or "sharded/exchange-gpu/gpu" (on the GPU).
+std::string sharded_loader_mode(const LoaderSettings& settings, const FeatureExchange& exchange);
 // Throws unless a loader with `settings` over a table of `num_rows` x `store`'s width can use
 // `exchange` (one worker, no table read in place, no cache plan, the same shape).
 void check_exchange(const LoaderSettings& settings, const FeatureStore& store, int64_t num_rows,

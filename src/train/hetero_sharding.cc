@@ -26,14 +26,18 @@ void check_part_per_rank(const TrainOptions& o, const HeteroDataset& ds) {
 }
 
 // "" when every featured type's table can be served by its owner, else why not. An owner's
-// disk cache ranks the rows of its part that every rank's batches read (hetero_stores.h).
-std::string unsupported_placement(const HeteroDataset& ds, const LoaderSettings& s) {
+// disk cache ranks the rows of its part that every rank's batches read (hetero_stores.h); a
+// table in GPU memory is served when the rows cross on the GPU.
+std::string unsupported_placement(const HeteroDataset& ds, const TrainOptions& o,
+                                  const LoaderSettings& s) {
+  if (exchanges_on_gpu(o, s)) return {};
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
     if (!ds.node_types[t].has_features()) continue;
     const Placement p = s.type_features[t];
     if (p == Placement::kDevice) {
       return "node type '" + ds.node_types[t].name +
-             "' has features device; a sharded table is served from host, pinned or disk "
+             "' has features device; a sharded table is served from GPU memory only when the "
+             "rows cross on the GPU (exchange_device gpu), else from host, pinned or disk "
              "placement";
     }
   }
@@ -47,9 +51,16 @@ bool shards_hetero_features(const TrainOptions& o, const HeteroDataset& ds,
   if (o.shard_features == FeatureSharding::kOff) return false;
   const int ranks = o.group != nullptr ? o.group->size() : 1;
   const bool fits = ranks > 1 && ds.parts() == ranks;
-  const std::string why = unsupported_placement(ds, s);
+  const std::string why = unsupported_placement(ds, o, s);
   const bool partial = holds_one_part(ds);
-  if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && why.empty();
+  // auto leaves whole tables that are in each GPU's memory anyway replicated.
+  bool in_gpu_memory = false;
+  for (size_t t = 0; t < ds.node_types.size(); ++t) {
+    in_gpu_memory |= ds.node_types[t].has_features() && s.type_features[t] == Placement::kDevice;
+  }
+  if (o.shard_features == FeatureSharding::kAuto && !partial) {
+    return fits && why.empty() && !in_gpu_memory;
+  }
   check_part_per_rank(o, ds);
   DGNN_CHECK_ARG(why.empty(), "shard_features",
                  partial ? "auto: this rank holds only its part's feature rows (the dataset "
@@ -66,9 +77,19 @@ HeteroExchanges make_hetero_exchanges(const HeteroDataset& ds, const TrainOption
                                       const HeteroStores& stores) {
   DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
                  o.remote_cache_gib);
-  return hetero_part_exchanges(ds, o.group->rank(), stores, [&o](const std::string& type) {
-    return o.group->subgroup("features-" + type, true);
-  });
+  const LoaderSettings& s = stores.settings();
+  const bool gpu = exchanges_on_gpu(o, s);
+  HeteroExchanges exchanges = hetero_part_exchanges(
+      ds, o.group->rank(), stores,
+      [&o, gpu](const std::string& type) { return o.group->subgroup("features-" + type, !gpu); });
+  for (size_t t = 0; gpu && t < exchanges.size(); ++t) {
+    if (exchanges[t] == nullptr) continue;
+    GatherOptions g = s.gather;
+    g.method = s.type_gather[t];
+    exchanges[t]->on_device(s.device, g);
+    start_on_this_thread(*exchanges[t]);
+  }
+  return exchanges;
 }
 
 std::string fill_hetero_remote_cache(const HeteroExchanges& exchanges, const HeteroDataset& ds,

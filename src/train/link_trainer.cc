@@ -54,7 +54,7 @@ class LinkTask final : public RunTask {
     init_model();
     check_hits_k();
     if (shards_features(o, ds, loader_->settings())) {
-      exchange_ = make_exchange(ds, o, loader_->store());
+      exchange_ = make_exchange(ds, o, loader_->settings(), loader_->store());
       loader_->use_exchange(exchange_);
     }
     if (exchange_ != nullptr && o.seed_assignment == SeedAssignment::kPart) {

@@ -85,7 +85,7 @@ class NodeTask final : public RunTask {
         ranks_(o.group != nullptr ? o.group->size() : 1) {
     init_model();
     if (shards_features(o, ds, loader_.settings())) {
-      exchange_ = make_exchange(ds, o, loader_.store());
+      exchange_ = make_exchange(ds, o, loader_.settings(), loader_.store());
       loader_.use_exchange(exchange_);
     }
     if ((exchange_ != nullptr || hops_ != nullptr) && o.seed_assignment == SeedAssignment::kPart) {

@@ -205,6 +205,8 @@ const std::vector<Spec>& table() {
              parse_seed_assignment, seed_assignment_name),
       number<double>("remote_cache_gib", kHomogeneous | kHeteroRun, R::kGivenNow,
                      DGNN_AT(remote_cache_gib)),
+      choice("exchange_device", kHomogeneous | kHeteroRun, R::kGivenNow, DGNN_AT(exchange_device),
+             parse_exchange_device, exchange_device_name),
       // Link prediction.
       choice("decoder", kLinkAll, R::kKeep, DGNN_AT(link.decoder), parse_decoder_kind,
              decoder_kind_name),

@@ -21,23 +21,43 @@ void check_one_part_per_rank(const char* parameter, const TrainOptions& o, const
 
 }  // namespace
 
+void start_on_this_thread(FeatureExchange& exchange) {
+  exchange.gather(at::empty({0}, at::kLong), exchange.device());
+  exchange.clear_counts();
+}
+
+bool exchanges_on_gpu(const TrainOptions& o, const LoaderSettings& s) {
+  if (o.exchange_device == ExchangeDevice::kCpu) return false;
+  const bool nccl = o.group != nullptr && o.group->backend() == DistBackend::kNccl;
+  if (o.exchange_device == ExchangeDevice::kAuto) return s.gpu() && nccl;
+  DGNN_CHECK_ARG(s.gpu(), "exchange_device",
+                 "gpu lands the exchanged rows in a GPU's memory, but this run trains on the "
+                 "CPU; use cpu or auto");
+  return true;
+}
+
 bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s) {
   if (o.shard_features == FeatureSharding::kOff) return false;
   const int ranks = o.group != nullptr ? o.group->size() : 1;
   const int64_t parts = ds.partition.parts();
   const bool fits = ranks > 1 && parts == ranks;
-  // An owner serves rows from its table in host, pinned or disk placement (each rank's own
-  // device memory would need the NCCL path).
-  const bool supported = s.features != Placement::kDevice;
+  // An owner serves rows from its table in host, pinned or disk placement, or, when the rows
+  // cross on the GPU, from its own GPU's memory.
+  const bool supported = s.features != Placement::kDevice || exchanges_on_gpu(o, s);
   // A rank that loaded its part's rows only (a table stored by part) must shard.
   const bool partial = ds.feature_part >= 0;
-  if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && supported;
+  // auto leaves a whole table that is in each GPU's memory anyway replicated: its rows are
+  // local.
+  if (o.shard_features == FeatureSharding::kAuto && !partial) {
+    return fits && s.features != Placement::kDevice;
+  }
   check_one_part_per_rank("shard_features", o, ds);
   DGNN_CHECK_ARG(supported, "shard_features",
                  partial ? "auto: this rank holds only its part's feature rows (the dataset "
                            "stores them by part), and a sharded table "
                          : "on: a sharded table ",
-                 "is served from host, pinned or disk placement; this run has features ",
+                 "is served from GPU memory only when the rows cross on the GPU (exchange_device "
+                 "gpu), else from host, pinned or disk placement; this run has features ",
                  placement_name(s.features), partial ? "; or partition with whole features" : "");
   DGNN_CHECK_ARG(s.cache.policy != disk::CachePolicy::kLookahead, "feature_cache_policy",
                  "lookahead plans a loader's own batches, but a sharded table's owner serves "
@@ -87,10 +107,16 @@ LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o) 
 }
 
 std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o,
-                                               const FeatureStore& table) {
+                                               const LoaderSettings& s, const FeatureStore& table) {
   DGNN_CHECK_ARG(o.remote_cache_gib >= 0, "remote_cache_gib", "must not be negative, got ",
                  o.remote_cache_gib);
-  return part_exchange(ds, o.group->rank(), table, o.group->subgroup("features", true));
+  const bool gpu = exchanges_on_gpu(o, s);
+  auto exchange = part_exchange(ds, o.group->rank(), table, o.group->subgroup("features", !gpu));
+  if (gpu) {
+    exchange->on_device(s.device, s.gather);
+    start_on_this_thread(*exchange);
+  }
+  return exchange;
 }
 
 at::Tensor whole_in_degrees(const Dataset& ds, ProcessGroup* group) {

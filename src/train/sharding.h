@@ -20,11 +20,15 @@
 namespace directgnn {
 
 // Whether the run shards the feature table over its ranks: a partitioned dataset with one part
-// per rank, each owner serving its rows from its table (host, pinned, or disk with its cache),
-// exchanged on the CPU (Gloo) and copied to a GPU rank's device. Throws naming the option when
-// sharding is asked for (or forced, by a rank that holds only its part's rows) and the run
-// cannot.
+// per rank, each owner serving its rows from its table (host, pinned, or disk with its cache;
+// GPU memory when the rows cross on the GPU). Throws naming the option when sharding is asked
+// for (or forced, by a rank that holds only its part's rows) and the run cannot.
 bool shards_features(const TrainOptions& o, const Dataset& ds, const LoaderSettings& s);
+
+// Whether a sharded table's ids and rows cross on the GPU (TrainOptions::exchange_device) for
+// a loader with settings `s`: auto, when the run trains on GPUs with an NCCL group; else as
+// asked (gpu on a CPU run throws naming the option).
+bool exchanges_on_gpu(const TrainOptions& o, const LoaderSettings& s);
 
 // Whether a node run samples a partitioned structure (TrainOptions::shard_structure): one part
 // per rank, each drawing its part's rows on the CPU sampler. Throws naming the option when it
@@ -45,12 +49,18 @@ void write_hop_counts(const HopCounts& c, nlohmann::json& record, std::string& t
 // cache plans nothing ahead (its owner serves every rank's batches).
 LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o);
 
+// An exchange's first collective, with no rows, now: an NCCL group makes its communicator at
+// its first collective, which then happens at set-up on this thread, every rank at once, not
+// on a loader's worker beside the training step's all-reduce. A collective.
+void start_on_this_thread(FeatureExchange& exchange);
+
 // The exchange that serves this rank's rows from `table` (the loader's store: the whole table,
 // or this part's rows when the dataset stores them by part; kept alive by the caller) and
 // fetches the others' (on a group of its own, which the loader's worker uses while the
-// training step all-reduces).
+// training step all-reduces): on the loader's GPU when exchanges_on_gpu, over the run's
+// backend, each owner gathering by the loader's method; else on the CPU over Gloo.
 std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOptions& o,
-                                               const FeatureStore& table);
+                                               const LoaderSettings& s, const FeatureStore& table);
 
 // The whole graph's in-degrees (int64 [N]) on a rank that holds its part's edges only: each
 // rank's counts of its own edges, summed over `group` (a collective). Undefined when the

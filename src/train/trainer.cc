@@ -53,6 +53,17 @@ std::string seed_assignment_name(SeedAssignment assignment) {
   return assignment == SeedAssignment::kPart ? "part" : "global";
 }
 
+ExchangeDevice parse_exchange_device(const std::string& text) {
+  if (text == "auto") return ExchangeDevice::kAuto;
+  if (text == "cpu") return ExchangeDevice::kCpu;
+  if (text == "gpu") return ExchangeDevice::kGpu;
+  fail_argument("exchange_device", "'", text, "' is not a choice; use auto, cpu or gpu");
+}
+
+std::string exchange_device_name(ExchangeDevice device) {
+  return device == ExchangeDevice::kAuto ? "auto" : device == ExchangeDevice::kCpu ? "cpu" : "gpu";
+}
+
 std::vector<int64_t> resolved_fanouts(const TrainOptions& options) {
   if (!options.loader.fanouts.empty()) return options.loader.fanouts;
   return std::vector<int64_t>(static_cast<size_t>(std::max<int64_t>(0, options.model.layers)), 10);

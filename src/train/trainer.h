@@ -43,6 +43,12 @@ FeatureSharding parse_structure_sharding(const std::string& text);
 enum class SeedAssignment { kPart, kGlobal };
 SeedAssignment parse_seed_assignment(const std::string& text);
 std::string seed_assignment_name(SeedAssignment assignment);
+// Where a sharded table's ids and rows cross between GPU ranks: kGpu, in GPU memory (each
+// owner's GPU gathers its rows there; NCCL carries them when the group is NCCL's); kCpu, on
+// the CPU over Gloo, then copied; kAuto, kGpu when the group is NCCL's (a GPU per rank).
+enum class ExchangeDevice { kAuto, kCpu, kGpu };
+ExchangeDevice parse_exchange_device(const std::string& text);
+std::string exchange_device_name(ExchangeDevice device);
 
 // Link prediction's options (train/link_trainer.h, train/hetero_link_trainer.h).
 struct LinkOptions {
@@ -132,8 +138,9 @@ struct TrainOptions {
   // With sharded features: each rank keeps a copy of the other ranks' rows of the highest
   // in-degree nodes, up to this many GiB, and never fetches those (0: no copies).
   double remote_cache_gib = 0;
-  LinkOptions link;      // link prediction
-  HeteroOptions hetero;  // heterogeneous graphs
+  ExchangeDevice exchange_device = ExchangeDevice::kAuto;  // with sharded features
+  LinkOptions link;                                        // link prediction
+  HeteroOptions hetero;                                    // heterogeneous graphs
 };
 
 struct TrainReport {

@@ -143,5 +143,20 @@ TEST(FeatureExchange, ServingANewTableReplacesTheRowsAndTheCache) {
   }
 }
 
+// The device the rows cross on is chosen before the cache is filled (the cached rows live
+// there); the CPU, the default, may be named again.
+TEST(FeatureExchange, TheDeviceIsChosenBeforeCachingRemoteRows) {
+  const at::Tensor table = at::randn({8, 2});
+  const std::vector<int64_t> offsets{0, 4, 8};
+  on_two_ranks([&](int, ProcessGroup& group) {
+    FeatureExchange ex = exchange_of(table, offsets, group);
+    ex.on_device(c10::Device(c10::kCPU));
+    ex.cache_remote_rows(at::arange(8, at::kLong), 2);
+    EXPECT_ERROR_CONTAINS(ex.on_device(c10::Device(c10::kCPU)), "before caching remote rows");
+    EXPECT_TRUE(ex.gather(at::tensor({7, 0}, at::kLong))
+                    .equal(table.index_select(0, at::tensor({7, 0}, at::kLong))));
+  });
+}
+
 }  // namespace
 }  // namespace directgnn

@@ -101,8 +101,9 @@ std::string partitioned_cora(const std::string& cora, const TempDirectory& dir, 
   return parts;
 }
 
-// GPU ranks sharing the machine's GPU: the exchanged rows are copied to each rank's device,
-// and the run learns as the replicated one does.
+// GPU ranks sharing the machine's GPU: the rows exchanged on the CPU and copied to each rank's
+// device (auto, with Gloo), or exchanged in GPU memory, each owner's part pinned (the aligned
+// gather reads it) or in its GPU's memory; each run learns as the replicated one does.
 TEST(Distributed, ShardedFeaturesOnTheGpuTrainAsTheReplicatedRun) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU here (" << gpu::unavailable_reason() << ")";
   REQUIRE_DATASET(cora, "cora.npz");
@@ -110,16 +111,21 @@ TEST(Distributed, ShardedFeaturesOnTheGpuTrainAsTheReplicatedRun) {
   const std::string parts = partitioned_cora(cora, dir);
   const std::string args = "launch -n 2 -- train --dataset " + parts +
                            " --device cuda --epochs 20 --threads 1 --seed-assignment global";
-  const CommandResult sharded = run(args + " --metrics " + dir.file("s.jsonl"));
-  ASSERT_EQ(sharded.status, 0) << sharded.output;
-  EXPECT_NE(sharded.output.find("mode sharded/exchange+copy/"), std::string::npos)
-      << sharded.output;
   const CommandResult replicated =
       run(args + " --shard-features off --metrics " + dir.file("r.jsonl"));
   ASSERT_EQ(replicated.status, 0) << replicated.output;
-  EXPECT_NEAR(final_record(dir.file("s.jsonl"))["test_acc"].get<double>(),
-              final_record(dir.file("r.jsonl"))["test_acc"].get<double>(), 0.03)
-      << sharded.output << replicated.output;
+  const double want = final_record(dir.file("r.jsonl"))["test_acc"].get<double>();
+  const std::vector<std::pair<std::string, std::string>> variants{
+      {"", "mode sharded/exchange+copy/"},
+      {" --exchange-device gpu", "mode sharded/exchange-gpu/"},
+      {" --exchange-device gpu --features device", "mode sharded/exchange-gpu/"}};
+  for (const auto& [flags, mode] : variants) {
+    const CommandResult sharded = run(args + flags + " --metrics " + dir.file("s.jsonl"));
+    ASSERT_EQ(sharded.status, 0) << flags << sharded.output;
+    EXPECT_NE(sharded.output.find(mode), std::string::npos) << flags << sharded.output;
+    EXPECT_NEAR(final_record(dir.file("s.jsonl"))["test_acc"].get<double>(), want, 0.03)
+        << flags << sharded.output << replicated.output;
+  }
 }
 
 // A sharded run stopped by SIGTERM (batches in flight on each rank's worker, finished before
@@ -326,6 +332,13 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
       run("launch -n 2 -- train --dataset " + cora + " --epochs 1 --shard-features on");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.output.find("needs a partitioned dataset"), std::string::npos) << bad.output;
+  // Rows landing in GPU memory need ranks that train on a GPU.
+  const CommandResult cpu = run("launch -n 2 -- train --dataset " + parts +
+                                " --epochs 1 --device cpu --exchange-device gpu");
+  EXPECT_NE(cpu.status, 0);
+  EXPECT_NE(cpu.output.find("--exchange-device: gpu lands the exchanged rows in a GPU's memory"),
+            std::string::npos)
+      << cpu.output;
 }
 
 // A heterogeneous dataset in two parts: each rank holds its part of the paper table and asks
