@@ -249,11 +249,21 @@ def split_node_features(data, device, placements=None):
 
 
 def put_dataset(feature_store, graph_store, data: HeteroDataset):
-    """A directgnn ``HeteroDataset`` into the store pair: ``x`` per type with features, ``y``
-    on the target type, each relation's CSR in place as PyG's CSC ``(row, colptr)``."""
+    """A directgnn ``HeteroDataset`` into the store pair: ``x`` per type with features (this
+    rank's part of each, sharded, for a dataset loaded with ``shard=True``), ``y`` on the target
+    type, each relation's CSR in place as PyG's CSC ``(row, colptr)``."""
+    sharded = getattr(data, "shard_rank", None) is not None
     for t, x in data.x.items():
         feature_store._files[(t, "x")] = data.features_path.get(t, "")
-        feature_store.put_tensor(x, group_name=t, attr_name="x", index=None)
+        if sharded:
+            # directgnn.load(DIR, shard=True): this rank's part of each type's table, the
+            # others' rows fetched from their owners.
+            offsets = data.partition["offsets"][t]
+            whole = x.shape[0] == data.num_nodes[t]
+            part = x[offsets[data.shard_rank]:offsets[data.shard_rank + 1]] if whole else x
+            feature_store.put_sharded(part, offsets, "x", group_name=t)
+        else:
+            feature_store.put_tensor(x, group_name=t, attr_name="x", index=None)
     if data.target is not None and data.y is not None:
         feature_store.put_tensor(data.y, group_name=data.target, attr_name="y", index=None)
     for et in data.edge_types:

@@ -220,32 +220,35 @@ class FeatureStore(_FeatureStore):
         table = self._table(attr)
         if _whole(attr.index):
             return table
-        if self._key(attr) in self._sharded and not isinstance(attr.index, torch.Tensor):
-            attr.index = torch.arange(self._sharded[self._key(attr)].num_rows())[attr.index]
+        if self._key(attr) in self._sharded:
+            return self._multi_get_tensor([attr])[0]
         if isinstance(attr.index, (slice, int)):
             return table[attr.index].to(self.device or table.device)
         return self._gather([table], attr.index)[0]
 
-    def _gather_sharded(self, tables, index):
-        """Rows of tables this rank holds a part of: each fetched through its exchange."""
-        sharded = {id(self._tables[k]): t for k, t in self._sharded.items()}
-        out = []
-        for table in tables:
-            exchange = sharded.get(id(table))
-            if exchange is None:
-                raise ValueError("directgnn.pyg.FeatureStore: a sharded table and a whole one "
-                                 "of as many rows were asked for together; give them other "
-                                 "row counts")
-            ids = _ids(index, exchange.num_rows(), "directgnn.pyg.FeatureStore")
-            rows = exchange.gather(ids.cpu().long())
-            rows = rows.view(rows.size(0), *table.shape[1:])
-            out.append(rows.to(self.device) if self.device is not None else rows)
+    def _sharded_ids(self, attr):
+        exchange = self._sharded[self._key(attr)]
+        index = attr.index
+        if not isinstance(index, torch.Tensor):
+            index = torch.arange(exchange.num_rows())[index]
+        return _ids(index, exchange.num_rows(), "directgnn.pyg.FeatureStore").cpu().long()
+
+    def _sharded_round(self, asks):
+        """One gather of every sharded table, in the order they were put, a table asked for
+        nothing gathering no rows: whatever node types a batch holds, every rank's exchanges
+        pair up. ``asks`` maps a table's key to the id tensors asked of it; returns the rows of
+        each, in that order."""
+        out = {}
+        for key, exchange in self._sharded.items():
+            ids = asks.get(key, [])
+            rows = exchange.gather(torch.cat(ids) if ids else torch.empty(0, dtype=torch.int64))
+            rows = rows.view(rows.size(0), *self._tables[key].shape[1:])
+            if self.device is not None:
+                rows = rows.to(self.device)
+            out[key] = list(rows.split([len(i) for i in ids])) if ids else []
         return out
 
     def _gather(self, tables, index):
-        if self._sharded and any(id(t) == id(self._tables[k]) for k in self._sharded
-                                 for t in tables):
-            return self._gather_sharded(tables, index)
         # The overload itself, and only the options that differ from the defaults: each saves
         # microseconds a call (docs/benchmarks.md).
         options = {}
@@ -270,10 +273,24 @@ class FeatureStore(_FeatureStore):
 
     def _multi_get_tensor(self, attrs):
         """The attributes that share node ids (one index tensor, a node type's in a typed
-        graph) in one gather per row count; others one by one."""
+        graph) in one gather per row count; others one by one. Sharded tables: one round of
+        their exchanges a call (every rank must call as often)."""
         out = [None] * len(attrs)
+        done = set()
+        if self._sharded:
+            mine = [i for i, a in enumerate(attrs)
+                    if self._key(a) in self._sharded and not _whole(a.index)]
+            asks = {}
+            for i in mine:
+                asks.setdefault(self._key(attrs[i]), []).append(self._sharded_ids(attrs[i]))
+            got = self._sharded_round(asks)
+            for i in mine:
+                out[i] = got[self._key(attrs[i])].pop(0)
+            done.update(mine)
         groups = {}
         for i, a in enumerate(attrs):
+            if i in done:
+                continue
             if isinstance(a.index, torch.Tensor):
                 table = self._table(a)
                 groups.setdefault((id(a.index), table.size(0)), []).append((i, table))
@@ -433,7 +450,9 @@ def stores(data, device=None, *, method="auto", max_threads=0, **placements):
     graph's node features are grouped by node type (``group_name``) and its edge indices keyed
     by edge type ``(src, rel, dst)``, each relation's CSR stored as PyG's CSC. ``placements``
     (``features``, ``features_per_type``, ``disk_io``, ``disk_direct``) go to the
-    :class:`FeatureStore`; a directgnn dataset's tables keep their files for "disk".
+    :class:`FeatureStore`; a directgnn dataset's tables keep their files for "disk". A directgnn
+    dataset loaded with ``shard=True`` puts each feature table (each type's, on a
+    heterogeneous one) as a table sharded over the ranks (:meth:`FeatureStore.put_sharded`).
     """
     feature_store = FeatureStore(device, method=method, max_threads=max_threads, **placements)
     graph_store = GraphStore()
