@@ -62,13 +62,6 @@ void refuse_other_kinds(const nlohmann::json& given, RunKind kind) {
            "training edges); leave it out");
     }
     if (!node && !homogeneous) refuse_heterogeneous_link_option(name, value);
-    if (kind == RunKind::kHeteroLink && takes_option(RunKind::kLink, name) &&
-        takes_option(RunKind::kHetero, name)) {
-      fail(flag,
-           " applies to node classification and to link prediction on homogeneous datasets; "
-           "link prediction on heterogeneous datasets does not shard its tables yet; leave it "
-           "out");
-    }
     if (is_link(kind) && takes_option(RunKind::kNode, name)) {
       fail(flag, " applies to node classification, not to --task link",
            name == "shard_structure"

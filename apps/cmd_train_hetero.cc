@@ -178,8 +178,7 @@ void train_hetero_command(RunKind kind, const TrainTarget& target, TrainOptions 
   const bool homogeneous = !is_hetero_dataset(target.dataset);
   o.run_info["homogeneous_split"] = homogeneous ? o.split : -1;
   // A rank of a run that may shard the tables loads its part's rows of those stored by part.
-  const bool part =
-      kind == RunKind::kHetero && o.group != nullptr && o.shard_features != FeatureSharding::kOff;
+  const bool part = o.group != nullptr && o.shard_features != FeatureSharding::kOff;
   const HeteroDataset ds =
       load_hetero(target.dataset, o.split, o.seed, kind == RunKind::kHetero, target.keep_self_loops,
                   part ? o.group->rank() : -1, part ? o.group->size() : 0);

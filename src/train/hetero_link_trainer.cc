@@ -12,8 +12,10 @@
 
 #include "core/random.h"
 #include "directgnn/error.h"
+#include "dist/part_offsets.h"
 #include "loader/hetero_link_loader.h"
 #include "train/checkpoint.h"
+#include "train/hetero_sharding.h"
 #include "train/run_options.h"
 
 namespace directgnn {
@@ -59,6 +61,29 @@ HeteroLinkSplit checked_split(const HeteroDataset& ds, const HeteroLinkTarget& t
   return split;
 }
 
+// The data path; a sharded run's batches are prepared by one worker, in step order, as every
+// gather is a collective.
+LoaderSettings link_settings(const TrainOptions& o, const HeteroDataset& graph) {
+  LoaderSettings s = resolve_hetero_loader(
+      o.loader, graph, o.group,
+      {false,
+       "link prediction on heterogeneous graphs samples on the CPU (dropping a batch's seed "
+       "edges has no GPU twin there yet)"});
+  if (shards_hetero_features(o, graph, s)) s = sharded_settings(s, o.loader.prefetch.has_value());
+  return s;
+}
+
+// Rows of `pairs` ([E, 2] global source, destination) whose source node `rank`'s part owns,
+// and the count every rank takes (the fewest any part owns).
+PartShare source_part_share(const HeteroDataset& graph, const HeteroLinkTarget& target,
+                            const at::Tensor& pairs, int rank, int ranks) {
+  const NodeType& source = graph.node_types[static_cast<size_t>(target.src_type)];
+  const PartOffsets offsets(source.partition.offsets, static_cast<int>(graph.parts()),
+                            source.name.c_str());
+  return part_share(offsets.owners(pairs.select(1, 0).contiguous()), rank, ranks,
+                    "training edges (by source node)");
+}
+
 class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
  public:
   HeteroLinkTask(const HeteroDataset& ds, const TrainOptions& o, const HeteroLinkTarget& target,
@@ -69,23 +94,34 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
         split_(checked_split(ds, target, o)),
         config_(std::move(config)),
         loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
-                resolve_hetero_loader(
-                    o.loader, split_.graph, o.group,
-                    {false,
-                     "link prediction on heterogeneous graphs samples on the CPU (dropping "
-                     "a batch's seed edges has no GPU twin there yet)"})) {
+                link_settings(o, split_.graph)) {
     prepare_tables(split_.graph, loader_.settings().device);
     init_model(
         [this] {
           return std::make_unique<HeteroLinkModel>(config_, link_.decoder, link_.decoder_layers);
         },
         loader_.settings().device);
-    // Each rank trains on its own equal shard of every epoch's shuffled positives.
-    num_train_ = split_.split.train.size(0) / ranks_;
-    DGNN_CHECK(num_train_ > 0, "the link split has ", split_.split.train.size(0),
-               " training edges, fewer than the ", ranks_, " ranks");
+    if (shards_hetero_features(o, split_.graph, loader_.settings())) {
+      exchanges_ = make_hetero_exchanges(split_.graph, o, loader_.stores());
+      loader_.mutable_stores().use_exchanges(exchanges_);
+    }
+    const at::Tensor& train = split_.split.train;
+    if (!exchanges_.empty() && o.seed_assignment == SeedAssignment::kPart) {
+      // Each rank trains on the positives whose source node its part owns.
+      const PartShare share = source_part_share(split_.graph, target_, train, rank_, ranks_);
+      part_positives_ = train.index_select(0, share.mine);
+      num_train_ = share.count;
+    } else {
+      // Each rank trains on its own equal shard of every epoch's shuffled positives.
+      num_train_ = train.size(0) / ranks_;
+      DGNN_CHECK(num_train_ > 0, "the link split has ", train.size(0),
+                 " training edges, fewer than the ", ranks_, " ranks");
+    }
     steps_ = loader_.steps(num_train_);
     if (link_.steps_per_epoch > 0) steps_ = std::min(steps_, link_.steps_per_epoch);
+    if (!exchanges_.empty() && o.remote_cache_gib > 0) {
+      cache_text_ = fill_hetero_remote_cache(exchanges_, split_.graph, o);
+    }
   }
 
   RunKind kind() const override { return RunKind::kHeteroLink; }
@@ -107,15 +143,25 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
   int64_t num_nodes() const override { return split_.graph.num_nodes(); }
   bool classifies() const override { return false; }
 
+  // Part positives: the epoch's shuffle of this part's, cut to the count every rank has;
+  // otherwise this rank's shard of the global shuffle.
   void start_epoch(int64_t epoch, int64_t first_step) override {
-    const at::Tensor mine = shuffled_rows(split_.split.train, mix64(o_.seed, 0x5eed, epoch))
-                                .narrow(0, rank_ * num_train_, num_train_);
+    const bool part = part_positives_.defined();
+    const at::Tensor mine =
+        shuffled_rows(part ? part_positives_ : split_.split.train, mix64(o_.seed, 0x5eed, epoch))
+            .narrow(0, part ? 0 : rank_ * num_train_, num_train_);
+    clear_hetero_exchange_counts(exchanges_);
     // Rank r's step s draws from stream s·ranks + r: one stream per rank, a single process's
     // streams unchanged.
     const uint64_t seed = o_.seed;
     const int64_t rank = rank_, ranks = ranks_;
     batches_.emplace(loader_.epoch(
         mine, [=](int64_t s) { return mix64(seed, epoch, s * ranks + rank); }, first_step, steps_));
+  }
+
+  // A sharded table's exchanges this epoch, as this rank saw them.
+  void write_epoch(nlohmann::json& record, std::string& text) override {
+    if (!exchanges_.empty()) write_hetero_exchange_counts(exchanges_, split_.graph, record, text);
   }
 
   BatchTimes next_batch() override {
@@ -153,10 +199,14 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
     batch_ = HeteroLinkMinibatch();
   }
 
+  // Full neighbourhoods over the whole tables; a rank holding its parts of the tables samples
+  // the pairs' neighbourhoods instead, every rank all of them (each batch's rows exchanged).
   Evaluation evaluate(ProcessGroup*) override {
     const LinkEvalResult r =
-        evaluate_hetero_links(host_model(), split_.graph, target_, tables_.inputs(split_.graph),
-                              split_.split, link_.hits_k);
+        exchanges_.empty()
+            ? evaluate_hetero_links(host_model(), split_.graph, target_,
+                                    tables_.inputs(split_.graph), split_.split, link_.hits_k)
+            : evaluate_sampled();
     return link_evaluation(r, split_.split.negatives, link_.hits_k);
   }
 
@@ -194,15 +244,110 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
   }
 
  private:
+  LinkEvalResult evaluate_sampled();
+  std::vector<at::Tensor> sampled_embeddings(const std::vector<at::Tensor>& nodes);
+
   const LinkOptions& link_;
   HeteroLinkTarget target_;
   HeteroLinkSplit split_;
   HeteroModelConfig config_;
   HeteroLinkLoader loader_;
+  HeteroExchanges exchanges_;  // sharded tables (empty: whole)
+  at::Tensor part_positives_;  // seed_assignment part: the positives this part's sources start
+  std::string cache_text_;     // how the copy of remote rows was chosen
   int64_t num_train_ = 0, steps_ = 0;
   std::optional<HeteroLinkLoader::Epoch> batches_;
   HeteroLinkMinibatch batch_;
 };
+
+// The scored pairs' distinct sources and destinations: the validation and test positives and
+// their negatives (shared pairs, or each positive's source against its K destinations).
+std::pair<at::Tensor, at::Tensor> scored_ends(const LinkSplit& s) {
+  std::vector<at::Tensor> src{s.val.select(1, 0), s.test.select(1, 0)};
+  std::vector<at::Tensor> dst{s.val.select(1, 1), s.test.select(1, 1)};
+  for (const at::Tensor& neg : {s.val_neg, s.test_neg}) {
+    if (s.negatives == LinkNegatives::kShared) {
+      src.push_back(neg.select(1, 0));
+      dst.push_back(neg.select(1, 1));
+    } else {
+      dst.push_back(neg.reshape(-1));
+    }
+  }
+  return {at::cat(src).to(at::kLong), at::cat(dst).to(at::kLong)};
+}
+
+// `pairs` with each source's id replaced by its position in `src` and each destination's by its
+// position in `dst` (sorted distinct ids holding every one): shared pairs [n, 2], or [n, K]
+// destinations (`dst_only`).
+at::Tensor positions(const at::Tensor& pairs, const at::Tensor& src, const at::Tensor& dst,
+                     bool dst_only) {
+  const at::Tensor ids = pairs.to(at::kLong).contiguous();
+  if (dst_only) return at::searchsorted(dst, ids);
+  return at::stack({at::searchsorted(src, ids.select(1, 0).contiguous()),
+                    at::searchsorted(dst, ids.select(1, 1).contiguous())},
+                   1);
+}
+
+// The embeddings of `nodes[t]` (sorted distinct ids of each node type t; empty where none), in
+// that order: their neighbourhoods sampled with the training fan-outs, a batch of each type at a
+// time (batch i draws with mix64(seed, 0xe7a1, i)), the rows read through the loader's tables
+// (a sharded table's exchanged). Every rank asks for as many batches.
+std::vector<at::Tensor> HeteroLinkTask::sampled_embeddings(const std::vector<at::Tensor>& nodes) {
+  const int64_t batch = loader_.settings().batch_size;
+  int64_t steps = 0;
+  for (const at::Tensor& n : nodes) steps = std::max(steps, (n.numel() + batch - 1) / batch);
+  const c10::Device device = loader_.settings().device;
+  std::vector<std::vector<at::Tensor>> parts(nodes.size());
+  for (int64_t i = 0; i < steps; ++i) {
+    std::vector<at::Tensor> seeds(nodes.size());
+    for (size_t t = 0; t < nodes.size(); ++t) {
+      const int64_t lo = std::min(i * batch, nodes[t].numel());
+      seeds[t] = nodes[t].narrow(0, lo, std::min(batch, nodes[t].numel() - lo));
+    }
+    const HeteroMiniBatch b =
+        loader_.sampler().sampler().sample(seeds, mix64(o_.seed, 0xe7a1, static_cast<uint64_t>(i)));
+    std::vector<at::Tensor> x = loader_.stores().gather(b.input_nodes);
+    std::vector<HeteroBlock> blocks = b.blocks;
+    hetero_batch_to_device(blocks, x, device);
+    tables_.read_rows(b.input_nodes, device, x);
+    const std::vector<at::Tensor> h = model_->encoder().forward_outputs(blocks, x);
+    for (size_t t = 0; t < nodes.size(); ++t) {
+      if (seeds[t].numel() > 0) parts[t].push_back(h[t].narrow(0, 0, seeds[t].numel()));
+    }
+  }
+  std::vector<at::Tensor> out(nodes.size());
+  for (size_t t = 0; t < nodes.size(); ++t) {
+    if (!parts[t].empty()) out[t] = at::cat(parts[t]);
+  }
+  return out;
+}
+
+LinkEvalResult HeteroLinkTask::evaluate_sampled() {
+  at::NoGradGuard no_grad;
+  model_->eval();
+  const LinkSplit& s = split_.split;
+  const auto [src_ids, dst_ids] = scored_ends(s);
+  const int src = target_.src_type, dst = target_.dst_type;
+  std::vector<at::Tensor> nodes(split_.graph.node_types.size(), at::empty({0}, at::kLong));
+  nodes[static_cast<size_t>(src)] = std::get<0>(at::_unique(src_ids));
+  nodes[static_cast<size_t>(dst)] =
+      std::get<0>(at::_unique(src == dst ? at::cat({src_ids, dst_ids}) : dst_ids));
+  const std::vector<at::Tensor> h = sampled_embeddings(nodes);
+  const at::Tensor &src_nodes = nodes[static_cast<size_t>(src)],
+                   &dst_nodes = nodes[static_cast<size_t>(dst)];
+  const bool per_source = s.negatives == LinkNegatives::kPerSource;
+  LinkEvalResult r;
+  LinkDecoder& decoder = model_->decoder();
+  const at::Tensor &h_src = h[static_cast<size_t>(src)], &h_dst = h[static_cast<size_t>(dst)];
+  r.val = score_typed_split(decoder, h_src, h_dst, positions(s.val, src_nodes, dst_nodes, false),
+                            positions(s.val_neg, src_nodes, dst_nodes, per_source), s.negatives,
+                            link_.hits_k);
+  r.test = score_typed_split(decoder, h_src, h_dst, positions(s.test, src_nodes, dst_nodes, false),
+                             positions(s.test_neg, src_nodes, dst_nodes, per_source), s.negatives,
+                             link_.hits_k);
+  model_->train();
+  return r;
+}
 
 void HeteroLinkTask::print_header(std::ostream& out) const {
   const HeteroDataset& ds = split_.graph;
@@ -221,7 +366,9 @@ void HeteroLinkTask::print_header(std::ostream& out) const {
       << loader_.settings().batch_size << " positive edges" << (ranks_ > 1 ? " per rank" : "")
       << "\n"
       << hetero_run_line(loader_.settings(), o_.group) << "\n"
-      << hetero_features_line(loader_.stores());
+      << hetero_features_line(loader_.stores())
+      << (exchanges_.empty() ? ""
+                             : hetero_sharding_header(split_.graph, o_, exchanges_, cache_text_));
   for (const int t : {target_.src_type, target_.dst_type}) {
     const NodeType& type = ds.node_types[t];
     if (config_.kind == HeteroModelKind::kMlp && !type.has_features() &&

@@ -129,7 +129,7 @@ struct TrainOptions {
   // each epoch's shuffled training nodes are cut into one equal shard per rank, gradients are
   // averaged after every backward, and only rank 0 prints and writes metrics and checkpoints.
   ProcessGroup* group = nullptr;
-  FeatureSharding shard_features = FeatureSharding::kAuto;  // homogeneous node and link runs
+  FeatureSharding shard_features = FeatureSharding::kAuto;  // node and link runs
   SeedAssignment seed_assignment = SeedAssignment::kPart;   // with sharded features
   // Node classification on a partitioned dataset: kOn, each rank draws the neighbours of its
   // part's nodes only, and asks the owners of the rest (dist/hop_exchange.h); evaluation then

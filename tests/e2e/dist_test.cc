@@ -399,6 +399,48 @@ TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
       << ahead.output;
 }
 
+// Heterogeneous link prediction on a dataset in two parts: with the replicated run's positives
+// the sharded run ends with its parameters (learnable tables and a copy of remote rows
+// included), and its evaluation, which samples the scored pairs' neighbourhoods through the
+// exchanges, finds the replicated run's full-neighbourhood metrics when the fan-outs take every
+// neighbour; with each part's own positives (by source node) it learns.
+TEST(Distributed, ShardedHeteroTablesTrainLinksAsTheReplicatedRunDoes) {
+  TempDirectory dir;
+  ASSERT_EQ(run("generate mag --scale 0.005 --out " + dir.file("mag")).status, 0);
+  ASSERT_EQ(
+      run("partition " + dir.file("mag") + " " + dir.file("parts") + " --parts 2 --method random")
+          .status,
+      0);
+  const std::string args =
+      "launch -n 2 -- train --task link --target-relation author,writes,paper --dataset " +
+      dir.file("parts") +
+      " --threads 1 --seed 1 --hidden 16 --batch-size 256 --steps-per-epoch 10 "
+      "--node-embeddings 8 --metrics ";
+  const std::string whole = " --epochs 2 --fan-out -1,-1";
+  const CommandResult sharded = run(args + dir.file("s.jsonl") + whole +
+                                    " --seed-assignment global --remote-cache-gib 0.0005");
+  ASSERT_EQ(sharded.status, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("Sharded features: 2 parts (random) of paper, seeds by global, "
+                                "evaluation sampled on every rank; a copy of "),
+            std::string::npos)
+      << sharded.output;
+  const CommandResult replicated =
+      run(args + dir.file("r.jsonl") + whole + " --shard-features off");
+  ASSERT_EQ(replicated.status, 0) << replicated.output;
+  const nlohmann::json s = final_record(dir.file("s.jsonl")), r = final_record(dir.file("r.jsonl"));
+  EXPECT_EQ(s["param_digest"], r["param_digest"]);
+  for (const char* metric : {"roc_auc", "ap", "hits"}) {
+    EXPECT_NEAR(s["test"][metric].get<double>(), r["test"][metric].get<double>(), 1e-9) << metric;
+    EXPECT_NEAR(s["val"][metric].get<double>(), r["val"][metric].get<double>(), 1e-9) << metric;
+  }
+  EXPECT_GT(e2e::read_jsonl(dir.file("s.jsonl")).front()["exchange"]["cache_hits"].get<int64_t>(),
+            0);
+  const CommandResult own = run(args + dir.file("o.jsonl") + " --epochs 5");
+  ASSERT_EQ(own.status, 0) << own.output;
+  EXPECT_NE(own.output.find("seeds by part"), std::string::npos) << own.output;
+  EXPECT_GT(final_record(dir.file("o.jsonl"))["val"]["roc_auc"].get<double>(), 0.57) << own.output;
+}
+
 // Link prediction on the same parts: with the replicated run's seed assignment the sharded run
 // ends with its parameters; with each part's own positives (those whose source it owns) it
 // still learns, and one process scoring the saved model finds the metrics the ranks recorded.

@@ -294,7 +294,7 @@ TEST(HeteroTraining, WhatIsNotSupportedIsRefusedByFlag) {
        "caps a GPU's memory, but this run trains on the CPU"},
       {"--dataset mag:0.005 --task link --target-relation author,writes,paper "
        "--shard-features on",
-       "link prediction on heterogeneous datasets does not shard its tables yet"},
+       "needs a partitioned dataset (directgnn partition) with one part per rank"},
       {"--dataset mag:0.005 --shard-features on",
        "needs a partitioned dataset (directgnn partition) with one part per rank"},
   };
