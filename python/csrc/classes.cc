@@ -17,6 +17,7 @@
 #include "loader/feature_cache.h"
 #include "loader/options.h"
 #include "train/run_options.h"
+#include "train/sharding.h"
 
 namespace directgnn::ops {
 namespace {
@@ -170,11 +171,13 @@ void check_equal_steps(ProcessGroup& group, int64_t steps, const char* who) {
 }
 
 void LoaderHolder::shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
-                         int64_t steps) {
+                         int64_t steps, const std::string& wire) {
   DGNN_CHECK(!dataset_.partition.offsets.empty() && exchange_ == nullptr,
              "directgnn.Loader: shard() is for a sharded loader, once");
+  const char* who = "directgnn.Loader";
   exchange_ =
-      python_exchange(dataset_, loader_->store(), group, timeout_s, steps, "directgnn.Loader");
+      python_exchange(dataset_, loader_->store(), group, timeout_s, steps, who,
+                      parse_exchange_wire(wire, loader_->settings(), who), loader_->settings());
   shard_rank_ = group->getRank();
   loader_->use_exchange(exchange_);
 }
@@ -200,10 +203,38 @@ void set_partition_arg(Dataset& ds, const std::vector<int64_t>& offsets, int64_t
                  "), got ", features.sizes());
 }
 
+ExchangeWire parse_exchange_wire(const std::string& wire, const LoaderSettings& settings,
+                                 const char* who) {
+  DGNN_CHECK_ARG(wire == "cpu" || wire == "gpu" || wire == "nccl", "exchange_device", who, ": '",
+                 wire, "' is not a wire; use cpu, gpu or nccl");
+  ExchangeWire w;
+  if (wire == "cpu") return w;
+  DGNN_CHECK_ARG(settings.gpu(), "exchange_device", who,
+                 ": gpu lands the exchanged rows in a GPU's memory, but this loader's device is ",
+                 settings.device.str(), "; use cpu or auto");
+  w.gpu = true;
+  if (wire == "nccl") w.nccl_gpu = std::max<int>(0, settings.device.index());
+  return w;
+}
+
+std::unique_ptr<ProcessGroup> wire_group(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                                         const std::string& tag, std::chrono::seconds timeout,
+                                         const ExchangeWire& wire) {
+  return ProcessGroup::over_store(group->getRank(), group->getSize(), group->getStore(), tag,
+                                  timeout, wire.nccl_gpu);
+}
+
+void wire_exchange(FeatureExchange& exchange, const ExchangeWire& wire,
+                   const LoaderSettings& settings) {
+  if (!wire.gpu) return;
+  exchange.on_device(settings.device, settings.gather);
+  start_on_this_thread(exchange);
+}
+
 std::shared_ptr<FeatureExchange> python_exchange(
     const Dataset& ds, const FeatureStore& store,
     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
-    const char* who) {
+    const char* who, const ExchangeWire& wire, const LoaderSettings& settings) {
   const int rank = group->getRank(), size = group->getSize();
   const std::vector<int64_t>& offsets = ds.partition.offsets;
   DGNN_CHECK_ARG(static_cast<int64_t>(offsets.size()) - 1 == size, "data", "the dataset has ",
@@ -212,10 +243,12 @@ std::shared_ptr<FeatureExchange> python_exchange(
   DGNN_CHECK_ARG(ds.feature_part < 0 || ds.feature_part == rank, "data", "holds part ",
                  ds.feature_part, "'s rows, but this is rank ", rank,
                  "; load it with shard=True on every rank");
-  auto exchange_group = ProcessGroup::over_store(
-      rank, size, group->getStore(), loader_group_tag("loader"), std::chrono::seconds(timeout_s));
+  auto exchange_group =
+      wire_group(group, loader_group_tag("loader"), std::chrono::seconds(timeout_s), wire);
   check_equal_steps(*exchange_group, steps, who);
-  return part_exchange(ds, rank, store, std::move(exchange_group));
+  auto exchange = part_exchange(ds, rank, store, std::move(exchange_group));
+  wire_exchange(*exchange, wire, settings);
+  return exchange;
 }
 
 c10::Dict<std::string, double> counts_dict(const ExchangeCounts& c) {

@@ -92,13 +92,31 @@ std::string loader_group_tag(const std::string& kind);
 // holds that part's rows only) set on `ds`, whose graph is set; the features' rows checked.
 void set_partition_arg(Dataset& ds, const std::vector<int64_t>& offsets, int64_t feature_part,
                        const at::Tensor& features);
+// Where a sharded Python loader's ids and rows cross (its `exchange_device`, resolved in Python
+// against the script's group): "cpu" (a Gloo group, CPU tensors), "gpu" (a Gloo group carrying
+// the loader's GPU tensors: ranks sharing a GPU) or "nccl" (an NCCL group on the loader's GPU).
+struct ExchangeWire {
+  bool gpu = false;   // on the loader's GPU
+  int nccl_gpu = -1;  // >= 0: an NCCL group on this GPU
+};
+ExchangeWire parse_exchange_wire(const std::string& wire, const LoaderSettings& settings,
+                                 const char* who);
+// The group of an exchange over `group`'s store under `tag`, on the wire's backend.
+std::unique_ptr<ProcessGroup> wire_group(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
+                                         const std::string& tag, std::chrono::seconds timeout,
+                                         const ExchangeWire& wire);
+// Puts `exchange` on the wire's GPU (each owner gathering by the loader's method) and makes its
+// communicator now (a collective); nothing for the CPU.
+void wire_exchange(FeatureExchange& exchange, const ExchangeWire& wire,
+                   const LoaderSettings& settings);
+
 // The exchange of a sharded Python loader (`who`) over `ds`, serving this rank's rows from
-// `store`, on a Gloo group made over `group`'s store: the parts checked against the group and
+// `store`, on a group made over `group`'s store: the parts checked against the group and
 // `steps`, this rank's minibatches per pass, against every rank's (collectives).
 std::shared_ptr<FeatureExchange> python_exchange(
     const Dataset& ds, const FeatureStore& store,
     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
-    const char* who);
+    const char* who, const ExchangeWire& wire, const LoaderSettings& settings);
 
 // Loader over a graph, features and labels: MinibatchLoader (loader/loader.h) with its
 // options resolved by resolve_loader, as the command's are. `features_path` is the
@@ -117,7 +135,8 @@ class LoaderHolder : public torch::CustomClassHolder {
   // A sharded loader's exchange, on a Gloo group over `group`'s store (the script's default
   // group): this rank serves its rows and fetches the others'. A collective, which also
   // checks that every rank takes `steps` minibatches per pass.
-  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps);
+  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
+             const std::string& wire);
   // What the exchanges moved since the last call (gathers, rows, remote_rows, bytes_sent,
   // bytes_received, seconds), and clears the counts; empty when not sharded.
   c10::Dict<std::string, double> exchange_counts();

@@ -243,10 +243,10 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
   int64_t steps(int64_t num_seeds) const { return loader_->steps(num_seeds); }
 
   // Shards the featured types' tables over `group`'s ranks (a partitioned dataset, one part per
-  // rank): each type's rows come over an exchange of its own, on a Gloo group made over
-  // `group`'s store; `steps`, this rank's minibatches per pass, must be every rank's.
-  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
-             int64_t steps) {
+  // rank): each type's rows come over an exchange of its own, on a group made over `group`'s
+  // store on the wire's backend; `steps`, this rank's minibatches per pass, must be every rank's.
+  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
+             const std::string& wire_name) {
     const HeteroDataset& ds = graph_->dataset();
     DGNN_CHECK(ds.parts() > 0 && exchanges_.empty(),
                "directgnn.HeteroLoader: shard() is for a sharded loader, once");
@@ -261,11 +261,19 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
     }
     const auto timeout = std::chrono::seconds(timeout_s);
     const std::string tag = loader_group_tag("hetero-loader");
-    check_equal_steps(*ProcessGroup::over_store(rank, size, group->getStore(), tag, timeout), steps,
-                      "directgnn.HeteroLoader");
+    const char* who = "directgnn.HeteroLoader";
+    const LoaderSettings& settings = loader_->stores().settings();
+    const ExchangeWire wire = parse_exchange_wire(wire_name, settings, who);
+    check_equal_steps(*wire_group(group, tag, timeout, wire), steps, who);
     exchanges_ = hetero_part_exchanges(ds, rank, loader_->stores(), [&](const std::string& type) {
-      return ProcessGroup::over_store(rank, size, group->getStore(), tag + "-" + type, timeout);
+      return wire_group(group, tag + "-" + type, timeout, wire);
     });
+    for (size_t t = 0; t < exchanges_.size(); ++t) {
+      if (exchanges_[t] == nullptr) continue;
+      LoaderSettings typed = settings;
+      typed.gather.method = settings.type_gather[t];
+      wire_exchange(*exchanges_[t], wire, typed);
+    }
     loader_->mutable_stores().use_exchanges(exchanges_);
   }
 

@@ -74,12 +74,14 @@ class LinkLoaderHolder : public torch::CustomClassHolder {
   }
 
   // Shards the feature table over `group`'s ranks, as Loader's shard().
-  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s,
-             int64_t steps) {
+  void shard(const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
+             const std::string& wire) {
     DGNN_CHECK(!dataset_.partition.offsets.empty() && exchange_ == nullptr,
                "directgnn.LinkLoader: shard() is for a sharded loader, once");
-    exchange_ = python_exchange(dataset_, loader_->store(), group, timeout_s, steps,
-                                "directgnn.LinkLoader");
+    const char* who = "directgnn.LinkLoader";
+    exchange_ =
+        python_exchange(dataset_, loader_->store(), group, timeout_s, steps, who,
+                        parse_exchange_wire(wire, loader_->settings(), who), loader_->settings());
     loader_->use_exchange(exchange_);
   }
 

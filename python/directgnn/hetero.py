@@ -499,12 +499,12 @@ class HeteroLoader(NativeLoader):
         disk_io, disk_direct: how rows on disk are read ("auto", "io_uring", "pread"; O_DIRECT).
         feature_cache_gib: one RAM cache of this many GiB shared by the types on disk, filled
             here by ``feature_cache_rank`` ("presample": a pass over ``seeds``; "degree").
-        sharded, seed_assignment, group, dist_timeout: as :class:`directgnn.Loader`'s: over a
-            partitioned dataset loaded with ``directgnn.load(DIR, shard=True)`` in a script
-            with a torch.distributed process group, each featured type's rows come from their
-            owners through an exchange of its own (docs/distributed.md, "From Python"); the
-            seeds this rank takes are the target type's its part owns ("part") or its shard of
-            every rank's shuffle ("global").
+        sharded, seed_assignment, group, dist_timeout, exchange_device: as
+            :class:`directgnn.Loader`'s: over a partitioned dataset loaded with
+            ``directgnn.load(DIR, shard=True)`` in a script with a torch.distributed process
+            group, each featured type's rows come from their owners through an exchange of its
+            own (docs/distributed.md, "From Python"); the seeds this rank takes are the target
+            type's its part owns ("part") or its shard of every rank's shuffle ("global").
     """
 
     def __init__(self, data, seeds, *, fanouts, batch_size: int = 1024, shuffle: bool = True,
@@ -514,7 +514,7 @@ class HeteroLoader(NativeLoader):
                  gather: str = "auto", disk_io: str = "auto", disk_direct: bool = False,
                  feature_cache_gib: float = 0.0, feature_cache_rank: str = "presample",
                  sharded: Union[str, bool] = "auto", seed_assignment: str = "part", group=None,
-                 dist_timeout: float = 300.0):
+                 dist_timeout: float = 300.0, exchange_device: str = "auto"):
         from .loader import _Shard
         if not isinstance(data, HeteroDataset):
             data = HeteroDataset.from_pyg(data, target=target)
@@ -538,7 +538,9 @@ class HeteroLoader(NativeLoader):
                                                 depth, int(workers), choices, bool(disk_direct),
                                                 float(feature_cache_gib))
             if self._shard:
-                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self))
+                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self),
+                                   self._shard.wire(self.device, exchange_device,
+                                                    "directgnn.HeteroLoader"))
             # A progress line on a terminal (stderr), nothing otherwise.
             self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0

@@ -91,10 +91,10 @@ class LinkLoader(NativeLoader):
             features="disk", else 0, as ``directgnn train``), or 0..64.
         workers: threads preparing them.
         disk_io, disk_direct: with features="disk", as :class:`Loader`.
-        sharded, seed_assignment, group, dist_timeout: as :class:`Loader`'s, over a partitioned
-            dataset loaded with ``directgnn.load(DIR, shard=True)``: the other ranks' rows come
-            from their owners; "part" takes the positives whose source node this rank's part
-            owns, "global" this rank's shard of every pass's shuffle.
+        sharded, seed_assignment, group, dist_timeout, exchange_device: as :class:`Loader`'s,
+            over a partitioned dataset loaded with ``directgnn.load(DIR, shard=True)``: the
+            other ranks' rows come from their owners; "part" takes the positives whose source
+            node this rank's part owns, "global" this rank's shard of every pass's shuffle.
 
     Each ``iter(loader)`` is a pass of its own, with its own workers; a pass left unfinished
     stops when its iterator is closed or collected. As :class:`Loader`, the first loader of a
@@ -112,7 +112,7 @@ class LinkLoader(NativeLoader):
                  prefetch: Union[str, int] = "auto", workers: int = 1,
                  disk_io: str = "auto", disk_direct: bool = False,
                  sharded: Union[str, bool] = "auto", seed_assignment: str = "part", group=None,
-                 dist_timeout: float = 300.0):
+                 dist_timeout: float = 300.0, exchange_device: str = "auto"):
         from .loader import _Shard
         features_path = ""
         if isinstance(data, Dataset):
@@ -151,7 +151,9 @@ class LinkLoader(NativeLoader):
                 [int(f) for f in fanouts], self.batch_size, depth, int(workers),
                 bool(disk_direct), int(neg_ratio), offsets, part)
             if self._shard:
-                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self))
+                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self),
+                                   self._shard.wire(self.device, exchange_device,
+                                                    "directgnn.LinkLoader"))
         self._warn_note()
 
     @property

@@ -129,11 +129,16 @@ class Loader(NativeLoader):
             "global" (its equal share of each pass's shuffle of all of them, as
             ``DistributedSampler``; the minibatches of ``directgnn train --seed-assignment
             global``).
-        group: the process group whose store the exchange's own Gloo group is made over
+        group: the process group whose store the exchange's own group is made over
             (default: torch.distributed's default group). The exchange never uses the group
             itself, so the script's collectives (DDP's all-reduce) and the loader's, on its
             prefetching thread, never meet.
         dist_timeout: seconds an exchange waits for the other ranks before failing.
+        exchange_device: on a GPU, where a sharded table's ids and rows cross: "gpu" (each
+            owner's GPU gathers its rows, a pinned part by the aligned kernel, and they travel
+            GPU to GPU: over an NCCL group of the loader's own when ``group`` is NCCL's, else
+            over Gloo, which copies GPU tensors through host memory), "cpu" (over Gloo on the
+            CPU, then copied to the GPU) or "auto" ("gpu" when ``group`` is NCCL's).
 
     Each ``iter(loader)`` is a pass of its own, with its own workers: two may run at once
     (each in the order its pass number and ``seed`` give), and a pass left unfinished stops
@@ -155,7 +160,8 @@ class Loader(NativeLoader):
                  feature_cache_policy: str = "auto", lookahead_batches: int = 0,
                  weighted: bool = False, edge_weight: Optional[torch.Tensor] = None,
                  edge_ids: Optional[bool] = None, sharded: Union[str, bool] = "auto",
-                 seed_assignment: str = "part", group=None, dist_timeout: float = 300.0):
+                 seed_assignment: str = "part", group=None, dist_timeout: float = 300.0,
+                 exchange_device: str = "auto"):
         features_path = ""
         if isinstance(data, HeteroDataset) or type(data).__name__ == "HeteroData":
             raise TypeError("directgnn.Loader: the data is heterogeneous; use "
@@ -201,7 +207,9 @@ class Loader(NativeLoader):
                                           bool(disk_direct), float(feature_cache_gib), offsets,
                                           part)
             if self._shard:
-                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self))
+                self._loader.shard(self._shard.group.boxed(), int(dist_timeout), len(self),
+                                   self._shard.wire(self.device, exchange_device,
+                                                    "directgnn.Loader"))
             # A progress line on a terminal (stderr), nothing otherwise.
             self.feature_cache = self._loader.fill_cache(self.seeds, self.seed, True)
         self._epoch = 0
@@ -267,6 +275,24 @@ class _Shard:
             if self.count == 0:
                 raise ValueError(f"{who}: {seeds.shape[0]} seeds for {ranks} ranks; "
                                  "every rank needs one")
+
+    def wire(self, device, exchange_device, who):
+        """Where the exchange's ids and rows cross for a loader on ``device``
+        (``exchange_device``: "auto", "cpu" or "gpu"): "cpu", "gpu" (Gloo carrying GPU tensors)
+        or "nccl" (an NCCL group of the exchange's own)."""
+        if exchange_device not in ("auto", "cpu", "gpu"):
+            raise ValueError(f"{who}: exchange_device={exchange_device!r}: use 'auto', 'cpu' "
+                             "or 'gpu'")
+        on_gpu = torch.device(device).type == "cuda"
+        if exchange_device == "gpu" and not on_gpu:
+            raise ValueError(f"{who}: exchange_device='gpu' lands the exchanged rows in a GPU's "
+                             f"memory, but this loader's device is {device}; use 'cpu' or "
+                             "'auto'")
+        import torch.distributed as dist
+        nccl = dist.get_backend(self.group) == "nccl"
+        if not on_gpu or exchange_device == "cpu" or (exchange_device == "auto" and not nccl):
+            return "cpu"
+        return "nccl" if nccl else "gpu"
 
     @classmethod
     def of(cls, data, sharded, assignment, group, seeds, who="directgnn.Loader",

@@ -13,7 +13,7 @@ import torch.distributed as dist
 import directgnn
 
 
-def main(path, out, assignment):
+def main(path, out, assignment, device="cpu", exchange_device="auto"):
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.set_num_threads(1)
@@ -22,17 +22,28 @@ def main(path, out, assignment):
     # Every rank passes the same positives: the graph's first 1,200 edges (source, destination).
     dst = torch.repeat_interleave(torch.arange(whole.num_nodes), whole.indptr.diff())
     edges = torch.stack([whole.indices.long(), dst], 1)[:1200]
-    loader = directgnn.LinkLoader(data, edges, fanouts=[5, 5], batch_size=64, device="cpu",
-                                  seed_assignment=assignment)
+    # Rows landing in a GPU's memory need a loader on a GPU; both ranks refuse alike, before
+    # any collective.
+    wire_errors = []
+    for wire in ("gpu", "fast"):
+        try:
+            directgnn.LinkLoader(data, edges, fanouts=[5], batch_size=64, device="cpu",
+                                 exchange_device=wire)
+        except ValueError as e:
+            wire_errors.append(str(e))
+    loader = directgnn.LinkLoader(data, edges, fanouts=[5, 5], batch_size=64, device=device,
+                                  seed_assignment=assignment, exchange_device=exchange_device)
     starts = torch.tensor(data.partition["offsets"][1:-1])
     report = {"rank": loader.rank, "steps": len(loader), "batches": 0, "rows_match": True,
-              "own_edges": True, "x_rows": int(data.x.shape[0])}
+              "own_edges": True, "x_rows": int(data.x.shape[0]), "wire_errors": wire_errors}
     for _ in range(2):
         for batch in loader:
             report["batches"] += 1
-            report["rows_match"] &= bool(torch.equal(batch.x, whole.x[batch.n_id]))
+            report["x_device"] = str(batch.x.device)
+            report["rows_match"] &= bool(torch.equal(batch.x.cpu(), whole.x[batch.n_id.cpu()]))
             if assignment == "part":
-                owner = torch.searchsorted(starts, batch.edges[:, 0].contiguous(), right=True)
+                owner = torch.searchsorted(starts, batch.edges[:, 0].cpu().contiguous(),
+                                           right=True)
                 report["own_edges"] &= bool((owner == rank).all())
     report["exchange"] = loader.exchange_stats()
     with open(os.path.join(out, f"rank-{rank}.json"), "w") as f:
@@ -41,4 +52,4 @@ def main(path, out, assignment):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3])
+    main(*sys.argv[1:])

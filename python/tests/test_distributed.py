@@ -141,11 +141,26 @@ def test_two_ranks_iterate_links_over_a_sharded_table(parts_path, tmp_path, assi
         assert report["x_rows"] == offsets[r + 1] - offsets[r]
         assert report["rows_match"] and report["own_edges"]
         assert report["batches"] == 2 * report["steps"] > 0
+        assert len(report["wire_errors"]) == 2
+        assert "exchange_device='gpu' lands the exchanged rows in a GPU's memory, but this " \
+               "loader's device is cpu" in report["wire_errors"][0]
+        assert "exchange_device='fast': use 'auto', 'cpu' or 'gpu'" in report["wire_errors"][1]
         ex = report["exchange"]
         assert ex["gathers"] == report["batches"]
         assert 0 < ex["remote_rows"] < ex["rows"]
     assert reports[0]["steps"] == reports[1]["steps"]
     assert reports[0]["exchange"]["bytes_sent"] == reports[1]["exchange"]["bytes_received"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_two_ranks_sharing_a_gpu_exchange_rows_in_its_memory(parts_path, tmp_path):
+    """exchange_device='gpu' on ranks sharing the GPU (a Gloo group, which carries GPU tensors):
+    each owner's GPU gathers its rows, which arrive in GPU memory, the whole table's."""
+    reports = run_workers(LINK_WORKER, tmp_path, parts_path, tmp_path, "part", "cuda", "gpu")
+    for report in reports:
+        assert report["x_device"].startswith("cuda")
+        assert report["rows_match"] and report["own_edges"]
+        assert 0 < report["exchange"]["remote_rows"] < report["exchange"]["rows"]
 
 
 PYG_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_sharded_pyg_worker.py")

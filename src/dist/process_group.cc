@@ -197,14 +197,17 @@ std::unique_ptr<ProcessGroup> ProcessGroup::create(const DistEnv& env, const Dis
 std::unique_ptr<ProcessGroup> ProcessGroup::over_store(int rank, int size,
                                                        c10::intrusive_ptr<c10d::Store> store,
                                                        const std::string& tag,
-                                                       std::chrono::seconds timeout) {
+                                                       std::chrono::seconds timeout, int gpu) {
   DistEnv env;
   env.rank = env.local_rank = rank;
   env.world_size = env.local_world_size = size;
   const char* addr = std::getenv("MASTER_ADDR");
   env.master_addr = addr != nullptr ? addr : "";
-  return on_store(env, timeout, std::move(store), tag, std::make_unique<Impl>(),
-                  DistBackend::kGloo);
+  keep_flight_recorder_off();
+  auto impl = std::make_unique<Impl>();
+  impl->gpu = gpu;
+  return on_store(env, timeout, std::move(store), tag, std::move(impl),
+                  gpu >= 0 ? DistBackend::kNccl : DistBackend::kGloo);
 }
 
 namespace {

@@ -70,11 +70,13 @@ class ProcessGroup {
   // PyTorch script's default group's store (c10d::ProcessGroup::getStore), so the script's
   // own rendezvous serves, with no second store. Gloo listens on GLOO_SOCKET_IFNAME when set,
   // else on MASTER_ADDR's side (loopback for a local one), else on this host's address. Every
-  // rank makes it, in the same order; its collectives never meet the script's.
+  // rank makes it, in the same order; its collectives never meet the script's. With `gpu` >= 0
+  // an NCCL group on that GPU of this rank's instead (GPU tensors), for a script whose ranks
+  // each have a GPU of their own.
   static std::unique_ptr<ProcessGroup> over_store(int rank, int size,
                                                   c10::intrusive_ptr<c10d::Store> store,
                                                   const std::string& tag,
-                                                  std::chrono::seconds timeout);
+                                                  std::chrono::seconds timeout, int gpu = -1);
   ~ProcessGroup();
 
   int rank() const { return env_.rank; }
