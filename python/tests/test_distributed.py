@@ -21,8 +21,13 @@ def parts_path(cora_path, tmp_path):
     if not cli:
         pytest.skip("DIRECTGNN_CLI (the directgnn binary) is not set")
     out = tmp_path / "cora-2"
-    subprocess.run([cli, "partition", cora_path, str(out), "--parts", "2", "--method", "metis"],
-                   check=True, capture_output=True)
+    metis = subprocess.run([cli, "partition", cora_path, str(out), "--parts", "2", "--method",
+                            "metis"], capture_output=True, text=True)
+    if metis.returncode != 0:
+        # A build without METIS (the GPU day's pack) says so; the random parts serve as well.
+        assert "this build has no METIS" in metis.stderr + metis.stdout, metis.stderr
+        subprocess.run([cli, "partition", cora_path, str(out), "--parts", "2", "--method",
+                        "random"], check=True, capture_output=True)
     return str(out)
 
 
