@@ -17,7 +17,6 @@
 #include "loader/feature_cache.h"
 #include "loader/options.h"
 #include "train/run_options.h"
-#include "train/sharding.h"
 
 namespace directgnn::ops {
 namespace {
@@ -224,13 +223,6 @@ std::unique_ptr<ProcessGroup> wire_group(const c10::intrusive_ptr<c10d::ProcessG
                                   timeout, wire.nccl_gpu);
 }
 
-void wire_exchange(FeatureExchange& exchange, const ExchangeWire& wire,
-                   const LoaderSettings& settings) {
-  if (!wire.gpu) return;
-  exchange.on_device(settings.device, settings.gather);
-  start_on_this_thread(exchange);
-}
-
 std::shared_ptr<FeatureExchange> python_exchange(
     const Dataset& ds, const FeatureStore& store,
     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,
@@ -247,7 +239,7 @@ std::shared_ptr<FeatureExchange> python_exchange(
       wire_group(group, loader_group_tag("loader"), std::chrono::seconds(timeout_s), wire);
   check_equal_steps(*exchange_group, steps, who);
   auto exchange = part_exchange(ds, rank, store, std::move(exchange_group));
-  wire_exchange(*exchange, wire, settings);
+  if (wire.gpu) exchange->on_device(settings.device, settings.gather);
   return exchange;
 }
 

@@ -105,14 +105,11 @@ ExchangeWire parse_exchange_wire(const std::string& wire, const LoaderSettings& 
 std::unique_ptr<ProcessGroup> wire_group(const c10::intrusive_ptr<c10d::ProcessGroup>& group,
                                          const std::string& tag, std::chrono::seconds timeout,
                                          const ExchangeWire& wire);
-// Puts `exchange` on the wire's GPU (each owner gathering by the loader's method) and makes its
-// communicator now (a collective); nothing for the CPU.
-void wire_exchange(FeatureExchange& exchange, const ExchangeWire& wire,
-                   const LoaderSettings& settings);
 
 // The exchange of a sharded Python loader (`who`) over `ds`, serving this rank's rows from
-// `store`, on a group made over `group`'s store: the parts checked against the group and
-// `steps`, this rank's minibatches per pass, against every rank's (collectives).
+// `store`, on a group made over `group`'s store (on the wire's GPU, each owner gathering by
+// `settings`' method, when it is one): the parts checked against the group and `steps`, this
+// rank's minibatches per pass, against every rank's (collectives).
 std::shared_ptr<FeatureExchange> python_exchange(
     const Dataset& ds, const FeatureStore& store,
     const c10::intrusive_ptr<c10d::ProcessGroup>& group, int64_t timeout_s, int64_t steps,

@@ -268,11 +268,10 @@ class HeteroLoaderHolder : public torch::CustomClassHolder {
     exchanges_ = hetero_part_exchanges(ds, rank, loader_->stores(), [&](const std::string& type) {
       return wire_group(group, tag + "-" + type, timeout, wire);
     });
-    for (size_t t = 0; t < exchanges_.size(); ++t) {
-      if (exchanges_[t] == nullptr) continue;
-      LoaderSettings typed = settings;
-      typed.gather.method = settings.type_gather[t];
-      wire_exchange(*exchanges_[t], wire, typed);
+    for (size_t t = 0; wire.gpu && t < exchanges_.size(); ++t) {
+      if (exchanges_[t] != nullptr) {
+        exchanges_[t]->on_device(settings.device, loader_->stores().gather_options(t));
+      }
     }
     loader_->mutable_stores().use_exchanges(exchanges_);
   }

@@ -14,7 +14,7 @@ from torch_geometric.sampler import HeteroSamplerOutput
 from torch_geometric.sampler.base import NumNeighbors
 
 from ._ops import classes
-from ._pyg_stores import FeatureStore
+from ._pyg_stores import FeatureStore, own_rows
 from .hetero import HeteroDataset, csc
 
 
@@ -259,9 +259,8 @@ def put_dataset(feature_store, graph_store, data: HeteroDataset):
             # directgnn.load(DIR, shard=True): this rank's part of each type's table, the
             # others' rows fetched from their owners.
             offsets = data.partition["offsets"][t]
-            whole = x.shape[0] == data.num_nodes[t]
-            part = x[offsets[data.shard_rank]:offsets[data.shard_rank + 1]] if whole else x
-            feature_store.put_sharded(part, offsets, "x", group_name=t)
+            feature_store.put_sharded(own_rows(x, offsets, data.shard_rank, data.num_nodes[t]),
+                                      offsets, "x", group_name=t)
         else:
             feature_store.put_tensor(x, group_name=t, attr_name="x", index=None)
     if data.target is not None and data.y is not None:

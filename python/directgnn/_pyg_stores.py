@@ -428,13 +428,10 @@ def node_features(data):
     return out
 
 
-def _shard_part(data):
-    """This rank's rows of a dataset loaded with shard=True (its part's file, or its range of a
-    whole table)."""
-    if data.feature_part is not None:
-        return data.x
-    offsets, rank = data.partition["offsets"], data.shard_rank
-    return data.x[offsets[rank]:offsets[rank + 1]]
+def own_rows(x, offsets, rank, num_nodes):
+    """This rank's rows of a table loaded with shard=True: ``x`` itself when it holds its part
+    only (the part's file), else its range of the whole table."""
+    return x[offsets[rank]:offsets[rank + 1]] if x.shape[0] == num_nodes else x
 
 
 def stores(data, device=None, *, method="auto", max_threads=0, **placements):
@@ -467,7 +464,8 @@ def stores(data, device=None, *, method="auto", max_threads=0, **placements):
         feature_store._files[(None, "x")] = data.features_path or ""
         if getattr(data, "shard_rank", None) is not None:
             # directgnn.load(DIR, shard=True): this rank's part, the others' rows fetched.
-            feature_store.put_sharded(_shard_part(data), data.partition["offsets"], "x")
+            offsets = data.partition["offsets"]
+            feature_store.put_sharded(own_rows(data.x, offsets, data.shard_rank, n), offsets, "x")
         else:
             feature_store.put_tensor(data.x, group_name=None, attr_name="x", index=None)
         feature_store.put_tensor(data.y, group_name=None, attr_name="y", index=None)

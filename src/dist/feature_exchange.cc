@@ -54,14 +54,21 @@ void FeatureExchange::serve(FeatureStore local) {
 }
 
 void FeatureExchange::on_device(const c10::Device& device, const GatherOptions& options) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  DGNN_CHECK(device.is_cpu() || (device.is_cuda() && device.has_index()),
-             "feature exchange: cannot exchange on ", device.str(), " (a GPU needs its index)");
-  DGNN_CHECK(device.is_cuda() || group_->backend() != DistBackend::kNccl,
-             "feature exchange: an NCCL group exchanges GPU tensors; give a CUDA device");
-  DGNN_CHECK(cached_rows() == 0, "feature exchange: choose the device before caching remote rows");
-  wire_ = device;
-  serve_options_ = options;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    DGNN_CHECK(device.is_cpu() || (device.is_cuda() && device.has_index()),
+               "feature exchange: cannot exchange on ", device.str(), " (a GPU needs its index)");
+    DGNN_CHECK(device.is_cuda() || group_->backend() != DistBackend::kNccl,
+               "feature exchange: an NCCL group exchanges GPU tensors; give a CUDA device");
+    DGNN_CHECK(cached_rows() == 0,
+               "feature exchange: choose the device before caching remote rows");
+    wire_ = device;
+    serve_options_ = options;
+  }
+  // An NCCL group makes its communicator at its first collective: now, on the caller's thread,
+  // every rank at once, not later on a loader's worker beside the training step's all-reduce.
+  gather(at::empty({0}, at::kLong), wire_);
+  clear_counts();
 }
 
 at::Tensor FeatureExchange::owners(const at::Tensor& ids) const { return offsets_.owners(ids); }

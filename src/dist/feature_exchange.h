@@ -76,7 +76,8 @@ class FeatureExchange {
   // Ids and rows cross on `device` from now on (see the top of this file), each owner
   // gathering its rows onto it by `options`' method (auto: aligned for a pinned or device
   // table, a CPU gather and one copy for a host or disk one). The group must take tensors of
-  // that device (an NCCL group a CUDA one). Call on every rank alike, before the first gather.
+  // that device (an NCCL group a CUDA one). A collective (one empty gather, which makes an
+  // NCCL group's communicator here): every rank alike, before the cache is filled.
   void on_device(const c10::Device& device, const GatherOptions& options = {});
   const c10::Device& device() const { return wire_; }
 

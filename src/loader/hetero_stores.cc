@@ -194,9 +194,7 @@ std::vector<at::Tensor> HeteroStores::gather(const std::vector<at::Tensor>& inpu
           exchanges_[t]->gather(input_nodes[t].to(at::kCPU).to(at::kLong),
                                 settings_.gpu() ? settings_.device : c10::Device(c10::kCPU)));
     } else if (settings_.gpu()) {
-      GatherOptions g = settings_.gather;
-      g.method = settings_.type_gather[t];
-      x.push_back(stores_[t]->gather(input_nodes[t], settings_.device, g));
+      x.push_back(stores_[t]->gather(input_nodes[t], settings_.device, gather_options(t)));
     } else {
       x.push_back(stores_[t]->gather(input_nodes[t]));
     }

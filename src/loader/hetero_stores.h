@@ -45,6 +45,12 @@ class HeteroStores {
 
   size_t size() const { return stores_.size(); }
   const LoaderSettings& settings() const { return settings_; }
+  // How type t's rows are gathered onto a GPU: the settings' options with its type's method.
+  GatherOptions gather_options(size_t t) const {
+    GatherOptions g = settings_.gather;
+    g.method = settings_.type_gather[t];
+    return g;
+  }
   // Type `t`'s store, or nullptr for a featureless type.
   const FeatureStore* store(size_t t) const { return stores_[t].get(); }
   FeatureStore* mutable_store(size_t t) { return stores_[t].get(); }

@@ -12,7 +12,6 @@
 
 #include "core/random.h"
 #include "directgnn/error.h"
-#include "dist/part_offsets.h"
 #include "loader/hetero_link_loader.h"
 #include "train/checkpoint.h"
 #include "train/hetero_sharding.h"
@@ -61,29 +60,6 @@ HeteroLinkSplit checked_split(const HeteroDataset& ds, const HeteroLinkTarget& t
   return split;
 }
 
-// The data path; a sharded run's batches are prepared by one worker, in step order, as every
-// gather is a collective.
-LoaderSettings link_settings(const TrainOptions& o, const HeteroDataset& graph) {
-  LoaderSettings s = resolve_hetero_loader(
-      o.loader, graph, o.group,
-      {false,
-       "link prediction on heterogeneous graphs samples on the CPU (dropping a batch's seed "
-       "edges has no GPU twin there yet)"});
-  if (shards_hetero_features(o, graph, s)) s = sharded_settings(s, o.loader.prefetch.has_value());
-  return s;
-}
-
-// Rows of `pairs` ([E, 2] global source, destination) whose source node `rank`'s part owns,
-// and the count every rank takes (the fewest any part owns).
-PartShare source_part_share(const HeteroDataset& graph, const HeteroLinkTarget& target,
-                            const at::Tensor& pairs, int rank, int ranks) {
-  const NodeType& source = graph.node_types[static_cast<size_t>(target.src_type)];
-  const PartOffsets offsets(source.partition.offsets, static_cast<int>(graph.parts()),
-                            source.name.c_str());
-  return part_share(offsets.owners(pairs.select(1, 0).contiguous()), rank, ranks,
-                    "training edges (by source node)");
-}
-
 class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
  public:
   HeteroLinkTask(const HeteroDataset& ds, const TrainOptions& o, const HeteroLinkTarget& target,
@@ -94,21 +70,23 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
         split_(checked_split(ds, target, o)),
         config_(std::move(config)),
         loader_(split_.graph, target_, hetero_fanouts(ds, o), link_.sampling,
-                link_settings(o, split_.graph)) {
+                hetero_run_settings(
+                    o, split_.graph,
+                    {false,
+                     "link prediction on heterogeneous graphs samples on the CPU (dropping "
+                     "a batch's seed edges has no GPU twin there yet)"})) {
     prepare_tables(split_.graph, loader_.settings().device);
     init_model(
         [this] {
           return std::make_unique<HeteroLinkModel>(config_, link_.decoder, link_.decoder_layers);
         },
         loader_.settings().device);
-    if (shards_hetero_features(o, split_.graph, loader_.settings())) {
-      exchanges_ = make_hetero_exchanges(split_.graph, o, loader_.stores());
-      loader_.mutable_stores().use_exchanges(exchanges_);
-    }
+    exchanges_ = shard_hetero_tables(split_.graph, o, loader_.mutable_stores(), cache_text_);
     const at::Tensor& train = split_.split.train;
     if (!exchanges_.empty() && o.seed_assignment == SeedAssignment::kPart) {
       // Each rank trains on the positives whose source node its part owns.
-      const PartShare share = source_part_share(split_.graph, target_, train, rank_, ranks_);
+      const PartShare share = hetero_part_share(split_.graph, target_.src_type, train.select(1, 0),
+                                                rank_, ranks_, "training edges (by source node)");
       part_positives_ = train.index_select(0, share.mine);
       num_train_ = share.count;
     } else {
@@ -119,9 +97,6 @@ class HeteroLinkTask final : public HeteroTask<HeteroLinkModel> {
     }
     steps_ = loader_.steps(num_train_);
     if (link_.steps_per_epoch > 0) steps_ = std::min(steps_, link_.steps_per_epoch);
-    if (!exchanges_.empty() && o.remote_cache_gib > 0) {
-      cache_text_ = fill_hetero_remote_cache(exchanges_, split_.graph, o);
-    }
   }
 
   RunKind kind() const override { return RunKind::kHeteroLink; }
@@ -304,13 +279,12 @@ std::vector<at::Tensor> HeteroLinkTask::sampled_embeddings(const std::vector<at:
       const int64_t lo = std::min(i * batch, nodes[t].numel());
       seeds[t] = nodes[t].narrow(0, lo, std::min(batch, nodes[t].numel() - lo));
     }
-    const HeteroMiniBatch b =
+    HeteroMiniBatch b =
         loader_.sampler().sampler().sample(seeds, mix64(o_.seed, 0xe7a1, static_cast<uint64_t>(i)));
     std::vector<at::Tensor> x = loader_.stores().gather(b.input_nodes);
-    std::vector<HeteroBlock> blocks = b.blocks;
-    hetero_batch_to_device(blocks, x, device);
+    hetero_batch_to_device(b.blocks, x, device);
     tables_.read_rows(b.input_nodes, device, x);
-    const std::vector<at::Tensor> h = model_->encoder().forward_outputs(blocks, x);
+    const std::vector<at::Tensor> h = model_->encoder().forward_outputs(b.blocks, x);
     for (size_t t = 0; t < nodes.size(); ++t) {
       if (seeds[t].numel() > 0) parts[t].push_back(h[t].narrow(0, 0, seeds[t].numel()));
     }

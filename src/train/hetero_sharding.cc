@@ -25,23 +25,14 @@ void check_part_per_rank(const TrainOptions& o, const HeteroDataset& ds) {
                  ds.name, " has ", ds.parts(), " part(s), the run ", ranks, " rank(s)");
 }
 
-// "" when every featured type's table can be served by its owner, else why not. An owner's
-// disk cache ranks the rows of its part that every rank's batches read (hetero_stores.h); a
-// table in GPU memory is served when the rows cross on the GPU.
-std::string unsupported_placement(const HeteroDataset& ds, const TrainOptions& o,
-                                  const LoaderSettings& s) {
-  if (exchanges_on_gpu(o, s)) return {};
+// The first featured type whose table is in GPU memory, or -1.
+int type_in_gpu_memory(const HeteroDataset& ds, const LoaderSettings& s) {
   for (size_t t = 0; t < ds.node_types.size(); ++t) {
-    if (!ds.node_types[t].has_features()) continue;
-    const Placement p = s.type_features[t];
-    if (p == Placement::kDevice) {
-      return "node type '" + ds.node_types[t].name +
-             "' has features device; a sharded table is served from GPU memory only when the "
-             "rows cross on the GPU (exchange_device gpu), else from host, pinned or disk "
-             "placement";
+    if (ds.node_types[t].has_features() && s.type_features[t] == Placement::kDevice) {
+      return static_cast<int>(t);
     }
   }
-  return {};
+  return -1;
 }
 
 }  // namespace
@@ -51,22 +42,24 @@ bool shards_hetero_features(const TrainOptions& o, const HeteroDataset& ds,
   if (o.shard_features == FeatureSharding::kOff) return false;
   const int ranks = o.group != nullptr ? o.group->size() : 1;
   const bool fits = ranks > 1 && ds.parts() == ranks;
-  const std::string why = unsupported_placement(ds, o, s);
   const bool partial = holds_one_part(ds);
+  const int on_device = type_in_gpu_memory(ds, s);
   // auto leaves whole tables that are in each GPU's memory anyway replicated.
-  bool in_gpu_memory = false;
-  for (size_t t = 0; t < ds.node_types.size(); ++t) {
-    in_gpu_memory |= ds.node_types[t].has_features() && s.type_features[t] == Placement::kDevice;
-  }
-  if (o.shard_features == FeatureSharding::kAuto && !partial) {
-    return fits && why.empty() && !in_gpu_memory;
-  }
+  if (o.shard_features == FeatureSharding::kAuto && !partial) return fits && on_device < 0;
   check_part_per_rank(o, ds);
-  DGNN_CHECK_ARG(why.empty(), "shard_features",
+  // An owner serves its rows from host or pinned memory, from disk through its cache (which
+  // ranks the rows of its part that every rank's batches read, hetero_stores.h), or from GPU
+  // memory when the rows cross on the GPU.
+  DGNN_CHECK_ARG(on_device < 0 || exchanges_on_gpu(o, s), "shard_features",
                  partial ? "auto: this rank holds only its part's feature rows (the dataset "
                            "stores them by part), but "
                          : "on, but ",
-                 why, partial ? "; or partition with whole features" : "");
+                 "node type '",
+                 on_device < 0 ? "" : ds.node_types[static_cast<size_t>(on_device)].name,
+                 "' has features device; a sharded table is served from GPU memory only when the "
+                 "rows cross on the GPU (exchange_device gpu), else from host, pinned or disk "
+                 "placement",
+                 partial ? "; or partition with whole features" : "");
   DGNN_CHECK_ARG(s.cache.policy != disk::CachePolicy::kLookahead, "feature_cache_policy",
                  "lookahead plans a loader's own batches, but a sharded table's owner serves "
                  "every rank's; use sieve or static");
@@ -83,11 +76,7 @@ HeteroExchanges make_hetero_exchanges(const HeteroDataset& ds, const TrainOption
       ds, o.group->rank(), stores,
       [&o, gpu](const std::string& type) { return o.group->subgroup("features-" + type, !gpu); });
   for (size_t t = 0; gpu && t < exchanges.size(); ++t) {
-    if (exchanges[t] == nullptr) continue;
-    GatherOptions g = s.gather;
-    g.method = s.type_gather[t];
-    exchanges[t]->on_device(s.device, g);
-    start_on_this_thread(*exchanges[t]);
+    if (exchanges[t] != nullptr) exchanges[t]->on_device(s.device, stores.gather_options(t));
   }
   return exchanges;
 }
@@ -129,12 +118,27 @@ std::string fill_hetero_remote_cache(const HeteroExchanges& exchanges, const Het
   return "by in-degree";
 }
 
-PartShare hetero_part_share(const HeteroDataset& ds, const at::Tensor& train, int rank, int ranks) {
-  const NodeType& target = ds.target();
-  const PartOffsets offsets(target.partition.offsets, static_cast<int>(ds.parts()),
-                            target.name.c_str());
-  return part_share(offsets.owners(train.to(at::kLong)), rank, ranks,
-                    "training nodes of type '" + target.name + "'");
+LoaderSettings hetero_run_settings(const TrainOptions& o, const HeteroDataset& ds,
+                                   const HeteroSampling& sampling) {
+  LoaderSettings s = resolve_hetero_loader(o.loader, ds, o.group, sampling);
+  if (shards_hetero_features(o, ds, s)) s = sharded_settings(s, o.loader.prefetch.has_value());
+  return s;
+}
+
+HeteroExchanges shard_hetero_tables(const HeteroDataset& ds, const TrainOptions& o,
+                                    HeteroStores& stores, std::string& cache_text) {
+  if (!shards_hetero_features(o, ds, stores.settings())) return {};
+  HeteroExchanges exchanges = make_hetero_exchanges(ds, o, stores);
+  stores.use_exchanges(exchanges);
+  if (o.remote_cache_gib > 0) cache_text = fill_hetero_remote_cache(exchanges, ds, o);
+  return exchanges;
+}
+
+PartShare hetero_part_share(const HeteroDataset& ds, int type, const at::Tensor& owner_ids,
+                            int rank, int ranks, const std::string& what) {
+  const NodeType& t = ds.node_types[static_cast<size_t>(type)];
+  const PartOffsets offsets(t.partition.offsets, static_cast<int>(ds.parts()), t.name.c_str());
+  return part_share(offsets.owners(owner_ids.to(at::kLong).contiguous()), rank, ranks, what);
 }
 
 void write_hetero_exchange_counts(const HeteroExchanges& exchanges, const HeteroDataset& ds,

@@ -40,9 +40,22 @@ HeteroExchanges make_hetero_exchanges(const HeteroDataset& ds, const TrainOption
 std::string fill_hetero_remote_cache(const HeteroExchanges& exchanges, const HeteroDataset& ds,
                                      const TrainOptions& o);
 
-// The seeds of the target type this rank's part owns, and the count every rank takes each
-// epoch (train/sharding.h, part_share).
-PartShare hetero_part_share(const HeteroDataset& ds, const at::Tensor& train, int rank, int ranks);
+// A heterogeneous run's loader settings (resolve_hetero_loader with `sampling`); a sharded
+// run's batches are prepared by one worker, in step order, as every gather is a collective.
+LoaderSettings hetero_run_settings(const TrainOptions& o, const HeteroDataset& ds,
+                                   const HeteroSampling& sampling);
+
+// A run's sharded tables, or none when it does not shard: make_hetero_exchanges put to
+// `stores`, and their copies of remote rows filled when remote_cache_gib asks (the header's
+// words on it in `cache_text`). Collectives.
+HeteroExchanges shard_hetero_tables(const HeteroDataset& ds, const TrainOptions& o,
+                                    HeteroStores& stores, std::string& cache_text);
+
+// Positions of the training items (a seed, or a positive edge) whose node of type `type`,
+// `owner_ids`, this rank's part owns, and the count every rank takes each epoch
+// (train/sharding.h, part_share); `what` names the items in the error when a part owns none.
+PartShare hetero_part_share(const HeteroDataset& ds, int type, const at::Tensor& owner_ids,
+                            int rank, int ranks, const std::string& what);
 
 // The epoch record's "exchange" (every type's exchanges this epoch, summed) and
 // "exchange_types" (each type's), and the epoch line's remote fraction and megabytes received.

@@ -30,14 +30,6 @@ Split pick_split(const HeteroDataset& ds, int64_t split) {
   return ds.splits[static_cast<size_t>(split)];
 }
 
-// The data path; a sharded run's batches are prepared by one worker, in step order, as every
-// gather is a collective.
-LoaderSettings node_settings(const TrainOptions& o, const HeteroDataset& ds) {
-  LoaderSettings s = resolve_hetero_loader(o.loader, ds, o.group, HeteroSampling{true});
-  if (shards_hetero_features(o, ds, s)) s = sharded_settings(s, o.loader.prefetch.has_value());
-  return s;
-}
-
 at::Tensor shuffled_ids(const at::Tensor& ids, uint64_t seed) {
   at::Tensor out = ids.clone();
   seeded_shuffle(out.data_ptr<int64_t>(), out.numel(), seed);
@@ -51,16 +43,15 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
         ds_(ds),
         split_(pick_split(ds, o.split)),
         config_(std::move(config)),
-        loader_(ds, hetero_fanouts(ds, o), node_settings(o, ds)) {
+        loader_(ds, hetero_fanouts(ds, o), hetero_run_settings(o, ds, HeteroSampling{true})) {
     prepare_tables(ds, loader_.settings().device);
     init_model([this] { return std::make_unique<HeteroModel>(config_); },
                loader_.settings().device);
-    if (shards_hetero_features(o, ds, loader_.settings())) {
-      exchanges_ = make_hetero_exchanges(ds, o, loader_.stores());
-      loader_.mutable_stores().use_exchanges(exchanges_);
-    }
+    exchanges_ = shard_hetero_tables(ds, o, loader_.mutable_stores(), cache_text_);
     if (!exchanges_.empty() && o.seed_assignment == SeedAssignment::kPart) {
-      const PartShare share = hetero_part_share(ds, split_.train, rank_, ranks_);
+      const PartShare share =
+          hetero_part_share(ds, ds.target_type, split_.train, rank_, ranks_,
+                            "training nodes of type '" + ds.target().name + "'");
       part_seeds_ = split_.train.to(at::kLong).index_select(0, share.mine);
       num_train_ = share.count;
     } else {
@@ -70,9 +61,6 @@ class HeteroNodeTask final : public HeteroTask<HeteroModel> {
                  " training nodes, fewer than the ", ranks_, " ranks");
     }
     steps_ = loader_.steps(num_train_);
-    if (!exchanges_.empty() && o.remote_cache_gib > 0) {
-      cache_text_ = fill_hetero_remote_cache(exchanges_, ds, o);
-    }
   }
 
   RunKind kind() const override { return RunKind::kHetero; }

@@ -21,11 +21,6 @@ void check_one_part_per_rank(const char* parameter, const TrainOptions& o, const
 
 }  // namespace
 
-void start_on_this_thread(FeatureExchange& exchange) {
-  exchange.gather(at::empty({0}, at::kLong), exchange.device());
-  exchange.clear_counts();
-}
-
 bool exchanges_on_gpu(const TrainOptions& o, const LoaderSettings& s) {
   if (o.exchange_device == ExchangeDevice::kCpu) return false;
   const bool nccl = o.group != nullptr && o.group->backend() == DistBackend::kNccl;
@@ -112,10 +107,7 @@ std::shared_ptr<FeatureExchange> make_exchange(const Dataset& ds, const TrainOpt
                  o.remote_cache_gib);
   const bool gpu = exchanges_on_gpu(o, s);
   auto exchange = part_exchange(ds, o.group->rank(), table, o.group->subgroup("features", !gpu));
-  if (gpu) {
-    exchange->on_device(s.device, s.gather);
-    start_on_this_thread(*exchange);
-  }
+  if (gpu) exchange->on_device(s.device, s.gather);
   return exchange;
 }
 

@@ -49,11 +49,6 @@ void write_hop_counts(const HopCounts& c, nlohmann::json& record, std::string& t
 // cache plans nothing ahead (its owner serves every rank's batches).
 LoaderSettings sharded_loader_settings(LoaderSettings s, const TrainOptions& o);
 
-// An exchange's first collective, with no rows, now: an NCCL group makes its communicator at
-// its first collective, which then happens at set-up on this thread, every rank at once, not
-// on a loader's worker beside the training step's all-reduce. A collective.
-void start_on_this_thread(FeatureExchange& exchange);
-
 // The exchange that serves this rank's rows from `table` (the loader's store: the whole table,
 // or this part's rows when the dataset stores them by part; kept alive by the caller) and
 // fetches the others' (on a group of its own, which the loader's worker uses while the
