@@ -60,7 +60,8 @@ void FeatureExchange::on_device(const c10::Device& device, const GatherOptions& 
                "feature exchange: cannot exchange on ", device.str(), " (a GPU needs its index)");
     DGNN_CHECK(device.is_cuda() || group_->backend() != DistBackend::kNccl,
                "feature exchange: an NCCL group exchanges GPU tensors; give a CUDA device");
-    DGNN_CHECK(cached_rows() == 0,
+    // (Whether the copy was filled, not its size, which differs by rank.)
+    DGNN_CHECK(!cache_ids_.defined(),
                "feature exchange: choose the device before caching remote rows");
     wire_ = device;
     serve_options_ = options;
@@ -147,18 +148,24 @@ void FeatureExchange::cache_remote_rows(const at::Tensor& ranked, int64_t max_ro
       remote.narrow(0, 0, std::min<int64_t>(std::max<int64_t>(max_rows, 0), remote.numel()))));
   cache_ids_ = at::Tensor();
   cache_rows_ = at::Tensor();
-  if (wire_.is_cuda()) {
-    gpu::check_fits_on_device(ids.numel() * local_->row_bytes(), wire_.index(), "remote_cache_gib",
-                              "the copy of " + std::to_string(ids.numel()) + " remote rows",
-                              "give less, or exchange on the CPU (exchange_device cpu)");
-  }
+  // Each rank's copy has its own size, and each GPU its own free memory: a rank without room
+  // says so on every rank, so none is left waiting in the fill's collectives.
+  group_->check_on_every_rank(
+      [&] {
+        if (!wire_.is_cuda()) return;
+        // While it fills, the rows arrive in a byte buffer and are then copied into the copy.
+        gpu::check_fits_on_device(2 * ids.numel() * local_->row_bytes(), wire_.index(),
+                                  "remote_cache_gib",
+                                  "filling the copy of " + std::to_string(ids.numel()) +
+                                      " remote rows (twice their size while the rows arrive)",
+                                  "give less, or exchange on the CPU (exchange_device cpu)");
+      },
+      "a copy of remote rows");
   at::Tensor rows = gather(ids, wire_);  // a collective: every rank fills its cache at once
   // The loader's worker reads the copy on its own stream: let the fill finish first.
   if (wire_.is_cuda()) gpu::synchronize_current_stream(wire_.index());
-  if (ids.numel() > 0) {
-    cache_rows_ = std::move(rows);
-    cache_ids_ = ids;
-  }
+  cache_ids_ = ids;
+  if (ids.numel() > 0) cache_rows_ = std::move(rows);
   clear_counts();
 }
 

@@ -118,7 +118,8 @@ class FeatureExchange {
   c10::Device wire_{c10::kCPU};  // where ids and rows cross (on_device)
   GatherOptions serve_options_;  // how the owner gathers its rows onto wire_
   std::unique_ptr<ProcessGroup> group_;
-  // Sorted remote ids (CPU) and their rows (on wire_), from cache_remote_rows.
+  // Sorted remote ids (CPU) and their rows (on wire_), from cache_remote_rows (its ids defined
+  // once it ran, empty where this rank keeps no rows).
   at::Tensor cache_ids_, cache_rows_;
   std::mutex mutex_;  // one gather at a time
   mutable std::mutex counts_mutex_;

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -287,6 +288,27 @@ void ProcessGroup::all_reduce_mean(const std::vector<at::Tensor>& tensors, int64
 
 void ProcessGroup::barrier() {
   run(env_, timeout_, impl_->liveness.get(), "barrier", [&] { return impl_->backend->barrier(); });
+}
+
+void ProcessGroup::check_on_every_rank(const std::function<void()>& check,
+                                       const std::string& what) {
+  std::exception_ptr own;
+  try {
+    check();
+  } catch (...) {
+    own = std::current_exception();
+  }
+  std::vector<at::Tensor> refused{at::zeros({size()}, at::kDouble)};
+  if (own) refused[0][rank()].fill_(1.0);
+  all_reduce_sum(refused);
+  if (own) std::rethrow_exception(own);
+  const double* flags = refused[0].data_ptr<double>();
+  std::string ranks;
+  for (int k = 0; k < size(); ++k) {
+    if (flags[k] != 0) ranks += (ranks.empty() ? "" : ", ") + std::to_string(k);
+  }
+  DGNN_CHECK(ranks.empty(), "rank ", rank(), " of ", size(), ": rank(s) ", ranks, " refused ", what,
+             " (their own error says why)");
 }
 
 void ProcessGroup::all_to_all(at::Tensor& out, const at::Tensor& in,

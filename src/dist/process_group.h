@@ -13,6 +13,7 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,11 @@ class ProcessGroup {
   void all_reduce_mean(const std::vector<at::Tensor>& tensors,
                        int64_t bucket_bytes = int64_t{25} << 20);
   void barrier();
+  // Runs `check` on this rank, then tells every rank whether it threw on any (one all-reduce):
+  // where it threw, its own error is rethrown; elsewhere an error names the ranks that refused
+  // `what`. A check that may fail on some ranks only (their own memory, their own share) thus
+  // fails every rank at once, instead of leaving the others waiting in the next collective.
+  void check_on_every_rank(const std::function<void()>& check, const std::string& what);
   // Rows of `in` (split along dim 0: in_splits[k] rows go to rank k) are exchanged so that
   // `out` receives out_splits[k] rows from rank k, in rank order: c10d's all_to_all_single.
   // `in` and `out` are contiguous, of one dtype, on the CPU (Gloo) or the rank's GPU (NCCL;

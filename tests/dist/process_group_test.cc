@@ -1,9 +1,11 @@
-// Process groups of one rank on each backend: the collectives really run (a group of one is
-// the only size a unit test can make in one process), and the backend choice follows the GPUs.
+// Process groups of one rank on each backend: the collectives really run, and the backend
+// choice follows the GPUs; two Gloo ranks on threads for the checks every rank agrees on.
 #include "dist/process_group.h"
 
 #include <ATen/ATen.h>
 
+#include "directgnn/error.h"
+#include "dist/two_ranks.h"
 #include "gpu/runtime.h"
 #include "test_util.h"
 
@@ -70,6 +72,25 @@ TEST(DistBackends, NcclGroupOfOneOnTheGpu) {
   // auto picks NCCL for a rank with a GPU of its own.
   auto automatic = ProcessGroup::create(world_of_one(), with_backend(DistBackend::kAuto, true));
   EXPECT_EQ(automatic->backend(), DistBackend::kNccl);
+}
+
+// A check that fails on one rank fails on both, each with its message, and the two go on to
+// their next collectives together instead of one waiting for the other.
+TEST(DistBackends, ACheckRefusedOnOneRankFailsEveryRank) {
+  std::vector<std::string> errors(2);
+  testing::on_two_ranks([&](int r, ProcessGroup& group) {
+    try {
+      group.check_on_every_rank([&] { DGNN_CHECK(r != 1, "rank 1's own reason"); },
+                                "the test's check");
+    } catch (const Error& e) {
+      errors[r] = e.what();
+    }
+    group.check_on_every_rank([] {}, "a check every rank passes");
+    group.barrier();
+  });
+  EXPECT_NE(errors[0].find("rank 0 of 2: rank(s) 1 refused the test's check"), std::string::npos)
+      << errors[0];
+  EXPECT_NE(errors[1].find("rank 1's own reason"), std::string::npos) << errors[1];
 }
 
 TEST(DistBackends, RanksGetTheirLocalGpuAndShareWhenTooFew) {
