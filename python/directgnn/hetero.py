@@ -488,7 +488,8 @@ class HeteroLoader(NativeLoader):
             it, the pass number and the data, not on the number of threads.
         target: with a ``HeteroData``: the labelled node type (default: the one with ``y``).
         device: where batches are made: "cpu" (the default; ``batch.to(device)`` moves them),
-            "auto", "cuda" or "cuda:N". On a GPU each type's rows are gathered onto it.
+            "auto", "cuda" or "cuda:N" ("cuda" and auto's GPU: torch's current device, as
+            ``torch.cuda.set_device`` chose). On a GPU each type's rows are gathered onto it.
         features: every featured type's placement, as ``directgnn train --features``: "auto"
             (per type by its size and the memory free: GPU memory, then RAM, then disk),
             "host", "pinned", "device" or "disk" (rows read from the type's .npy as batches

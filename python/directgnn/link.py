@@ -79,7 +79,7 @@ class LinkLoader(NativeLoader):
         mode: "dgl" (each layer draws anew) or "pyg" (each node drawn once).
         directed: whether the graph is directed (default: the dataset's; False for a tuple).
         device: where batches are delivered: "auto" (a GPU when there is one), "cpu", "cuda"
-            or "cuda:N".
+            or "cuda:N" ("cuda" and auto's GPU: torch's current device).
         sampler: "auto" (the GPU's on a GPU: negatives, exclusion and the k-hop sample drawn
             there, the same batches as the CPU's), "cpu" or "gpu".
         graph: where the GPU sampler reads the graph: "pinned" or "device".

@@ -87,7 +87,9 @@ class Loader(NativeLoader):
         fanouts: neighbours per hop, seed hop first; -1 takes every neighbour.
         batch_size: seeds per minibatch (the last one may be smaller).
         shuffle: a new order every pass (seeded by ``seed`` and the pass number).
-        device: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
+        device: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N" ("cuda" and
+            auto's GPU: torch's current device, as ``torch.cuda.set_device`` chose, so a
+            torchrun script's ranks each get their own).
         features: where the feature table is read from: "auto" (pinned on a GPU, host on the
             CPU), "host", "pinned", "device", or "disk" (rows read from the dataset
             directory's ``features.npy`` as minibatches need them, for tables larger than RAM;

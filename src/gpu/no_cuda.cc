@@ -21,6 +21,7 @@ std::string unavailable_reason() {
 }
 
 int device_count() { return 0; }
+int current_device() { no_cuda("naming the current device"); }
 std::string device_name(int) { no_cuda("naming a device"); }
 std::string pci_bus_id(int) { return ""; }
 bool read_only_registration_supported(int) { no_cuda("asking about read-only pinning"); }

@@ -24,6 +24,9 @@ bool available();
 // Why available() is false (empty when it is true).
 std::string unavailable_reason();
 int device_count();
+// The calling thread's current device (torch.cuda.current_device(): what torch.cuda.set_device
+// chose, 0 by default): where a GPU named without an index is, as torch places "cuda".
+int current_device();
 std::string device_name(int device);
 // The GPU's PCI bus id ("0000:3b:00.0"), to find it in NVML.
 std::string pci_bus_id(int device);

@@ -349,8 +349,10 @@ c10::Device resolve_device(const DeviceChoice& choice, const ProcessGroup* group
   const std::string name = device_choice_name(device);
   DGNN_CHECK_ARG(gpu::available(), "device", name, ": ", gpu::unavailable_reason(),
                  "; use device cpu");
-  // A rank without an explicit index trains on its own GPU where there are enough.
-  int index = group != nullptr ? rank_gpu(group->env(), gpu::device_count()) : 0;
+  // A rank without an explicit index trains on its own GPU where there are enough; outside a
+  // group (Python), on torch's current device, as torch puts tensors sent to "cuda".
+  int index =
+      group != nullptr ? rank_gpu(group->env(), gpu::device_count()) : gpu::current_device();
   if (device.index >= 0) index = device.index;
   DGNN_CHECK_ARG(index < gpu::device_count(), "device", name, ": this machine has ",
                  gpu::device_count(), " GPU(s)");

@@ -173,7 +173,8 @@ struct TableFacts {
 std::pair<Placement, std::string> auto_type_placement(const TableFacts& table, bool gpu,
                                                       PlacementRoom& room);
 
-// The device a choice names on this machine (a rank's own GPU for "cuda" in a group); `note`
+// The device a choice names on this machine ("cuda" is a rank's own GPU in a group, else the
+// current device, torch.cuda.current_device()); `note`
 // says why auto chose the CPU. For front ends that need a device without a loader.
 c10::Device resolve_device(const DeviceChoice& choice, const ProcessGroup* group,
                            std::string* note = nullptr);

@@ -7,6 +7,7 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
 
@@ -121,6 +122,8 @@ int device_count() {
   }
   return n;
 }
+
+int current_device() { return c10::cuda::current_device(); }
 
 std::string device_name(int device) {
   require_gpu("naming a GPU");
