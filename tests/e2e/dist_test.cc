@@ -101,6 +101,17 @@ std::string partitioned_cora(const std::string& cora, const TempDirectory& dir, 
   return parts;
 }
 
+// mag:0.005 (generated) in two random parts under `dir`; returns the parts' directory.
+std::string partitioned_mag(const TempDirectory& dir) {
+  const CommandResult g = run("generate mag --scale 0.005 --out " + dir.file("mag"));
+  EXPECT_EQ(g.status, 0) << g.output;
+  const std::string parts = dir.file("parts");
+  const CommandResult p =
+      run("partition " + dir.file("mag") + " " + parts + " --parts 2 --method random");
+  EXPECT_EQ(p.status, 0) << p.output;
+  return parts;
+}
+
 // GPU ranks sharing the machine's GPU: the rows exchanged on the CPU and copied to each rank's
 // device (auto, with Gloo), or exchanged in GPU memory, each owner's part pinned (the aligned
 // gather reads it) or in its GPU's memory; each run learns as the replicated one does.
@@ -348,11 +359,9 @@ TEST(Distributed, ShardedFeaturesTrainAsTheReplicatedRunDoes) {
 // memory or from their part's file through a cache; with each part's own seeds it still learns.
 TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
   TempDirectory dir;
-  ASSERT_EQ(run("generate mag --scale 0.005 --out " + dir.file("mag")).status, 0);
-  const CommandResult p =
-      run("partition " + dir.file("mag") + " " + dir.file("parts") + " --parts 2 --method random");
-  ASSERT_EQ(p.status, 0) << p.output;
-  const std::string args = "launch -n 2 -- train --dataset " + dir.file("parts") +
+  const std::string parts = partitioned_mag(dir);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const std::string args = "launch -n 2 -- train --dataset " + parts +
                            " --threads 1 --seed 1 --epochs 2 --hidden 16 --node-embeddings 8 "
                            "--metrics ";
   const CommandResult sharded =
@@ -406,14 +415,10 @@ TEST(Distributed, ShardedHeteroTablesTrainAsTheReplicatedRunDoes) {
 // neighbour; with each part's own positives (by source node) it learns.
 TEST(Distributed, ShardedHeteroTablesTrainLinksAsTheReplicatedRunDoes) {
   TempDirectory dir;
-  ASSERT_EQ(run("generate mag --scale 0.005 --out " + dir.file("mag")).status, 0);
-  ASSERT_EQ(
-      run("partition " + dir.file("mag") + " " + dir.file("parts") + " --parts 2 --method random")
-          .status,
-      0);
+  const std::string parts = partitioned_mag(dir);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   const std::string args =
-      "launch -n 2 -- train --task link --target-relation author,writes,paper --dataset " +
-      dir.file("parts") +
+      "launch -n 2 -- train --task link --target-relation author,writes,paper --dataset " + parts +
       " --threads 1 --seed 1 --hidden 16 --batch-size 256 --steps-per-epoch 10 "
       "--node-embeddings 8 --metrics ";
   const std::string whole = " --epochs 2 --fan-out -1,-1";
